@@ -1,0 +1,224 @@
+//! The suite configuration: `proposal-eval.toml` in the suite folder, or the same thing built in
+//! Rust.
+//!
+//! Each section's types live with the concept they configure ([`crate::compare`] for `[strict]`,
+//! [`crate::accuracy`] for `[field_accuracy]`, [`crate::judge`] for `[[code_judge]]`,
+//! [`crate::recording`] for `[recording]`); this module holds the whole and turns a TOML file
+//! into it, with errors that carry the file, line and column.
+//!
+//! ```
+//! use proposal_eval::config::{Evaluator, SuiteConfig};
+//! let config = SuiteConfig::from_toml_str(
+//!     r#"
+//! evaluators = ["strict"]
+//! [strict]
+//! ignore_paths = ["mutationVariables.metadata.*"]
+//! "#,
+//!     "proposal-eval.toml",
+//! )
+//! .unwrap();
+//! assert_eq!(config.evaluators, vec![Evaluator::Strict]);
+//!
+//! let err = SuiteConfig::from_toml_str("evaluatorz = []", "suite/proposal-eval.toml").unwrap_err();
+//! assert_eq!((err.line, err.column), (1, 1));
+//! assert!(err.to_string().contains("unknown field `evaluatorz`"));
+//! ```
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The name of the suite config file, looked for in the suite folder.
+pub const FILE_NAME: &str = "proposal-eval.toml";
+
+/// Which evaluators a suite runs. A case passes when every selected evaluator passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evaluator {
+    /// Strict proposal comparison (`[strict]`).
+    Strict,
+    /// Field-by-field scoring (`[field_accuracy]`).
+    FieldAccuracy,
+    /// External judge scripts (`[[code_judge]]`).
+    CodeJudge,
+}
+
+impl Evaluator {
+    /// The name used in configs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evaluator::Strict => "strict",
+            Evaluator::FieldAccuracy => "field_accuracy",
+            Evaluator::CodeJudge => "code_judge",
+        }
+    }
+}
+
+fn default_evaluators() -> Vec<Evaluator> {
+    vec![Evaluator::Strict]
+}
+
+/// A whole suite configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    /// The evaluators that run on every case (default: `["strict"]`).
+    #[serde(default = "default_evaluators")]
+    pub evaluators: Vec<Evaluator>,
+    /// `[recording]`: staleness validation, suite-wide sources, request paths to ignore.
+    #[serde(default)]
+    pub recording: crate::recording::RecordingConfig,
+    /// `[strict]`: matching, ignore paths, normalization, transformers.
+    #[serde(default)]
+    pub strict: crate::compare::StrictConfig,
+    /// `[field_accuracy]`: fields, match types, weights, aggregation.
+    #[serde(default)]
+    pub field_accuracy: crate::accuracy::FieldAccuracyConfig,
+    /// `[[code_judge]]`: external judge scripts.
+    #[serde(default)]
+    pub code_judge: Vec<crate::judge::JudgeConfig>,
+}
+
+impl Default for SuiteConfig {
+    fn default() -> Self {
+        SuiteConfig {
+            evaluators: default_evaluators(),
+            recording: Default::default(),
+            strict: Default::default(),
+            field_accuracy: Default::default(),
+            code_judge: Vec::new(),
+        }
+    }
+}
+
+/// A config file that could not be read or understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The config file.
+    pub file: PathBuf,
+    /// 1-based line of the problem (0 when the file could not be read at all).
+    pub line: usize,
+    /// 1-based column of the problem (0 when unknown).
+    pub column: usize,
+    /// What is wrong, and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                self.line,
+                self.column,
+                self.message
+            )
+        } else {
+            write!(f, "{}: {}", self.file.display(), self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// 1-based line and column of a byte offset in `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|n| n + 1).unwrap_or(0);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+impl SuiteConfig {
+    /// Parses a config from TOML text; `file` is only used in error messages.
+    pub fn from_toml_str(text: &str, file: impl AsRef<Path>) -> Result<SuiteConfig, ConfigError> {
+        let file = file.as_ref().to_path_buf();
+        let config: SuiteConfig = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|span| line_column(text, span.start))
+                .unwrap_or((0, 0));
+            ConfigError {
+                file: file.clone(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.validate().map_err(|message| ConfigError {
+            file,
+            line: 0,
+            column: 0,
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Reads `proposal-eval.toml` from a suite folder; a folder without one gets the default.
+    pub fn load_from_suite(suite: &Path) -> Result<SuiteConfig, ConfigError> {
+        let file = suite.join(FILE_NAME);
+        if !file.exists() {
+            return Ok(SuiteConfig::default());
+        }
+        SuiteConfig::load(&file)
+    }
+
+    /// Reads a config file.
+    pub fn load(file: &Path) -> Result<SuiteConfig, ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the config file: {e}"),
+        })?;
+        SuiteConfig::from_toml_str(&text, file)
+    }
+
+    /// Checks what serde cannot: relations between sections.
+    fn validate(&self) -> Result<(), String> {
+        if self.evaluators.is_empty() {
+            return Err(
+                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge"
+                    .into(),
+            );
+        }
+        if self.evaluators.contains(&Evaluator::CodeJudge) && self.code_judge.is_empty() {
+            return Err(
+                "`evaluators` names code_judge but there is no [[code_judge]] section".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_of_an_offset() {
+        assert_eq!(line_column("ab\ncd", 0), (1, 1));
+        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_allowed_keys() {
+        let err = SuiteConfig::from_toml_str("\n[recordin]\n", "s/proposal-eval.toml").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("recordin"), "{err}");
+        assert!(err.message.contains("recording"), "{err}");
+        assert!(
+            err.to_string().starts_with("s/proposal-eval.toml:2:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn default_is_strict_only() {
+        let config = SuiteConfig::from_toml_str("", "x.toml").unwrap();
+        assert_eq!(config.evaluators, vec![Evaluator::Strict]);
+    }
+}

@@ -1,0 +1,698 @@
+//! Paths into JSON documents: the one grammar used by `ignore_paths`, transformer keys,
+//! field-accuracy fields, and every path the product prints.
+//!
+//! Grammar: dot-separated keys with `[n]` indices (`invoice.line_items[0].amount`); `[*]` any
+//! index, `*` one segment (key or index), `**` zero or more segments; `["a.b"]` quotes a key that
+//! holds `.`, `[`, `]`, `*` or `"`; an optional leading `$.` is accepted and `$` alone is the
+//! root. A concrete [`Location`] prints in this same grammar, so a path copied from a failure can
+//! be pasted into `ignore_paths` as it is.
+//!
+//! ```
+//! use proposal_eval::path::{Location, Pattern};
+//! let pattern = Pattern::parse("items[*].sku").unwrap();
+//! let location = Location::parse("items[3].sku").unwrap();
+//! assert!(pattern.matches(&location));
+//! assert_eq!(location.to_string(), "items[3].sku");
+//! ```
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// One step of a concrete location: an object key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Segment {
+    /// An object key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+/// One step of a pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PatternSegment {
+    /// Exactly this key.
+    Key(String),
+    /// Exactly this index.
+    Index(usize),
+    /// `[*]`: any array index.
+    AnyIndex,
+    /// `*`: any one segment, key or index.
+    AnyOne,
+    /// `**`: zero or more segments.
+    AnyDepth,
+}
+
+/// A concrete place in a JSON document (no wildcards).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location(pub Vec<Segment>);
+
+/// A path pattern, possibly with wildcards, as written in configs and fixtures.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pattern {
+    segments: Vec<PatternSegment>,
+    source: String,
+}
+
+/// A path that does not follow the grammar, with the byte offset where it goes wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathError {
+    /// The path as written.
+    pub path: String,
+    /// Byte offset in `path` where the problem is.
+    pub offset: usize,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid path `{}` at character {}: {} (paths look like `a.b[0].c`, `items[*].sku`, `**.timestamp`, `[\"key.with.dots\"]`)",
+            self.path,
+            self.offset + 1,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for PathError {}
+
+fn parse_segments(text: &str) -> Result<Vec<PatternSegment>, PathError> {
+    let err = |offset: usize, message: &str| PathError {
+        path: text.to_string(),
+        offset,
+        message: message.to_string(),
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    if text == "$" {
+        return Ok(Vec::new());
+    }
+    if text.starts_with("$.") {
+        i = 2;
+    } else if text.starts_with("$[") {
+        i = 1;
+    }
+    let mut segments = Vec::new();
+    if i >= bytes.len() {
+        return Err(err(i, "the path is empty; use `$` for the whole document"));
+    }
+    // `expect_key` is true at the start and after a dot: a key (or `[`) must follow.
+    let mut after_dot = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'[' => {
+                if after_dot {
+                    return Err(err(i, "a `.` must be followed by a key, not `[`"));
+                }
+                let start = i;
+                i += 1;
+                if bytes.get(i) == Some(&b'"') {
+                    i += 1;
+                    let mut key = String::new();
+                    loop {
+                        match text[i..].chars().next() {
+                            None => return Err(err(start, "unterminated quoted key")),
+                            Some('"') => {
+                                i += 1;
+                                break;
+                            }
+                            Some('\\') => {
+                                i += 1;
+                                match text[i..].chars().next() {
+                                    Some(c @ ('"' | '\\')) => {
+                                        key.push(c);
+                                        i += 1;
+                                    }
+                                    _ => {
+                                        return Err(err(
+                                            i,
+                                            "only `\\\"` and `\\\\` may be escaped in a quoted key",
+                                        ))
+                                    }
+                                }
+                            }
+                            Some(c) => {
+                                key.push(c);
+                                i += c.len_utf8();
+                            }
+                        }
+                    }
+                    if bytes.get(i) != Some(&b']') {
+                        return Err(err(i, "expected `]` after the quoted key"));
+                    }
+                    i += 1;
+                    segments.push(PatternSegment::Key(key));
+                } else {
+                    let close = text[i..]
+                        .find(']')
+                        .map(|n| n + i)
+                        .ok_or_else(|| err(start, "unterminated `[`"))?;
+                    let inner = &text[i..close];
+                    if inner == "*" {
+                        segments.push(PatternSegment::AnyIndex);
+                    } else if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
+                        let index = inner.parse().map_err(|_| err(i, "index is too large"))?;
+                        segments.push(PatternSegment::Index(index));
+                    } else {
+                        return Err(err(
+                            i,
+                            "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)",
+                        ));
+                    }
+                    i = close + 1;
+                }
+                after_dot = false;
+                match bytes.get(i) {
+                    None | Some(b'[') => {}
+                    Some(b'.') => {
+                        i += 1;
+                        after_dot = true;
+                        if i == bytes.len() {
+                            return Err(err(i - 1, "the path ends with `.`"));
+                        }
+                    }
+                    Some(_) => return Err(err(i, "expected `.` or `[` after `]`")),
+                }
+            }
+            b'.' => return Err(err(i, "empty key (two dots in a row, or a leading dot)")),
+            b']' => return Err(err(i, "`]` without a matching `[`")),
+            _ => {
+                let end = text[i..]
+                    .find(['.', '[', ']'])
+                    .map(|n| n + i)
+                    .unwrap_or(text.len());
+                let key = &text[i..end];
+                if key.contains('"') {
+                    return Err(err(i, "a key with `\"` must be quoted: [\"...\"]"));
+                }
+                segments.push(match key {
+                    "*" => PatternSegment::AnyOne,
+                    "**" => PatternSegment::AnyDepth,
+                    k if k.contains('*') => {
+                        return Err(err(
+                            i,
+                            "`*` stands alone as a segment (partial-key wildcards are not supported); quote a key that holds `*`",
+                        ))
+                    }
+                    k => PatternSegment::Key(k.to_string()),
+                });
+                i = end;
+                after_dot = false;
+                match bytes.get(i) {
+                    None | Some(b'[') => {}
+                    Some(b'.') => {
+                        i += 1;
+                        after_dot = true;
+                        if i == bytes.len() {
+                            return Err(err(i - 1, "the path ends with `.`"));
+                        }
+                    }
+                    Some(_) => return Err(err(i, "`]` without a matching `[`")),
+                }
+            }
+        }
+    }
+    Ok(segments)
+}
+
+impl Pattern {
+    /// Parses a pattern. `$` alone (or an empty segment list) is the whole document.
+    pub fn parse(text: &str) -> Result<Pattern, PathError> {
+        Ok(Pattern {
+            segments: parse_segments(text)?,
+            source: text.to_string(),
+        })
+    }
+
+    /// The segments of the pattern.
+    pub fn segments(&self) -> &[PatternSegment] {
+        &self.segments
+    }
+
+    /// The pattern as it was written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The concrete location this pattern names, if it has no wildcard.
+    pub fn as_location(&self) -> Option<Location> {
+        self.segments
+            .iter()
+            .map(|s| match s {
+                PatternSegment::Key(k) => Some(Segment::Key(k.clone())),
+                PatternSegment::Index(i) => Some(Segment::Index(*i)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(Location)
+    }
+
+    /// Whether the pattern matches exactly this location (not a prefix of it).
+    pub fn matches(&self, location: &Location) -> bool {
+        matches_from(&self.segments, &location.0)
+    }
+
+    /// Whether the pattern matches this location or any ancestor of it: that is, whether
+    /// ignoring this pattern ignores the location.
+    pub fn covers(&self, location: &Location) -> bool {
+        (0..=location.0.len()).any(|n| matches_from(&self.segments, &location.0[..n]))
+    }
+
+    /// Every existing location in `value` that this pattern matches, in document order.
+    pub fn find(&self, value: &Value) -> Vec<Location> {
+        let mut out = Vec::new();
+        let mut current = Vec::new();
+        find_into(&self.segments, value, &mut current, &mut out);
+        out.dedup();
+        out
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = PathError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Pattern::parse(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Pattern::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.source)
+    }
+}
+
+fn segment_matches(pattern: &PatternSegment, segment: &Segment) -> bool {
+    match (pattern, segment) {
+        (PatternSegment::Key(p), Segment::Key(k)) => p == k,
+        (PatternSegment::Index(p), Segment::Index(i)) => p == i,
+        (PatternSegment::AnyIndex, Segment::Index(_)) => true,
+        (PatternSegment::AnyOne, _) => true,
+        _ => false,
+    }
+}
+
+fn matches_from(pattern: &[PatternSegment], path: &[Segment]) -> bool {
+    match pattern.split_first() {
+        None => path.is_empty(),
+        Some((PatternSegment::AnyDepth, rest)) => {
+            (0..=path.len()).any(|skip| matches_from(rest, &path[skip..]))
+        }
+        Some((first, rest)) => match path.split_first() {
+            Some((seg, path_rest)) => segment_matches(first, seg) && matches_from(rest, path_rest),
+            None => false,
+        },
+    }
+}
+
+fn find_into(
+    pattern: &[PatternSegment],
+    value: &Value,
+    current: &mut Vec<Segment>,
+    out: &mut Vec<Location>,
+) {
+    let Some((first, rest)) = pattern.split_first() else {
+        out.push(Location(current.clone()));
+        return;
+    };
+    if let PatternSegment::AnyDepth = first {
+        find_into(rest, value, current, out);
+    }
+    let mut visit = |seg: Segment, child: &Value, current: &mut Vec<Segment>| {
+        if segment_matches(first, &seg) || matches!(first, PatternSegment::AnyDepth) {
+            current.push(seg);
+            if matches!(first, PatternSegment::AnyDepth) {
+                find_into(pattern, child, current, out);
+            } else {
+                find_into(rest, child, current, out);
+            }
+            current.pop();
+        }
+    };
+    match value {
+        Value::Object(map) => match first {
+            PatternSegment::Key(k) => {
+                if let Some(child) = map.get(k) {
+                    visit(Segment::Key(k.clone()), child, current);
+                }
+            }
+            _ => {
+                for (k, child) in map {
+                    visit(Segment::Key(k.clone()), child, current);
+                }
+            }
+        },
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                visit(Segment::Index(i), child, current);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn key_needs_quotes(key: &str, first: bool) -> bool {
+    key.is_empty()
+        || key.contains(['.', '[', ']', '*', '"', '\\'])
+        || (first && key.starts_with('$'))
+}
+
+impl Location {
+    /// The root of the document.
+    pub fn root() -> Location {
+        Location(Vec::new())
+    }
+
+    /// Parses a concrete location; wildcards are an error.
+    pub fn parse(text: &str) -> Result<Location, PathError> {
+        let pattern = Pattern::parse(text)?;
+        pattern.as_location().ok_or_else(|| PathError {
+            path: text.to_string(),
+            offset: 0,
+            message: "a concrete path may not hold wildcards here".to_string(),
+        })
+    }
+
+    /// This location extended by one key.
+    pub fn key(&self, key: &str) -> Location {
+        let mut segments = self.0.clone();
+        segments.push(Segment::Key(key.to_string()));
+        Location(segments)
+    }
+
+    /// This location extended by one index.
+    pub fn index(&self, index: usize) -> Location {
+        let mut segments = self.0.clone();
+        segments.push(Segment::Index(index));
+        Location(segments)
+    }
+
+    /// The segments of the location.
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+
+    /// The value at this location, if there is one.
+    pub fn get<'a>(&self, value: &'a Value) -> Option<&'a Value> {
+        get(value, &self.0)
+    }
+
+    /// The value at this location, mutably.
+    pub fn get_mut<'a>(&self, value: &'a mut Value) -> Option<&'a mut Value> {
+        let mut node = value;
+        for seg in &self.0 {
+            node = match (seg, node) {
+                (Segment::Key(k), Value::Object(map)) => map.get_mut(k)?,
+                (Segment::Index(i), Value::Array(items)) => items.get_mut(*i)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// Puts `new` at this location, creating missing objects on the way. Returns `false` (and
+    /// changes nothing) when the way is blocked: a scalar in the way, or an index past the end
+    /// of an array.
+    pub fn set(&self, value: &mut Value, new: Value) -> bool {
+        let Some((last, parents)) = self.0.split_last() else {
+            *value = new;
+            return true;
+        };
+        // Check the way first so a blocked set leaves the document unchanged.
+        let mut probe: &Value = value;
+        for seg in parents {
+            match (seg, probe) {
+                (Segment::Key(k), Value::Object(map)) => match map.get(k) {
+                    Some(child) => probe = child,
+                    None => break,
+                },
+                (Segment::Index(i), Value::Array(items)) => match items.get(*i) {
+                    Some(child) => probe = child,
+                    None => return false,
+                },
+                (Segment::Key(_), Value::Null) => break,
+                _ => return false,
+            }
+        }
+        let mut node = value;
+        for seg in parents {
+            node = match seg {
+                Segment::Key(k) => {
+                    if node.is_null() {
+                        *node = Value::Object(Map::new());
+                    }
+                    let Value::Object(map) = node else {
+                        return false;
+                    };
+                    map.entry(k.clone())
+                        .or_insert_with(|| Value::Object(Map::new()))
+                }
+                Segment::Index(i) => match node {
+                    Value::Array(items) if *i < items.len() => &mut items[*i],
+                    _ => return false,
+                },
+            };
+        }
+        match (last, node) {
+            (Segment::Key(k), node) => {
+                if node.is_null() {
+                    *node = Value::Object(Map::new());
+                }
+                match node {
+                    Value::Object(map) => {
+                        map.insert(k.clone(), new);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            (Segment::Index(i), Value::Array(items)) if *i < items.len() => {
+                items[*i] = new;
+                true
+            }
+            (Segment::Index(i), Value::Array(items)) if *i == items.len() => {
+                items.push(new);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes and returns the value at this location.
+    pub fn remove(&self, value: &mut Value) -> Option<Value> {
+        let (last, parents) = self.0.split_last()?;
+        let parent = Location(parents.to_vec()).get_mut(value)?;
+        match (last, parent) {
+            (Segment::Key(k), Value::Object(map)) => map.remove(k),
+            (Segment::Index(i), Value::Array(items)) if *i < items.len() => Some(items.remove(*i)),
+            _ => None,
+        }
+    }
+}
+
+/// The value at `path` inside `value`.
+pub fn get<'a>(value: &'a Value, path: &[Segment]) -> Option<&'a Value> {
+    let mut node = value;
+    for seg in path {
+        node = match (seg, node) {
+            (Segment::Key(k), Value::Object(map)) => map.get(k)?,
+            (Segment::Index(i), Value::Array(items)) => items.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+/// Writes a location in the path grammar. Shared by [`Location`]'s `Display` and by callers that
+/// print a location built from a parent prefix plus one segment, without allocating a new one.
+pub fn write_segments(f: &mut impl fmt::Write, segments: &[Segment]) -> fmt::Result {
+    if segments.is_empty() {
+        return f.write_str("$");
+    }
+    for (n, seg) in segments.iter().enumerate() {
+        match seg {
+            Segment::Index(i) => write!(f, "[{i}]")?,
+            Segment::Key(k) if key_needs_quotes(k, n == 0) => {
+                f.write_str("[\"")?;
+                for c in k.chars() {
+                    if c == '"' || c == '\\' {
+                        f.write_char('\\')?;
+                    }
+                    f.write_char(c)?;
+                }
+                f.write_str("\"]")?;
+            }
+            Segment::Key(k) => {
+                if n > 0 {
+                    f.write_char('.')?;
+                }
+                f.write_str(k)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_segments(f, &self.0)
+    }
+}
+
+impl serde::Serialize for Location {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn loc(s: &str) -> Location {
+        Location::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_the_grammar() {
+        use PatternSegment::*;
+        let p = Pattern::parse("$.invoice.line_items[0].amount").unwrap();
+        assert_eq!(
+            p.segments(),
+            &[
+                Key("invoice".into()),
+                Key("line_items".into()),
+                Index(0),
+                Key("amount".into())
+            ]
+        );
+        let p = Pattern::parse("**.timestamp").unwrap();
+        assert_eq!(p.segments(), &[AnyDepth, Key("timestamp".into())]);
+        let p = Pattern::parse("items[*].sku").unwrap();
+        assert_eq!(
+            p.segments(),
+            &[Key("items".into()), AnyIndex, Key("sku".into())]
+        );
+        let p = Pattern::parse("[\"a.b\"].c[\"q\\\"x\"]").unwrap();
+        assert_eq!(
+            p.segments(),
+            &[Key("a.b".into()), Key("c".into()), Key("q\"x".into())]
+        );
+        let p = Pattern::parse("[0].newValue").unwrap();
+        assert_eq!(p.segments(), &[Index(0), Key("newValue".into())]);
+        assert_eq!(Pattern::parse("$").unwrap().segments(), &[]);
+        assert_eq!(Pattern::parse("$[2]").unwrap().segments(), &[Index(2)]);
+        assert_eq!(
+            Pattern::parse("a[0][1]").unwrap().segments(),
+            &[Key("a".into()), Index(0), Index(1)]
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_paths_with_a_position() {
+        for (bad, offset) in [
+            ("a..b", 2),
+            (".a", 0),
+            ("a.", 1),
+            ("a[x]", 2),
+            ("a[0", 1),
+            ("a]", 1),
+            ("a.b*", 2),
+            ("", 0),
+            ("a.[0]", 2),
+            ("[\"a", 0),
+            ("a[0]b", 4),
+        ] {
+            let e = Pattern::parse(bad).unwrap_err();
+            assert_eq!(e.offset, offset, "{bad}: {e}");
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in [
+            "a.b[0].c",
+            "[0].newValue",
+            "[\"a.b\"].c",
+            "x[\"*\"]",
+            "$",
+            "[\"$ref\"]",
+            "a[\"\"]",
+            "a[\"q\\\"\"]",
+        ] {
+            let l = loc(s);
+            assert_eq!(l.to_string(), s);
+            assert_eq!(loc(&l.to_string()), l);
+        }
+    }
+
+    #[test]
+    fn wildcards_match() {
+        let p = |s| Pattern::parse(s).unwrap();
+        assert!(
+            p("mutationVariables.metadata.*").matches(&loc("mutationVariables.metadata.requestId"))
+        );
+        assert!(!p("mutationVariables.metadata.*").matches(&loc("mutationVariables.metadata")));
+        assert!(p("**.timestamp").matches(&loc("timestamp")));
+        assert!(p("**.timestamp").matches(&loc("a.b[3].timestamp")));
+        assert!(!p("**.timestamp").matches(&loc("a.timestamp.x")));
+        assert!(p("**.timestamp").covers(&loc("a.timestamp.x")));
+        assert!(p("items[*].sku").matches(&loc("items[4].sku")));
+        assert!(!p("items[*].sku").matches(&loc("items.x.sku")));
+        assert!(p("items.*.sku").matches(&loc("items.x.sku")));
+        assert!(p("items.*.sku").matches(&loc("items[1].sku")));
+        assert!(p("a.**").matches(&loc("a")));
+        assert!(p("a.**.z").matches(&loc("a.b.c.z")));
+        assert!(p("$").matches(&Location::root()));
+    }
+
+    #[test]
+    fn find_expands_wildcards_against_a_document() {
+        let doc = json!({"items": [{"sku": 1}, {"x": 2}, {"sku": 3}], "meta": {"sku": 4}});
+        let found: Vec<String> = Pattern::parse("items[*].sku")
+            .unwrap()
+            .find(&doc)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(found, ["items[0].sku", "items[2].sku"]);
+        let found: Vec<String> = Pattern::parse("**.sku")
+            .unwrap()
+            .find(&doc)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(found, ["items[0].sku", "items[2].sku", "meta.sku"]);
+    }
+
+    #[test]
+    fn get_set_remove() {
+        let mut doc = json!({"a": {"b": [1, 2]}});
+        assert_eq!(loc("a.b[1]").get(&doc), Some(&json!(2)));
+        assert_eq!(loc("a.b[2]").get(&doc), None);
+        assert!(loc("a.c.d").set(&mut doc, json!(5)));
+        assert_eq!(doc["a"]["c"]["d"], json!(5));
+        assert!(loc("a.b[0]").set(&mut doc, json!(9)));
+        assert_eq!(doc["a"]["b"], json!([9, 2]));
+        assert!(!loc("a.b[5].x").set(&mut doc, json!(1)));
+        assert!(!loc("a.c.d.e").set(&mut doc, json!(1)), "scalar in the way");
+        assert_eq!(loc("a.c.d").remove(&mut doc), Some(json!(5)));
+        assert_eq!(loc("a.c.d").remove(&mut doc), None);
+    }
+}
