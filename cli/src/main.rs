@@ -1,5 +1,81 @@
-//! `cargo proposal-eval`: status, prune, report, draft, promote.
-fn main() {
-    eprintln!("cargo proposal-eval: not yet implemented");
-    std::process::exit(2);
+//! `cargo proposal-eval`: recording status, pruning, run reports, and eval cases drafted from
+//! production failures.
+//!
+//! Cargo runs a subcommand `cargo proposal-eval ARGS` as `cargo-proposal-eval proposal-eval ARGS`;
+//! the binary also works when run directly (`cargo-proposal-eval ARGS`).
+
+mod args;
+mod draft;
+mod files;
+mod generate;
+mod pending;
+mod promote;
+mod runlog;
+mod suggestion;
+
+use args::UsageError;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+Eval workflow for proposal-eval suites.
+
+Usage: cargo proposal-eval <COMMAND> [OPTIONS]
+
+Commands:
+  draft     Draft eval cases from production failure suggestions
+  promote   Turn a completed draft into an active case
+  status    Show every case's recording: fresh, stale, missing, orphaned (not yet implemented)
+  prune     Remove orphaned recordings (not yet implemented)
+  report    Summarize the last test run's report (not yet implemented)
+
+Options:
+  -h, --help     Print help (also `cargo proposal-eval <COMMAND> --help`)
+  -V, --version  Print version
+";
+
+fn main() -> ExitCode {
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("proposal-eval") {
+        argv.remove(0);
+    }
+    ExitCode::from(run(argv))
+}
+
+fn run(mut argv: Vec<String>) -> u8 {
+    if argv.is_empty() {
+        eprint!("{HELP}");
+        return 2;
+    }
+    let command = argv.remove(0);
+    let result: Result<Option<Result<i32, String>>, UsageError> = match command.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{HELP}");
+            return 0;
+        }
+        "-V" | "--version" => {
+            println!("cargo-proposal-eval {}", env!("CARGO_PKG_VERSION"));
+            return 0;
+        }
+        "draft" => draft::parse(argv).map(|o| o.map(draft::run)),
+        "promote" => promote::parse(argv).map(|o| o.map(promote::run)),
+        "status" | "prune" | "report" => return pending::not_yet_implemented(&command) as u8,
+        other => Err(UsageError(format!("unknown command {other:?}"))),
+    };
+    match result {
+        Ok(None) => 0,
+        Ok(Some(Ok(code))) => code as u8,
+        Ok(Some(Err(message))) => {
+            eprintln!("error: {message}");
+            1
+        }
+        Err(UsageError(message)) => {
+            let help = if matches!(command.as_str(), "draft" | "promote") {
+                format!("cargo proposal-eval {command} --help")
+            } else {
+                "cargo proposal-eval --help".to_string()
+            };
+            eprintln!("error: {message}\n\nFor more information, run `{help}`.");
+            2
+        }
+    }
 }

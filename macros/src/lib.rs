@@ -1,8 +1,316 @@
-//! The `#[proposal_eval]` attribute macro. Use it through the `proposal-eval` crate.
-use proc_macro::TokenStream;
+//! The `#[proposal_eval]` attribute macro: one `#[test]` per fixture file. Use it through the
+//! `proposal-eval` crate, which re-exports it and documents it.
+//!
+//! The macro does as little as it can: it finds the fixtures when the crate compiles and writes,
+//! per fixture, a `#[test]` that calls one function of the runtime. Everything else (parsing,
+//! recordings, evaluation) happens at run time in the runtime, exactly as in the harness.
 
-/// One `#[test]` per fixture file; see the `proposal-eval` crate.
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use syn::spanned::Spanned;
+use syn::{parse_macro_input, Expr, ItemFn, Lit, LitStr};
+
+#[path = "../../runtime/src/naming.rs"]
+#[allow(dead_code)]
+mod naming;
+
+/// One `#[test]` per fixture file of a suite folder. See the `proposal-eval` crate.
 #[proc_macro_attribute]
-pub fn proposal_eval(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn proposal_eval(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut args = Args::default();
+    let parser = syn::meta::parser(|meta| args.parse(meta));
+    parse_macro_input!(attr with parser);
+    let function = parse_macro_input!(item as ItemFn);
+    match expand(args, &function) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => {
+            let error = error.to_compile_error();
+            quote!(#function #error).into()
+        }
+    }
+}
+
+#[derive(Default)]
+struct Args {
+    fixtures: Option<LitStr>,
+    config: Option<LitStr>,
+    recordings: Option<LitStr>,
+    model: Option<syn::Path>,
+}
+
+impl Args {
+    fn parse(&mut self, meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
+        let string = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<LitStr> {
+            let value: Expr = meta.value()?.parse()?;
+            match value {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Ok(s),
+                other => Err(syn::Error::new(
+                    other.span(),
+                    "expected a string literal: a path relative to the crate root",
+                )),
+            }
+        };
+        if meta.path.is_ident("fixtures") {
+            self.fixtures = Some(string(&meta)?);
+        } else if meta.path.is_ident("config") {
+            self.config = Some(string(&meta)?);
+        } else if meta.path.is_ident("recordings") {
+            self.recordings = Some(string(&meta)?);
+        } else if meta.path.is_ident("model") {
+            self.model = Some(meta.value()?.parse()?);
+        } else {
+            let name = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_else(|| "this".into());
+            return Err(meta.error(format!(
+                "unknown argument `{name}`; the arguments are fixtures = \"folder\" (required), config = \"file\", recordings = \"folder\", model = path::to::fn"
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn crate_root() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `sub/case.json` paths below `dir`, sorted, skipping `exclude`, hidden entries and non-JSON
+/// files: the same rule as the runtime's discovery.
+fn discover(dir: &Path, exclude: &Path) -> std::io::Result<Vec<String>> {
+    fn walk(
+        dir: &Path,
+        prefix: &str,
+        exclude: &Path,
+        out: &mut Vec<String>,
+    ) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if name.starts_with('.') || path == exclude {
+                continue;
+            }
+            let relative = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let meta = std::fs::metadata(&path)?;
+            if meta.is_dir() {
+                walk(&path, &relative, exclude, out)?;
+            } else if name.ends_with(".json") {
+                out.push(relative);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, "", exclude, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Whether a fixture is marked non-active. A fixture that does not parse is not ignored, so the
+/// runtime reports its error as a failing test.
+fn ignored(file: &Path) -> Option<String> {
+    let bytes = std::fs::read(file).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    match value.get("status")?.as_str()? {
+        "active" => None,
+        other => Some(format!("status: {other}")),
+    }
+}
+
+#[derive(Default)]
+struct Module {
+    tests: Vec<(String, String, Option<String>)>,
+    children: BTreeMap<String, Module>,
+}
+
+fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
+    let fixtures = args.fixtures.ok_or_else(|| {
+        syn::Error::new(
+            Span::call_site(),
+            "missing argument `fixtures = \"folder\"`: the suite folder, relative to the crate root",
+        )
+    })?;
+    if function.sig.inputs.len() != 2 {
+        return Err(syn::Error::new(
+            function.sig.inputs.span(),
+            "a proposal_eval function takes two arguments: `fn name(case: &Case, llm: &mut Llm) -> T`",
+        ));
+    }
+    let root = crate_root();
+    let dir = root.join(fixtures.value());
+    if !dir.is_dir() {
+        return Err(syn::Error::new(
+            fixtures.span(),
+            format!(
+                "the fixtures folder `{}` does not exist (looked in {}); the path is relative to the crate root",
+                fixtures.value(),
+                dir.display()
+            ),
+        ));
+    }
+    let recordings_dir = match &args.recordings {
+        Some(r) => root.join(r.value()),
+        None => dir.join("recordings"),
+    };
+    let found = discover(&dir, &recordings_dir).map_err(|e| {
+        syn::Error::new(
+            fixtures.span(),
+            format!("cannot read the fixtures folder: {e}"),
+        )
+    })?;
+    if found.is_empty() {
+        return Err(syn::Error::new(
+            fixtures.span(),
+            format!(
+                "the fixtures folder `{}` holds no fixture (*.json); add one file per case",
+                fixtures.value()
+            ),
+        ));
+    }
+    let config_file = match &args.config {
+        Some(c) => {
+            let file = root.join(c.value());
+            if !file.is_file() {
+                return Err(syn::Error::new(
+                    c.span(),
+                    format!("the config file `{}` does not exist; the path is relative to the crate root", c.value()),
+                ));
+            }
+            Some(file)
+        }
+        None => Some(dir.join("proposal-eval.toml")).filter(|f| f.is_file()),
+    };
+
+    let mut tree = Module::default();
+    let mut seen: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for relative in &found {
+        let segments = naming::case_segments(relative);
+        if let Some(other) = seen.insert(segments.clone(), relative.clone()) {
+            return Err(syn::Error::new(
+                fixtures.span(),
+                format!("the fixtures `{other}` and `{relative}` would both be the test `{}`; rename one", segments.join("::")),
+            ));
+        }
+        let (leaf, parents) = segments.split_last().expect("a path has a file name");
+        let mut node = &mut tree;
+        for parent in parents {
+            node = node.children.entry(parent.clone()).or_default();
+        }
+        node.tests
+            .push((leaf.clone(), relative.clone(), ignored(&dir.join(relative))));
+    }
+
+    let name = &function.sig.ident;
+    let is_async = function.sig.asyncness.is_some();
+    let fixtures_value = fixtures.value();
+    let config = match &args.config {
+        Some(c) => {
+            let v = c.value();
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let recordings = match &args.recordings {
+        Some(r) => {
+            let v = r.value();
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let model = match &args.model {
+        Some(path) => {
+            quote!(::core::option::Option::Some(|| ::proposal_eval::__macro_support::boxed_model(#path())))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let config_track = config_file.map(|f| {
+        let f = f.to_string_lossy().into_owned();
+        quote!(
+            const _: &[u8] = include_bytes!(#f);
+        )
+    });
+    let suite_ident = format_ident!(
+        "{}",
+        naming::identifier(
+            &dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )
+    );
+
+    fn module_tokens(
+        module: &Module,
+        depth: usize,
+        dir: &Path,
+        name: &syn::Ident,
+        is_async: bool,
+    ) -> Tokens {
+        let supers: Tokens = (0..depth).map(|_| quote!(super::)).collect();
+        let fn_path = quote!(#supers super::#name);
+        let suite = quote!(#supers __SUITE);
+        let mut out = Tokens::new();
+        for (leaf, relative, ignored) in &module.tests {
+            let test = format_ident!("{}", leaf);
+            let absolute = dir.join(relative).to_string_lossy().into_owned();
+            let ignore = ignored.as_ref().map(|reason| quote!(#[ignore = #reason]));
+            let call = if is_async {
+                quote!(|case: &::proposal_eval::Case, llm: &mut ::proposal_eval::Llm| ::proposal_eval::__macro_support::block_on(#fn_path(case, llm)))
+            } else {
+                quote!(#fn_path)
+            };
+            out.extend(quote! {
+                #[test]
+                #ignore
+                fn #test() {
+                    const _: &[u8] = include_bytes!(#absolute);
+                    ::proposal_eval::__macro_support::run(&#suite, #relative, #call);
+                }
+            });
+        }
+        for (child, module) in &module.children {
+            let child_ident = format_ident!("{}", child);
+            let body = module_tokens(module, depth + 1, dir, name, is_async);
+            out.extend(quote! {
+                mod #child_ident {
+                    #body
+                }
+            });
+        }
+        out
+    }
+    let body = module_tokens(&tree, 0, &dir, name, is_async);
+
+    Ok(quote! {
+        #function
+
+        #[cfg(test)]
+        #[allow(non_snake_case)]
+        mod #suite_ident {
+            #[allow(unused_imports)]
+            use super::*;
+            #config_track
+            static __SUITE: ::proposal_eval::__macro_support::MacroSuite =
+                ::proposal_eval::__macro_support::MacroSuite {
+                    crate_root: env!("CARGO_MANIFEST_DIR"),
+                    fixtures: #fixtures_value,
+                    config: #config,
+                    recordings: #recordings,
+                    model: #model,
+                };
+            #body
+        }
+    })
 }

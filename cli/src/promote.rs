@@ -1,0 +1,170 @@
+//! `cargo proposal-eval promote`: turns a completed draft into an active case.
+
+use crate::args::{Arg, Args, UsageError};
+use crate::files::{display, fixture_files, pretty_json, write_atomic};
+use chrono::{SubsecRound, Utc};
+use proposal_eval::draft::{Draft, EditSource};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// `promote --help`.
+pub const HELP: &str = "\
+Promote a drafted eval case to an active case.
+
+Usage: cargo proposal-eval promote ID [--suite DIR]
+
+ID is the draft's eval_test_id (eval_<suggestion_id>) or its suggestion id. The draft is looked
+for in every fixture under DIR (default: the current folder; recordings/, target/ and hidden
+folders are skipped).
+
+The draft must be complete: it needs an `expected` key (the proposals a correct reply
+produces; the draft's assertions are the rubric to write it from). Promoting sets `status` to
+`active`, `draft.edit_source` to `human` and `draft.updated_at` to now; everything else, including
+the `draft` lineage, stays.
+
+The file stays where it is (e.g. drafts/eval_<id>.json), so the test's name and its recording
+path do not change, and `draft` will never overwrite it (edit_source is `human`). Move it by hand
+if you prefer another place; `draft` still recognizes it by its suggestion id.
+
+Options:
+  --suite DIR               Where to look (default: .)
+  -h, --help                Print this help
+
+Exit status: 0 when promoted (or already active), 1 when the draft is missing, ambiguous,
+invalid or incomplete, 2 on a usage error.
+";
+
+/// Parsed `promote` options.
+#[derive(Debug)]
+pub struct Options {
+    /// eval_test_id or suggestion id.
+    pub id: String,
+    /// `--suite`.
+    pub suite: PathBuf,
+}
+
+/// Parses the arguments after `promote`; `Ok(None)` means `--help` was printed.
+pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
+    let mut args = Args::new(args);
+    let (mut id, mut suite) = (None, None);
+    while let Some(arg) = args.next_arg() {
+        match arg {
+            Arg::Flag(flag, inline) => match flag.as_str() {
+                "--help" => {
+                    print!("{HELP}");
+                    return Ok(None);
+                }
+                "--suite" => suite = Some(PathBuf::from(args.value(&flag, inline)?)),
+                _ => return Err(UsageError(format!("unknown option {flag}"))),
+            },
+            Arg::Positional(p) if id.is_none() => id = Some(p),
+            Arg::Positional(p) => {
+                return Err(UsageError(format!(
+                    "unexpected argument {p:?}: promote takes one ID"
+                )))
+            }
+        }
+    }
+    let id =
+        id.ok_or_else(|| UsageError("missing ID (an eval_test_id or a suggestion id)".into()))?;
+    let suite = suite.unwrap_or_else(|| PathBuf::from("."));
+    if !suite.is_dir() {
+        return Err(UsageError(format!(
+            "--suite {}: no such folder",
+            suite.display()
+        )));
+    }
+    Ok(Some(Options { id, suite }))
+}
+
+/// Runs `promote`; returns the exit code, or the message of a refusal (exit 1).
+pub fn run(options: Options) -> Result<i32, String> {
+    let id = &options.id;
+    let mut matches = Vec::new();
+    let files = fixture_files(&options.suite);
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let hit = value.pointer("/draft/eval_test_id").and_then(Value::as_str) == Some(id)
+            || value
+                .pointer("/draft/source/suggestion_id")
+                .and_then(Value::as_str)
+                == Some(id);
+        if hit {
+            matches.push((file.clone(), value));
+        }
+    }
+    let (path, mut fixture) = match matches.len() {
+        0 => {
+            return Err(format!(
+                "no drafted case with id {id:?} under {} (looked at draft.eval_test_id and \
+                 draft.source.suggestion_id in {} fixture file(s)); `cargo proposal-eval draft` \
+                 writes drafts to <suite>/drafts/",
+                display(&options.suite),
+                files.len()
+            ))
+        }
+        1 => matches.pop().expect("one match"),
+        _ => {
+            let list: Vec<String> = matches.iter().map(|(p, _)| display(p)).collect();
+            return Err(format!(
+                "id {id:?} matches {} drafted cases: {}; give --suite to pick one",
+                list.len(),
+                list.join(", ")
+            ));
+        }
+    };
+    let shown = display(&path);
+    let mut draft = match Draft::from_fixture(&fixture) {
+        Ok(Some(d)) => d,
+        Ok(None) => unreachable!("matched on the draft key"),
+        Err(e) => return Err(format!("{shown}: invalid `draft` key: {e}")),
+    };
+    let expected = fixture
+        .get("expected")
+        .or_else(|| fixture.get("expectedDataProposal"));
+    if expected.is_none_or_null() {
+        return Err(format!(
+            "{shown} is not complete: it has no `expected`. Add the proposals a correct reply \
+             produces (the draft's assertions are the rubric), then run \
+             `cargo proposal-eval promote {id}` again"
+        ));
+    }
+    let status = fixture
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("active");
+    if status == "active" && draft.edit_source == EditSource::Human {
+        println!(
+            "{} is already active: {shown} (nothing changed)",
+            draft.eval_test_id
+        );
+        return Ok(0);
+    }
+    draft.edit_source = EditSource::Human;
+    draft.updated_at = Utc::now().trunc_subsecs(0);
+    fixture["status"] = json!("active");
+    fixture["draft"] = serde_json::to_value(&draft).expect("a draft always serializes");
+    write_atomic(&path, pretty_json(&fixture).as_bytes())
+        .map_err(|e| format!("writing {shown}: {e}"))?;
+    println!(
+        "promoted {}: {shown} is now an active case (edit_source = \"human\"); record it with \
+         RECORD=1 cargo test",
+        draft.eval_test_id
+    );
+    Ok(0)
+}
+
+trait NoneOrNull {
+    fn is_none_or_null(&self) -> bool;
+}
+
+impl NoneOrNull for Option<&Value> {
+    fn is_none_or_null(&self) -> bool {
+        matches!(self, None | Some(Value::Null))
+    }
+}

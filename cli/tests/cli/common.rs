@@ -1,0 +1,134 @@
+//! Helpers shared by the CLI's integration tests: a temporary suite and the built binary.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the binary the way cargo does (`cargo-proposal-eval proposal-eval ARGS`) in `cwd`.
+pub fn run_in(cwd: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-proposal-eval"))
+        .arg("proposal-eval")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A temporary folder holding `suite/` and the input files.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("suite")).unwrap();
+        Env { dir }
+    }
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+    pub fn json(&self, rel: &str) -> Value {
+        serde_json::from_str(&self.read(rel)).unwrap()
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        run_in(self.dir.path(), args)
+    }
+    /// Writes suggestions as JSON lines to `rel`.
+    pub fn lines(&self, rel: &str, records: &[Value]) {
+        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        self.write(rel, &text);
+    }
+    pub fn draft(&self, from: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["draft", "--from", from, "--suite", "suite"];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+    /// Every file under the folder with its bytes.
+    pub fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        walkdir::WalkDir::new(self.dir.path())
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(self.dir.path()).unwrap();
+                (rel.display().to_string(), std::fs::read(e.path()).unwrap())
+            })
+            .collect()
+    }
+    /// The run folders under `.proposal-eval/runs/`, sorted.
+    pub fn runs(&self) -> Vec<PathBuf> {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(self.path("suite/.proposal-eval/runs"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        runs.sort();
+        runs
+    }
+    /// The summary of the only run, or of the latest when `latest`.
+    pub fn last_summary(&self) -> Value {
+        let runs = self.runs();
+        let text = std::fs::read_to_string(runs.last().unwrap().join("summary.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+    /// The error records of the latest run.
+    pub fn last_errors(&self) -> Vec<Value> {
+        let runs = self.runs();
+        let dir = runs.last().unwrap().join("errors");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+            .iter()
+            .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+            .collect()
+    }
+}
+
+/// A suggestion as in DESIGN.md §6.
+pub fn suggestion(id: &str) -> Value {
+    json!({
+        "suggestion_id": id,
+        "type": "eval",
+        "status": "approved",
+        "approval_metadata": { "timestamp": "2025-12-29T12:00:00Z" },
+        "suggestion_content": {
+            "title": "Prevent stale product recommendations",
+            "description": "The agent recommended discontinued SKUs."
+        },
+        "source_traces": [
+            {
+                "trace_id": "dd_trace_67890",
+                "pattern_id": "pattern_dd_trace_67890",
+                "confidence": 0.92,
+                "reproduction_context": {
+                    "prompt": "Recommend a laptop under $1000.",
+                    "required_state": "Inventory has discontinued items.",
+                    "tools": ["inventory_lookup"]
+                },
+                "observed_output": "I recommend SKU-123 (discontinued)."
+            }
+        ]
+    })
+}

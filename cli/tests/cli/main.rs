@@ -1,0 +1,8 @@
+//! Integration tests: the built `cargo-proposal-eval` binary on temporary suites, as a user
+//! runs it. One test binary (modules below) to keep link time down.
+
+mod command_generator;
+mod common;
+mod draft;
+mod promote;
+mod usage;

@@ -1,0 +1,98 @@
+use crate::common::*;
+use serde_json::json;
+
+fn drafted(env: &Env) {
+    env.lines("in.jsonl", &[suggestion("s1")]);
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+}
+
+#[test]
+fn promote_refuses_a_draft_without_expected() {
+    let env = Env::new();
+    drafted(&env);
+    let before = env.read("suite/drafts/eval_s1.json");
+    let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("is not complete: it has no `expected`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.read("suite/drafts/eval_s1.json"), before);
+}
+
+#[test]
+fn promote_activates_a_completed_draft_in_place() {
+    let env = Env::new();
+    drafted(&env);
+    let mut fixture = env.json("suite/drafts/eval_s1.json");
+    fixture["expected"] = json!([{ "changeType": "none" }]);
+    env.write(
+        "suite/drafts/eval_s1.json",
+        &serde_json::to_string(&fixture).unwrap(),
+    );
+    // By suggestion id, from the crate root (the default --suite is the current folder).
+    let out = env.run(&["promote", "s1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("promoted eval_s1"), "{}", out.stdout);
+    let promoted = env.json("suite/drafts/eval_s1.json");
+    assert_eq!(promoted["status"], "active");
+    assert_eq!(promoted["draft"]["edit_source"], "human");
+    assert_eq!(promoted["expected"], json!([{ "changeType": "none" }]));
+    assert_eq!(promoted["draft"]["source"], fixture["draft"]["source"]);
+    assert!(env.read("suite/drafts/eval_s1.json").ends_with("}\n"));
+    let parsed = proposal_eval::fixture::FixtureFile::parse(
+        env.read("suite/drafts/eval_s1.json").as_bytes(),
+        "eval_s1.json",
+    )
+    .unwrap();
+    assert_eq!(parsed.status, proposal_eval::fixture::Status::Active);
+
+    // Promoting again changes nothing; drafting again leaves the case alone.
+    let text = env.read("suite/drafts/eval_s1.json");
+    let again = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(again.code, 0);
+    assert!(again.stdout.contains("already active"), "{}", again.stdout);
+    let out = env.draft("in.jsonl", &[]);
+    assert!(out.stdout.contains("edited by a human"), "{}", out.stdout);
+    assert_eq!(env.read("suite/drafts/eval_s1.json"), text);
+}
+
+#[test]
+fn promote_names_what_it_could_not_find() {
+    let env = Env::new();
+    drafted(&env);
+    let out = env.run(&["promote", "eval_nope", "--suite", "suite"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("no drafted case with id \"eval_nope\""),
+        "{}",
+        out.stderr
+    );
+
+    std::fs::copy(
+        env.path("suite/drafts/eval_s1.json"),
+        env.path("suite/copy.json"),
+    )
+    .unwrap();
+    let out = env.run(&["promote", "s1", "--suite", "suite"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("matches 2 drafted cases"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn promote_reports_an_invalid_draft_key() {
+    let env = Env::new();
+    drafted(&env);
+    let mut fixture = env.json("suite/drafts/eval_s1.json");
+    fixture["draft"]["edit_source"] = json!("robot");
+    fixture["expected"] = json!([]);
+    env.write("suite/drafts/eval_s1.json", &fixture.to_string());
+    let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("invalid `draft` key"), "{}", out.stderr);
+}

@@ -1,0 +1,329 @@
+//! The `draft` key of a fixture: a case drafted from a production failure (the seed
+//! "Eval Test Case Generator").
+//!
+//! A drafted case is an ordinary fixture file. It carries `status` `draft` or
+//! `needs_human_input` (so it is an ignored test), an `input` reproduced from the production
+//! trace, usually no `expected` yet, and this `draft` key: where the case came from (lineage),
+//! the rubric a reviewer starts from, who last edited it, and how it was generated.
+//!
+//! `cargo proposal-eval draft` writes these files and `cargo proposal-eval promote` turns them
+//! into active cases; the fixture parser reads the same [`Draft`] type, so there is one schema.
+//!
+//! ```
+//! use proposal_eval::draft::{Draft, EditSource};
+//! let fixture = serde_json::json!({
+//!     "description": "Prevent stale product recommendations",
+//!     "input": { "prompt": "Recommend a laptop under $1000." },
+//!     "status": "needs_human_input",
+//!     "draft": {
+//!         "eval_test_id": "eval_sugg_abc123",
+//!         "title": "Prevent stale product recommendations",
+//!         "rationale": "The agent recommended discontinued SKUs.",
+//!         "source": {
+//!             "suggestion_id": "sugg_abc123",
+//!             "canonical_trace_id": "dd_trace_67890",
+//!             "canonical_pattern_id": "pattern_dd_trace_67890",
+//!             "trace_ids": ["dd_trace_67890"],
+//!             "pattern_ids": ["pattern_dd_trace_67890"]
+//!         },
+//!         "assertions": {
+//!             "required": [],
+//!             "forbidden": ["I recommend SKU-123 (discontinued)."]
+//!         },
+//!         "edit_source": "generated",
+//!         "generated_at": "2025-12-29T12:00:00Z",
+//!         "updated_at": "2025-12-29T12:00:00Z",
+//!         "generator_meta": {
+//!             "generator": "template",
+//!             "prompt_sha256": "00",
+//!             "response_sha256": "00",
+//!             "run_id": "draft-20251229T120000Z-000000",
+//!             "content_sha256": "00"
+//!         }
+//!     }
+//! });
+//! let draft = Draft::from_fixture(&fixture).unwrap().unwrap();
+//! assert_eq!(draft.edit_source, EditSource::Generated);
+//! assert_eq!(draft.source.canonical_trace_id, "dd_trace_67890");
+//! ```
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The fixture key that holds a [`Draft`].
+pub const KEY: &str = "draft";
+
+/// A drafted eval case's lineage, rubric and provenance: the value of a fixture's `draft` key.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Draft {
+    /// Stable id of the eval case, `eval_<suggestion_id>`; `promote` accepts it.
+    pub eval_test_id: String,
+    /// One line saying what the case guards against (from the suggestion's title).
+    pub title: String,
+    /// Why the case exists: the production failure it reproduces.
+    pub rationale: String,
+    /// Which suggestion and production traces the case was drafted from.
+    pub source: DraftSource,
+    /// The rubric a reviewer starts from when writing `expected`.
+    pub assertions: Assertions,
+    /// Who wrote the current content: the generator, or a human (after which `draft` never
+    /// overwrites the file without `--force`).
+    pub edit_source: EditSource,
+    /// When the generator produced this content.
+    pub generated_at: DateTime<Utc>,
+    /// When the file was last changed by a tool (`draft` or `promote`).
+    pub updated_at: DateTime<Utc>,
+    /// How the content was generated, with hashes that make the generation auditable.
+    pub generator_meta: GeneratorMeta,
+}
+
+/// Lineage of a drafted case: the suggestion and the production traces behind it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DraftSource {
+    /// The suggestion record's `suggestion_id`.
+    pub suggestion_id: String,
+    /// The trace the case's `input` was taken from: the one with the highest confidence, ties
+    /// broken by the smallest `trace_id`.
+    pub canonical_trace_id: String,
+    /// The canonical trace's `pattern_id`, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_pattern_id: Option<String>,
+    /// Every source trace id, canonical first, then by the same ordering.
+    pub trace_ids: Vec<String>,
+    /// Every distinct pattern id, in the order of `trace_ids`.
+    pub pattern_ids: Vec<String>,
+}
+
+/// The rubric of a drafted case: what a correct reply must and must not contain.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Assertions {
+    /// Statements a correct reply must satisfy.
+    #[serde(default)]
+    pub required: Vec<String>,
+    /// Statements or outputs a correct reply must not contain. The template generator puts the
+    /// production trace's observed (bad) output here, so reviewers see what went wrong.
+    #[serde(default)]
+    pub forbidden: Vec<String>,
+    /// A reply that would pass, when the generator could propose one; a starting point for
+    /// `expected`, never compared by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub golden_output: Option<Value>,
+    /// Free-form notes for the reviewer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub notes: String,
+}
+
+/// Who wrote a draft's current content.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EditSource {
+    /// Written by a generator and not touched since.
+    Generated,
+    /// Edited or promoted by a human.
+    Human,
+}
+
+impl EditSource {
+    /// The name used in fixture files.
+    pub fn name(self) -> &'static str {
+        match self {
+            EditSource::Generated => "generated",
+            EditSource::Human => "human",
+        }
+    }
+}
+
+/// How a draft was generated.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorMeta {
+    /// The generator: `template@<cli version>` or `command:<argv>`.
+    pub generator: String,
+    /// The model the generator used, when it reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The sampling temperature the generator used, when it reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// SHA-256 (lowercase hex) of the exact bytes handed to the generator: the suggestion record
+    /// as canonical JSON. Equal hashes mean the generator saw the same input.
+    pub prompt_sha256: String,
+    /// SHA-256 (lowercase hex) of the generator's raw response.
+    pub response_sha256: String,
+    /// The `draft` run that generated this content (its summary is under
+    /// `<suite>/.proposal-eval/runs/<run_id>/`).
+    pub run_id: String,
+    /// SHA-256 of the fixture as generated (see [`content_sha256`]). When the file's current
+    /// content hashes differently, someone edited it and `draft` leaves it alone.
+    pub content_sha256: String,
+}
+
+impl Draft {
+    /// Reads the `draft` key of a fixture document: `Ok(None)` when the key is absent.
+    pub fn from_fixture(fixture: &Value) -> Result<Option<Draft>, serde_json::Error> {
+        match fixture.get(KEY) {
+            None => Ok(None),
+            Some(value) => Draft::deserialize(value).map(Some),
+        }
+    }
+}
+
+/// SHA-256 (lowercase hex) of a drafted fixture's content, as stored in
+/// `draft.generator_meta.content_sha256`.
+///
+/// The hash covers the whole fixture as canonical JSON (sorted keys, no whitespace) except the
+/// values that change without the content changing: `draft.generated_at`, `draft.updated_at`,
+/// `draft.generator_meta.run_id` and the stored hash itself. Key order and formatting do not
+/// matter; any other edit does.
+///
+/// ```
+/// use proposal_eval::draft::content_sha256;
+/// let a = serde_json::json!({ "input": 1, "draft": { "updated_at": "x" } });
+/// let b = serde_json::json!({ "draft": { "updated_at": "y" }, "input": 1 });
+/// let c = serde_json::json!({ "draft": { "updated_at": "x" }, "input": 2 });
+/// assert_eq!(content_sha256(&a), content_sha256(&b));
+/// assert_ne!(content_sha256(&a), content_sha256(&c));
+/// ```
+pub fn content_sha256(fixture: &Value) -> String {
+    let mut copy = fixture.clone();
+    if let Some(draft) = copy.get_mut(KEY).and_then(Value::as_object_mut) {
+        draft.remove("generated_at");
+        draft.remove("updated_at");
+        if let Some(meta) = draft
+            .get_mut("generator_meta")
+            .and_then(Value::as_object_mut)
+        {
+            meta.remove("run_id");
+            meta.remove("content_sha256");
+        }
+    }
+    sha256_hex(canonical_json(&copy).as_bytes())
+}
+
+/// Lowercase hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// A value as compact JSON with object keys sorted at every level, whatever map type
+/// `serde_json` was built with: the form that is hashed.
+pub fn canonical_json(value: &Value) -> String {
+    sorted(value).to_string()
+}
+
+/// A copy of a value whose objects have their keys in sorted order at every level.
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Value {
+        json!({
+            "description": "d",
+            "input": { "prompt": "p" },
+            "status": "draft",
+            "draft": {
+                "eval_test_id": "eval_s1",
+                "title": "t",
+                "rationale": "r",
+                "source": {
+                    "suggestion_id": "s1",
+                    "canonical_trace_id": "t1",
+                    "trace_ids": ["t1"],
+                    "pattern_ids": []
+                },
+                "assertions": { "required": ["a"], "forbidden": [] },
+                "edit_source": "generated",
+                "generated_at": "2025-01-01T00:00:00Z",
+                "updated_at": "2025-01-01T00:00:00Z",
+                "generator_meta": {
+                    "generator": "template",
+                    "prompt_sha256": "p",
+                    "response_sha256": "r",
+                    "run_id": "run1",
+                    "content_sha256": "c"
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn round_trips() {
+        let fixture = sample();
+        let draft = Draft::from_fixture(&fixture).unwrap().unwrap();
+        assert_eq!(serde_json::to_value(&draft).unwrap(), fixture["draft"]);
+    }
+
+    #[test]
+    fn absent_key_is_none() {
+        assert_eq!(Draft::from_fixture(&json!({ "input": 1 })).unwrap(), None);
+    }
+
+    #[test]
+    fn unknown_key_names_it() {
+        let mut fixture = sample();
+        fixture["draft"]["assertions"]["forbiden"] = json!([]);
+        let err = Draft::from_fixture(&fixture).unwrap_err().to_string();
+        assert!(err.contains("unknown field `forbiden`"), "{err}");
+    }
+
+    #[test]
+    fn bad_edit_source_is_an_error() {
+        let mut fixture = sample();
+        fixture["draft"]["edit_source"] = json!("robot");
+        assert!(Draft::from_fixture(&fixture).is_err());
+    }
+
+    #[test]
+    fn hash_ignores_volatile_fields_only() {
+        let base = content_sha256(&sample());
+        let mut volatile = sample();
+        volatile["draft"]["generated_at"] = json!("2030-01-01T00:00:00Z");
+        volatile["draft"]["updated_at"] = json!("2030-01-01T00:00:00Z");
+        volatile["draft"]["generator_meta"]["run_id"] = json!("run2");
+        volatile["draft"]["generator_meta"]["content_sha256"] = json!("other");
+        assert_eq!(content_sha256(&volatile), base);
+
+        let mut edited = sample();
+        edited["draft"]["assertions"]["required"] = json!(["b"]);
+        assert_ne!(content_sha256(&edited), base);
+        let mut expected_added = sample();
+        expected_added["expected"] = json!([]);
+        assert_ne!(content_sha256(&expected_added), base);
+    }
+
+    #[test]
+    fn sha256_of_empty_input() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! [`Harness`]: the run-time front end. Fixtures are discovered when the test binary starts, so
+//! a new fixture file is a new test without a rebuild.
+
+use crate::case::{Case, CaseOutput};
+use crate::llm::{Llm, Model, ModelFactory};
+use crate::run::{LoadedCase, Suite};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// A suite run as a `harness = false` test target: one test per fixture file, through
+/// libtest-mimic, so `cargo test` filters and flags and `cargo nextest run` work as usual.
+///
+/// ```no_run
+/// // tests/evals.rs, with `[[test]] name = "evals" harness = false` in Cargo.toml
+/// use proposal_eval::{Case, Harness, Llm, ModelError};
+/// use serde_json::{json, Value};
+///
+/// fn live_model() -> impl proposal_eval::Model {
+///     |request: &Value| -> Result<Value, ModelError> { Ok(json!({ "proposals": [] })) }
+/// }
+///
+/// fn payments(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
+///     let reply = llm.complete(&json!({ "prompt": case.input["message"] }))?;
+///     Ok(reply["proposals"].clone())
+/// }
+///
+/// fn main() -> std::process::ExitCode {
+///     Harness::new("fixtures/payments").model(live_model).run(payments)
+/// }
+/// ```
+pub struct Harness {
+    fixtures: PathBuf,
+    config: Option<PathBuf>,
+    recordings: Option<PathBuf>,
+    model: Option<ModelFactory>,
+}
+
+impl Harness {
+    /// A harness for the suite folder `fixtures` (relative to the crate root).
+    pub fn new(fixtures: impl Into<PathBuf>) -> Harness {
+        Harness {
+            fixtures: fixtures.into(),
+            config: None,
+            recordings: None,
+            model: None,
+        }
+    }
+
+    /// Reads the suite config from this file instead of `<suite>/proposal-eval.toml`.
+    pub fn config(mut self, file: impl Into<PathBuf>) -> Harness {
+        self.config = Some(file.into());
+        self
+    }
+
+    /// Keeps recordings in this folder (crate-relative) instead of `<suite>/recordings`.
+    pub fn recordings(mut self, folder: impl Into<PathBuf>) -> Harness {
+        self.recordings = Some(folder.into());
+        self
+    }
+
+    /// The live model, built by `make` only when a case records (`RECORD=1` or `stale`).
+    pub fn model<M, F>(mut self, make: F) -> Harness
+    where
+        M: Model + 'static,
+        F: Fn() -> M + Send + Sync + 'static,
+    {
+        self.model = Some(Arc::new(move || Box::new(make()) as Box<dyn Model>));
+        self
+    }
+
+    /// Runs the suite with `f` as the code under test, reading the command line like libtest
+    /// does, and returns the exit code for `main`.
+    pub fn run<F, R>(self, f: F) -> ExitCode
+    where
+        F: Fn(&Case, &mut Llm) -> R + Send + Sync + 'static,
+        R: CaseOutput + 'static,
+    {
+        let args = Arguments::from_args();
+        let suite = Arc::new(Suite::new(
+            crate::env::crate_root(),
+            &self.fixtures,
+            self.config.as_deref(),
+            self.recordings.as_deref(),
+            self.model,
+        ));
+        let f = Arc::new(f);
+        let fixtures = match suite.discover() {
+            Ok(found) => found,
+            Err(e) => {
+                eprintln!(
+                    "error: cannot read the suite folder {}: {e}",
+                    suite.dir.display()
+                );
+                return ExitCode::from(101);
+            }
+        };
+        if fixtures.is_empty() && !args.list {
+            eprintln!(
+                "warning: no fixture (*.json) in {}; is the path relative to the crate root?",
+                suite.dir.display()
+            );
+        }
+        let names: Vec<(String, crate::fixture::FixturePath)> = fixtures
+            .into_iter()
+            .map(|f| (suite.test_name(&f), f))
+            .collect();
+        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list;
+        let orphan_cases: Vec<String> = if full_run {
+            names
+                .iter()
+                .map(|(_, f)| f.case_path().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // nextest runs one process per test with `--exact NAME`: parse only that fixture.
+        let wanted = |name: &str| match (&args.filter, args.exact) {
+            (Some(filter), true) => filter == name,
+            _ => true,
+        };
+        let mut trials = Vec::new();
+        for (name, path) in names {
+            if !wanted(&name) {
+                continue;
+            }
+            let loaded = LoadedCase::load(&suite, path);
+            let ignored = loaded.ignored();
+            let (suite, f) = (suite.clone(), f.clone());
+            trials.push(
+                Trial::test(name, move || {
+                    let result = crate::run::run_case(&suite, &loaded, &*f);
+                    crate::report::record(&result);
+                    match result.failure {
+                        None => Ok(()),
+                        Some(message) => Err(Failed::from(message)),
+                    }
+                })
+                .with_ignored_flag(ignored),
+            );
+        }
+        let conclusion = libtest_mimic::run(&args, trials);
+        if full_run {
+            let cases: Vec<&str> = orphan_cases.iter().map(String::as_str).collect();
+            let orphans = crate::recording::orphans(&suite.recordings, &cases);
+            if !orphans.is_empty() {
+                eprintln!(
+                    "note: {} recording(s) have no fixture any more (remove them with `cargo proposal-eval prune`):",
+                    orphans.len()
+                );
+                for orphan in orphans {
+                    eprintln!("  {}", suite.relative(&orphan));
+                }
+            }
+        }
+        conclusion.exit_code()
+    }
+}

@@ -1,0 +1,468 @@
+//! The model handle the code under test calls: [`Llm`], and the [`Model`] trait a live client
+//! implements.
+
+use crate::path::Pattern;
+use crate::recording::Interaction;
+use chrono::Utc;
+use serde_json::Value;
+use std::fmt;
+use std::sync::{Condvar, Mutex};
+
+/// A live model: the user's client, called only while recording.
+///
+/// Closures of the right shape are models too:
+///
+/// ```
+/// use proposal_eval::{Model, ModelError};
+/// use serde_json::{json, Value};
+///
+/// let echo = |request: &Value| -> Result<Value, ModelError> { Ok(json!({ "echo": request })) };
+/// assert_eq!(echo.complete(&json!(1)).unwrap(), json!({ "echo": 1 }));
+/// ```
+pub trait Model: Send + Sync {
+    /// Sends one request to the model and returns its response.
+    fn complete(&self, request: &Value) -> Result<Value, ModelError>;
+}
+
+impl<F> Model for F
+where
+    F: Fn(&Value) -> Result<Value, ModelError> + Send + Sync,
+{
+    fn complete(&self, request: &Value) -> Result<Value, ModelError> {
+        self(request)
+    }
+}
+
+impl Model for Box<dyn Model> {
+    fn complete(&self, request: &Value) -> Result<Value, ModelError> {
+        (**self).complete(request)
+    }
+}
+
+/// A live model's failure (network, quota, bad answer…).
+#[derive(Debug)]
+pub struct ModelError {
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ModelError {
+    /// A failure described by a message.
+    ///
+    /// ```
+    /// let e = proposal_eval::ModelError::new("rate limited");
+    /// assert_eq!(e.to_string(), "rate limited");
+    /// ```
+    pub fn new(message: impl fmt::Display) -> ModelError {
+        ModelError {
+            message: message.to_string(),
+            source: None,
+        }
+    }
+
+    /// A failure caused by another error, whose message it shows.
+    pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> ModelError {
+        ModelError {
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ModelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Why [`Llm::complete`] gave no response.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// Replay, and the case has no recording.
+    NoRecording {
+        /// The command that records the case.
+        record_command: String,
+    },
+    /// Replay, and the request differs from the recorded one at this index.
+    RequestDiffers {
+        /// 0-based index of the call.
+        index: usize,
+        /// A diff of the recorded request (`-`) and this one (`+`).
+        diff: String,
+    },
+    /// Replay, and the code made more calls than the recording has.
+    TooManyCalls {
+        /// Calls in the recording.
+        recorded: usize,
+    },
+    /// Recording, and no live model was given (`model = …` / `Harness::model`).
+    NoModel,
+    /// Recording, and the live model failed.
+    Model(ModelError),
+}
+
+impl fmt::Display for LlmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LlmError::NoRecording { record_command } => write!(
+                f,
+                "no recording for this case, and it calls the model; record it with:\n  {record_command}"
+            ),
+            LlmError::RequestDiffers { index, diff } => write!(
+                f,
+                "request [{index}] differs from the recorded one (re-record if the change is intended):\n{diff}"
+            ),
+            LlmError::TooManyCalls { recorded } => write!(
+                f,
+                "the code made call [{recorded}] but the recording has only {recorded} call(s); re-record if the change is intended"
+            ),
+            LlmError::NoModel => write!(
+                f,
+                "recording needs a live model: give one with `model = path::to::fn` in #[proposal_eval(...)] or `Harness::model(fn)`"
+            ),
+            LlmError::Model(e) => write!(f, "the live model failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LlmError {}
+
+/// Builds the live model; called at most once per case, and only when the case records.
+pub(crate) type ModelFactory = std::sync::Arc<dyn Fn() -> Box<dyn Model> + Send + Sync>;
+
+enum Mode {
+    Replay {
+        recorded: Vec<Interaction>,
+    },
+    Record {
+        factory: Option<ModelFactory>,
+        model: Option<Box<dyn Model>>,
+    },
+    Missing {
+        record_command: String,
+    },
+}
+
+/// What the code under test calls instead of its model: replays the case's recording, or,
+/// while recording, forwards to the live model and keeps what it answers.
+///
+/// ```
+/// use proposal_eval::{Llm, ModelError};
+/// use serde_json::{json, Value};
+///
+/// // A handle on a live model, outside any test (the test front ends build their own).
+/// let mut llm = Llm::live(|r: &Value| -> Result<Value, ModelError> { Ok(json!({ "got": r })) });
+/// assert_eq!(llm.complete(&json!("hi")).unwrap(), json!({ "got": "hi" }));
+/// ```
+pub struct Llm {
+    mode: Mode,
+    ignore_request_paths: Vec<Pattern>,
+    calls: usize,
+    interactions: Vec<Interaction>,
+    failure: Option<String>,
+    model_failed: bool,
+}
+
+impl fmt::Debug for Llm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Llm")
+            .field("calls", &self.calls)
+            .finish_non_exhaustive()
+    }
+}
+
+static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
+static LIVE_CALL_DONE: Condvar = Condvar::new();
+
+/// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped.
+struct LivePermit;
+
+impl LivePermit {
+    fn acquire(limit: usize) -> LivePermit {
+        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        while *running >= limit.max(1) {
+            running = LIVE_CALL_DONE
+                .wait(running)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        *running += 1;
+        LivePermit
+    }
+}
+
+impl Drop for LivePermit {
+    fn drop(&mut self) {
+        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        *running -= 1;
+        LIVE_CALL_DONE.notify_one();
+    }
+}
+
+impl Llm {
+    /// A handle that forwards every request to `model` (no recording is kept on disk).
+    pub fn live(model: impl Model + 'static) -> Llm {
+        Llm::new(
+            Mode::Record {
+                factory: None,
+                model: Some(Box::new(model)),
+            },
+            Vec::new(),
+        )
+    }
+
+    fn new(mode: Mode, ignore_request_paths: Vec<Pattern>) -> Llm {
+        Llm {
+            mode,
+            ignore_request_paths,
+            calls: 0,
+            interactions: Vec::new(),
+            failure: None,
+            model_failed: false,
+        }
+    }
+
+    pub(crate) fn replay(recorded: Vec<Interaction>, ignore_request_paths: Vec<Pattern>) -> Llm {
+        Llm::new(Mode::Replay { recorded }, ignore_request_paths)
+    }
+
+    pub(crate) fn record(factory: Option<ModelFactory>) -> Llm {
+        Llm::new(
+            Mode::Record {
+                factory,
+                model: None,
+            },
+            Vec::new(),
+        )
+    }
+
+    pub(crate) fn missing(record_command: String) -> Llm {
+        Llm::new(Mode::Missing { record_command }, Vec::new())
+    }
+
+    /// Sends a request to the model (live while recording, from the recording otherwise) and
+    /// returns the response.
+    ///
+    /// A replay failure (a request that differs from the recorded one, one call too many, no
+    /// recording) fails the test even when the code under test handles the error.
+    pub fn complete(&mut self, request: &Value) -> Result<Value, LlmError> {
+        let index = self.calls;
+        self.calls += 1;
+        let result = match &mut self.mode {
+            Mode::Missing { record_command } => Err(LlmError::NoRecording {
+                record_command: record_command.clone(),
+            }),
+            Mode::Replay { recorded } => match recorded.get(index) {
+                None => Err(LlmError::TooManyCalls {
+                    recorded: recorded.len(),
+                }),
+                Some(interaction) => {
+                    match request_diff(&interaction.request, request, &self.ignore_request_paths) {
+                        None => Ok(interaction.response.clone()),
+                        Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
+                    }
+                }
+            },
+            Mode::Record { factory, model } => {
+                if model.is_none() {
+                    *model = factory.as_ref().map(|make| make());
+                }
+                match model {
+                    None => Err(LlmError::NoModel),
+                    Some(model) => {
+                        let limit = crate::settings().map(|s| s.max_concurrency).unwrap_or(4);
+                        let _permit = LivePermit::acquire(limit);
+                        match model.complete(request) {
+                            Ok(response) => {
+                                self.interactions.push(Interaction {
+                                    request: request.clone(),
+                                    response: response.clone(),
+                                    recorded_at: Utc::now(),
+                                });
+                                Ok(response)
+                            }
+                            Err(e) => {
+                                self.model_failed = true;
+                                Err(LlmError::Model(e))
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(e) = &result {
+            if self.failure.is_none() && !matches!(e, LlmError::Model(_)) {
+                self.failure = Some(e.to_string());
+            }
+        }
+        result
+    }
+
+    /// How many calls the code under test made.
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// After the case returned: the first replay failure, or the calls the recording has that
+    /// were not made.
+    pub(crate) fn finish_failure(&self) -> Option<String> {
+        if let Some(failure) = &self.failure {
+            return Some(failure.clone());
+        }
+        if let Mode::Replay { recorded } = &self.mode {
+            if self.calls < recorded.len() {
+                return Some(format!(
+                    "the code made {} model call(s) but the recording has {}; re-record if the change is intended",
+                    self.calls,
+                    recorded.len()
+                ));
+            }
+        }
+        None
+    }
+
+    /// While recording: the interactions to write, unless a live call failed.
+    pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
+        match self.mode {
+            Mode::Record { .. } if !self.model_failed => {
+                Some(std::mem::take(&mut self.interactions))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `None` when the requests are equal once `ignore` paths are removed from both; otherwise a
+/// line diff of the pretty JSON.
+fn request_diff(recorded: &Value, current: &Value, ignore: &[Pattern]) -> Option<String> {
+    if ignore.is_empty() {
+        if recorded == current {
+            return None;
+        }
+        return Some(crate::diff::line_diff(
+            recorded,
+            current,
+            "recorded request",
+            "this request",
+            false,
+        ));
+    }
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        for pattern in ignore {
+            for location in pattern.find(&v).into_iter().rev() {
+                location.remove(&mut v);
+            }
+        }
+        v
+    };
+    let (a, b) = (strip(recorded), strip(current));
+    (a != b).then(|| crate::diff::line_diff(&a, &b, "recorded request", "this request", false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn interaction(request: Value, response: Value) -> Interaction {
+        Interaction {
+            request,
+            response,
+            recorded_at: "2025-01-01T00:00:00Z".parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn replays_in_order_and_counts_calls() {
+        let mut llm = Llm::replay(
+            vec![
+                interaction(json!(1), json!("a")),
+                interaction(json!(2), json!("b")),
+            ],
+            vec![],
+        );
+        assert_eq!(llm.complete(&json!(1)).unwrap(), json!("a"));
+        assert_eq!(
+            llm.finish_failure().unwrap(),
+            "the code made 1 model call(s) but the recording has 2; re-record if the change is intended"
+        );
+        assert_eq!(llm.complete(&json!(2)).unwrap(), json!("b"));
+        assert!(llm.finish_failure().is_none());
+        assert!(matches!(
+            llm.complete(&json!(3)),
+            Err(LlmError::TooManyCalls { recorded: 2 })
+        ));
+        assert!(llm.finish_failure().unwrap().contains("call [2]"));
+    }
+
+    #[test]
+    fn a_changed_request_names_its_index_even_if_swallowed() {
+        let mut llm = Llm::replay(
+            vec![interaction(json!({"p": "a", "id": 1}), json!("x"))],
+            vec![Pattern::parse("id").unwrap()],
+        );
+        let _ = llm.complete(&json!({"p": "b", "id": 2}));
+        let failure = llm.finish_failure().unwrap();
+        assert!(failure.contains("request [0] differs"), "{failure}");
+        assert!(failure.contains("\"b\""), "{failure}");
+    }
+
+    #[test]
+    fn ignored_request_paths_are_not_compared() {
+        let mut llm = Llm::replay(
+            vec![interaction(
+                json!({"p": "a", "meta": {"id": 1}}),
+                json!("x"),
+            )],
+            vec![Pattern::parse("meta.id").unwrap()],
+        );
+        assert_eq!(
+            llm.complete(&json!({"p": "a", "meta": {"id": 2}})).unwrap(),
+            json!("x")
+        );
+    }
+
+    #[test]
+    fn recording_builds_the_model_only_when_called() {
+        let built = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = built.clone();
+        let factory: ModelFactory = std::sync::Arc::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::new(|r: &Value| -> Result<Value, ModelError> { Ok(json!({"echo": r})) })
+                as Box<dyn Model>
+        });
+        let mut idle = Llm::record(Some(factory.clone()));
+        assert_eq!(idle.take_recorded().unwrap().len(), 0);
+        assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let mut llm = Llm::record(Some(factory));
+        llm.complete(&json!(1)).unwrap();
+        llm.complete(&json!(2)).unwrap();
+        assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let recorded = llm.take_recorded().unwrap();
+        assert_eq!(recorded[1].response, json!({"echo": 2}));
+    }
+
+    #[test]
+    fn a_failing_live_model_keeps_nothing() {
+        let factory: ModelFactory = std::sync::Arc::new(|| {
+            Box::new(|_: &Value| -> Result<Value, ModelError> { Err(ModelError::new("quota")) })
+                as Box<dyn Model>
+        });
+        let mut llm = Llm::record(Some(factory));
+        assert!(llm
+            .complete(&json!(1))
+            .unwrap_err()
+            .to_string()
+            .contains("quota"));
+        assert!(llm.take_recorded().is_none());
+    }
+}

@@ -1,0 +1,94 @@
+//! What `#[proposal_eval]` expands to calls; not a public API.
+
+use crate::case::{Case, CaseOutput};
+use crate::llm::{Llm, Model, ModelFactory};
+use crate::run::{LoadedCase, Suite};
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A suite as the macro describes it.
+pub struct MacroSuite {
+    /// `env!("CARGO_MANIFEST_DIR")` of the crate that holds the tests.
+    pub crate_root: &'static str,
+    /// The `fixtures` argument.
+    pub fixtures: &'static str,
+    /// The `config` argument.
+    pub config: Option<&'static str>,
+    /// The `recordings` argument.
+    pub recordings: Option<&'static str>,
+    /// The `model` argument, boxed.
+    pub model: Option<fn() -> Box<dyn Model>>,
+}
+
+/// Suites by (crate root, fixtures folder): built once per test binary.
+type Suites = Mutex<HashMap<(String, String), Arc<Suite>>>;
+
+fn suite(spec: &MacroSuite) -> Arc<Suite> {
+    static SUITES: OnceLock<Suites> = OnceLock::new();
+    let mut suites = SUITES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    suites
+        .entry((spec.crate_root.to_string(), spec.fixtures.to_string()))
+        .or_insert_with(|| {
+            let model = spec.model.map(|make| Arc::new(make) as ModelFactory);
+            Arc::new(Suite::new(
+                spec.crate_root.into(),
+                Path::new(spec.fixtures),
+                spec.config.map(Path::new),
+                spec.recordings.map(Path::new),
+                model,
+            ))
+        })
+        .clone()
+}
+
+/// Runs one fixture of a macro suite; panics with the failure message when it fails.
+pub fn run<F, R>(spec: &MacroSuite, relative: &str, f: F)
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+    let suite = suite(spec);
+    let path = crate::fixture::FixturePath {
+        relative: relative.to_string(),
+        absolute: suite.dir.join(relative),
+    };
+    let loaded = LoadedCase::load(&suite, path);
+    let result = crate::run::run_case(&suite, &loaded, &f);
+    crate::report::record(&result);
+    if let Some(message) = result.failure {
+        // resume_unwind prints no "thread panicked at" noise; libtest shows the message.
+        eprintln!("{message}");
+        std::panic::resume_unwind(Box::new(message));
+    }
+}
+
+/// Boxes a live model for [`MacroSuite::model`].
+pub fn boxed_model<M: Model + 'static>(model: M) -> Box<dyn Model> {
+    Box::new(model)
+}
+
+/// Runs a future to completion on this thread: what lets `async fn` cases work without an
+/// executor dependency.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut cx) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => std::thread::park(),
+        }
+    }
+}

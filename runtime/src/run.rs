@@ -1,0 +1,589 @@
+//! Running one case: the shell around the engine that both front ends (macro and harness) call.
+//!
+//! Load the fixture, decide replay or record, check the recording's sources, call the code under
+//! test with a [`Case`] and an [`Llm`], write the recording when it returned, then run the
+//! selected evaluators and render the failure.
+
+use crate::case::{Case, CaseOutput};
+use crate::config::{ConfigError, Evaluator, SuiteConfig};
+use crate::env::{RecordMode, Settings};
+use crate::fixture::{FixtureError, FixtureFile, FixturePath, Status};
+use crate::llm::{Llm, ModelFactory};
+use crate::recording::{self, Recording, Source, SourceError, Validation};
+use chrono::Utc;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A suite as both front ends see it: where things are and how it is configured.
+pub(crate) struct Suite {
+    /// The suite's name in test names: its folder's last component, as an identifier.
+    pub name: String,
+    pub crate_root: PathBuf,
+    /// Absolute suite folder.
+    pub dir: PathBuf,
+    /// Absolute recordings folder.
+    pub recordings: PathBuf,
+    pub config: Result<SuiteConfig, ConfigError>,
+    pub model: Option<ModelFactory>,
+    pub settings: Result<Settings, crate::env::EnvError>,
+    suite_sources: OnceLock<Result<Vec<Source>, SourceError>>,
+}
+
+impl Suite {
+    pub fn new(
+        crate_root: PathBuf,
+        fixtures: &Path,
+        config: Option<&Path>,
+        recordings: Option<&Path>,
+        model: Option<ModelFactory>,
+    ) -> Suite {
+        let dir = crate_root.join(fixtures);
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "suite".into());
+        let config = match config {
+            Some(file) => SuiteConfig::load(&crate_root.join(file)),
+            None => SuiteConfig::load_from_suite(&dir),
+        };
+        let recordings = recordings
+            .map(|r| crate_root.join(r))
+            .unwrap_or_else(|| dir.join("recordings"));
+        Suite {
+            name: crate::naming::identifier(&name),
+            crate_root,
+            dir,
+            recordings,
+            config,
+            model,
+            settings: Settings::from_env(),
+            suite_sources: OnceLock::new(),
+        }
+    }
+
+    /// A crate-relative, `/`-separated form of `path` for messages and recordings.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.crate_root)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    pub fn test_name(&self, fixture: &FixturePath) -> String {
+        crate::naming::test_name(&self.name, &fixture.relative)
+    }
+
+    pub fn recording_file(&self, fixture: &FixturePath) -> PathBuf {
+        self.recordings
+            .join(format!("{}.json", fixture.case_path()))
+    }
+
+    pub fn discover(&self) -> std::io::Result<Vec<FixturePath>> {
+        crate::fixture::discover(&self.dir, &self.recordings)
+    }
+
+    /// The suite-wide sources (`[recording] sources` globs), hashed once per process.
+    fn suite_sources(&self) -> Result<&[Source], SourceError> {
+        let result = self.suite_sources.get_or_init(|| {
+            let globs = match &self.config {
+                Ok(config) => config.recording.sources.clone(),
+                Err(_) => Vec::new(),
+            };
+            let mut sources = Vec::new();
+            for pattern in &globs {
+                for file in recording::glob(&self.crate_root, pattern)? {
+                    sources.push(recording::hash_source(&self.crate_root, &file)?);
+                }
+            }
+            Ok(sources)
+        });
+        result.as_deref().map_err(Clone::clone)
+    }
+}
+
+/// A fixture read and parsed, with the hash of its bytes: what discovery produces.
+pub(crate) struct LoadedCase {
+    pub path: FixturePath,
+    pub file: Result<FixtureFile, FixtureError>,
+    pub source: Source,
+}
+
+impl LoadedCase {
+    pub fn load(suite: &Suite, path: FixturePath) -> LoadedCase {
+        let relative = suite.relative(&path.absolute);
+        let bytes = std::fs::read(&path.absolute);
+        let (file, source) = match bytes {
+            Ok(bytes) => {
+                let (sha256, length) = recording::hash_content(&bytes);
+                (
+                    FixtureFile::parse(&bytes, &relative),
+                    Source {
+                        path: relative,
+                        sha256,
+                        bytes: length,
+                    },
+                )
+            }
+            Err(e) => (
+                Err(FixtureError {
+                    file: relative.clone().into(),
+                    line: 0,
+                    column: 0,
+                    message: format!("cannot read the fixture: {e}"),
+                }),
+                Source {
+                    path: relative,
+                    sha256: String::new(),
+                    bytes: 0,
+                },
+            ),
+        };
+        LoadedCase { path, file, source }
+    }
+
+    /// Ignored: a case whose status is not `active`. A fixture that does not parse is not
+    /// ignored, so its error is seen.
+    pub fn ignored(&self) -> bool {
+        matches!(&self.file, Ok(f) if f.status != Status::Active)
+    }
+}
+
+/// The commands printed to the user for one test.
+pub(crate) fn command(test: &str, record: bool) -> String {
+    let mut cmd = String::new();
+    if record {
+        cmd.push_str("RECORD=1 ");
+    }
+    cmd.push_str("cargo test");
+    if let Some(package) = crate::env::package_name() {
+        cmd.push_str(&format!(" -p {package}"));
+    }
+    if let Some(target) = test_target() {
+        cmd.push(' ');
+        cmd.push_str(&target);
+    }
+    cmd.push_str(&format!(" -- {test} --exact"));
+    cmd
+}
+
+/// `--test NAME` or `--lib`, read from the running test binary's file name.
+fn test_target() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let stem = exe.file_stem()?.to_string_lossy().into_owned();
+    let name = match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            name.to_string()
+        }
+        _ => stem,
+    };
+    let package = crate::env::package_name().map(|p| p.replace('-', "_"));
+    if package.as_deref() == Some(name.as_str()) {
+        Some("--lib".into())
+    } else {
+        Some(format!("--test {name}"))
+    }
+}
+
+/// How a case's recording was used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordingUse {
+    /// Replayed from a fresh recording (or a stale one under `validation = "warn"`/`"skip"`).
+    Replayed,
+    /// Replayed although stale (`validation = "warn"`).
+    ReplayedStale,
+    /// Recorded from the live model in this run.
+    Recorded,
+    /// No recording was used (none exists; the case never called the model, or failed).
+    None,
+}
+
+/// One evaluator's result on one case.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EvaluatorResult {
+    /// `strict`, `field_accuracy`, or `code_judge:<name>`.
+    pub evaluator: String,
+    /// 0 to 1.
+    pub score: f64,
+    /// Whether it passed.
+    pub passed: bool,
+    /// One line: why this score.
+    pub summary: String,
+    /// Field-accuracy fields: (path, hit).
+    pub fields: Vec<(String, bool)>,
+    /// The rendered failure body (mismatches and diff), empty when passed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub rendered: String,
+}
+
+/// What happened to one case.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CaseResult {
+    /// Test name.
+    pub name: String,
+    /// Whether the case passed.
+    pub passed: bool,
+    /// How its recording was used.
+    pub recording: RecordingUse,
+    /// Every evaluator that ran.
+    pub evaluators: Vec<EvaluatorResult>,
+    /// The failure message, as the test prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// Runs one case. `f` is the code under test.
+pub(crate) fn run_case<F, R>(suite: &Suite, loaded: &LoadedCase, f: &F) -> CaseResult
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+    let name = suite.test_name(&loaded.path);
+    let mut result = CaseResult {
+        name: name.clone(),
+        passed: false,
+        recording: RecordingUse::None,
+        evaluators: Vec::new(),
+        failure: None,
+    };
+    match execute(suite, loaded, &name, f, &mut result) {
+        Ok(()) => result.passed = true,
+        Err(message) => {
+            result.failure = Some(message);
+        }
+    }
+    result
+}
+
+fn execute<F, R>(
+    suite: &Suite,
+    loaded: &LoadedCase,
+    name: &str,
+    f: &F,
+    result: &mut CaseResult,
+) -> Result<(), String>
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+    let settings = suite.settings.as_ref().map_err(|e| e.to_string())?;
+    let config = suite
+        .config
+        .as_ref()
+        .map_err(|e| format!("bad suite config: {e}"))?;
+    let fixture = loaded
+        .file
+        .as_ref()
+        .map_err(|e| format!("bad fixture: {e}"))?;
+    let record_command = command(name, true);
+    let sources = current_sources(suite, loaded, fixture)
+        .map_err(|e| format!("{e}\n(file {})", loaded.source.path))?;
+    let recording_file = suite.recording_file(&loaded.path);
+    let existing = Recording::read(&recording_file);
+
+    let record = match settings.record {
+        RecordMode::All => true,
+        RecordMode::Replay => false,
+        RecordMode::Stale => match &existing {
+            Ok(Some(r)) => !recording::compare_sources(&r.sources, &sources).is_empty(),
+            Ok(None) | Err(_) => true,
+        },
+    };
+
+    let (mut llm, now) = if record {
+        result.recording = RecordingUse::Recorded;
+        (Llm::record(suite.model.clone()), Utc::now())
+    } else {
+        match existing {
+            Err(e) => {
+                return Err(format!(
+                    "{e}\nfix the file, or delete it and re-record: {record_command}"
+                ))
+            }
+            Ok(None) => (Llm::missing(record_command.clone()), Utc::now()),
+            Ok(Some(recorded)) => {
+                let validation = config.recording.validation;
+                let changes = if validation == Validation::Skip {
+                    Vec::new()
+                } else {
+                    recording::compare_sources(&recorded.sources, &sources)
+                };
+                result.recording = RecordingUse::Replayed;
+                if !changes.is_empty() {
+                    let message = stale_message(
+                        suite,
+                        &recording_file,
+                        &changes,
+                        &recorded.input,
+                        &fixture.input,
+                        &record_command,
+                        settings.color,
+                    );
+                    if validation == Validation::Strict {
+                        return Err(message);
+                    }
+                    eprintln!("warning: {name}: {message}");
+                    result.recording = RecordingUse::ReplayedStale;
+                }
+                let ignore = config.recording.ignore_request_paths.clone();
+                (
+                    Llm::replay(recorded.interactions, ignore),
+                    recorded.recorded_at,
+                )
+            }
+        }
+    };
+
+    let case = Case {
+        name: name.to_string(),
+        path: loaded.path.case_path().to_string(),
+        description: fixture.description.clone(),
+        input: fixture.input.clone(),
+        now,
+    };
+    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f(&case, &mut llm).into_output()
+    }));
+    let output = match returned {
+        Err(panic) => {
+            return Err(format!(
+                "the case panicked: {}{}",
+                panic_message(&panic),
+                if record {
+                    "\n(nothing was recorded)"
+                } else {
+                    ""
+                }
+            ))
+        }
+        Ok(output) => output,
+    };
+    if let Some(failure) = llm.finish_failure() {
+        return Err(failure);
+    }
+    if record {
+        if let (Ok(_), Some(interactions)) = (&output, llm.take_recorded()) {
+            if !interactions.is_empty() {
+                let recording = Recording {
+                    format: recording::FORMAT,
+                    case: loaded.path.case_path().to_string(),
+                    recorded_at: now,
+                    sources: sources.clone(),
+                    input: fixture.input.clone(),
+                    interactions,
+                };
+                recording.write(&recording_file).map_err(|e| {
+                    format!(
+                        "cannot write the recording {}: {e}",
+                        suite.relative(&recording_file)
+                    )
+                })?;
+            } else {
+                result.recording = RecordingUse::None;
+            }
+        }
+    }
+    let actual = output.map_err(|e| {
+        if record {
+            format!("{e}\n(nothing was recorded)")
+        } else {
+            e
+        }
+    })?;
+    evaluate(
+        suite, config, settings, fixture, &case, &actual, name, result,
+    )
+}
+
+/// The case's current sources: the fixture, the case's `sources`, the suite's `sources`.
+fn current_sources(
+    suite: &Suite,
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+) -> Result<Vec<Source>, SourceError> {
+    let mut sources = vec![loaded.source.clone()];
+    for path in &fixture.sources {
+        let path = path.trim_start_matches("./");
+        if !sources.iter().any(|s| s.path == path) {
+            sources.push(recording::hash_source(&suite.crate_root, path)?);
+        }
+    }
+    for source in suite.suite_sources()? {
+        if !sources.iter().any(|s| s.path == source.path) {
+            sources.push(source.clone());
+        }
+    }
+    Ok(sources)
+}
+
+fn stale_message(
+    suite: &Suite,
+    recording_file: &Path,
+    changes: &[recording::SourceChange],
+    recorded_input: &Value,
+    input: &Value,
+    record_command: &str,
+    color: bool,
+) -> String {
+    let mut message = format!(
+        "stale recording {}: it was made from other sources\n",
+        suite.relative(recording_file)
+    );
+    for change in changes {
+        message.push_str(&format!("  {change}\n"));
+    }
+    if recorded_input != input {
+        message.push_str("input, recorded vs current:\n");
+        message.push_str(&crate::diff::line_diff(
+            recorded_input,
+            input,
+            "recorded input",
+            "current input",
+            color,
+        ));
+    } else {
+        message.push_str("the case's input is unchanged\n");
+    }
+    message.push_str(&format!("re-record just this case: {record_command}"));
+    message
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate(
+    suite: &Suite,
+    config: &SuiteConfig,
+    settings: &Settings,
+    fixture: &FixtureFile,
+    case: &Case,
+    actual: &Value,
+    name: &str,
+    result: &mut CaseResult,
+) -> Result<(), String> {
+    let needs_expected = config
+        .evaluators
+        .iter()
+        .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
+    let expected = match &fixture.expected {
+        Some(expected) => expected,
+        None if needs_expected => {
+            return Err(format!(
+                "{}: the fixture has no `expected`; add the proposals the code should produce",
+                suite.relative(&suite.dir.join(&case.path)) + ".json"
+            ))
+        }
+        None => &Value::Null,
+    };
+    let color = settings.color;
+    for evaluator in &config.evaluators {
+        match evaluator {
+            Evaluator::Strict => {
+                let ctx = crate::transform::Context { now: case.now };
+                let verdict = crate::compare::evaluate(
+                    expected,
+                    actual,
+                    &config.strict,
+                    fixture.ignore_paths.as_deref(),
+                    &ctx,
+                );
+                let passed = verdict.passed();
+                result.evaluators.push(EvaluatorResult {
+                    evaluator: "strict".into(),
+                    score: verdict.score,
+                    passed,
+                    summary: format!("{} mismatch(es)", verdict.mismatches.len()),
+                    fields: Vec::new(),
+                    rendered: if passed {
+                        String::new()
+                    } else {
+                        verdict.render(color)
+                    },
+                });
+            }
+            Evaluator::FieldAccuracy => {
+                let verdict = crate::accuracy::evaluate(expected, actual, &config.field_accuracy);
+                let mut fields: Vec<(String, bool)> = verdict
+                    .hits
+                    .iter()
+                    .map(|h| (h.path.to_string(), true))
+                    .collect();
+                fields.extend(verdict.misses.iter().map(|m| (m.path.to_string(), false)));
+                result.evaluators.push(EvaluatorResult {
+                    evaluator: "field_accuracy".into(),
+                    score: verdict.score,
+                    passed: verdict.passed,
+                    summary: verdict.reasoning.clone(),
+                    fields,
+                    rendered: if verdict.passed {
+                        String::new()
+                    } else {
+                        verdict.render(color)
+                    },
+                });
+            }
+            Evaluator::CodeJudge => {
+                for judge in &config.code_judge {
+                    let input = crate::judge::JudgeInput {
+                        input: fixture.input.clone(),
+                        candidate_answer: actual.clone(),
+                        reference_answer: expected.clone(),
+                        case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
+                    };
+                    let verdict = crate::judge::run(judge, &suite.crate_root, &input);
+                    result.evaluators.push(EvaluatorResult {
+                        evaluator: format!("code_judge:{}", verdict.name),
+                        score: verdict.score,
+                        passed: verdict.passed,
+                        summary: verdict.reasoning.clone(),
+                        fields: Vec::new(),
+                        rendered: if verdict.passed {
+                            String::new()
+                        } else {
+                            verdict.render(color)
+                        },
+                    });
+                }
+            }
+        }
+    }
+    let failed: Vec<&EvaluatorResult> = result.evaluators.iter().filter(|e| !e.passed).collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let mut message = String::new();
+    for e in failed {
+        message.push_str(&format!(
+            "{}/{}: {} FAILED (score {})\n",
+            suite.name,
+            case.path,
+            e.evaluator,
+            format_score(e.score)
+        ));
+        message.push_str(&e.rendered);
+        if !e.rendered.ends_with('\n') {
+            message.push('\n');
+        }
+    }
+    message.push_str(&format!("re-run: {}", command(name, false)));
+    Err(message)
+}
+
+fn format_score(score: f64) -> String {
+    if score.fract() == 0.0 {
+        format!("{score}")
+    } else {
+        format!("{score:.2}")
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic without a message)".to_string()
+    }
+}
