@@ -559,6 +559,202 @@ impl serde::Serialize for Location {
     }
 }
 
+/// Deserializes a concrete [`Location`] from a path string (for `#[serde(deserialize_with)]`).
+pub fn deserialize_location<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Location, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(deserializer)?;
+    Location::parse(&text).map_err(serde::de::Error::custom)
+}
+
+/// Like [`deserialize_location`], for an optional field.
+pub fn deserialize_opt_location<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Location>, D::Error> {
+    deserialize_location(deserializer).map(Some)
+}
+
+/// One step of a location, borrowed from the document being walked: what a tree walk has at
+/// hand without allocating a [`Segment`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentRef<'a> {
+    /// An object key.
+    Key(&'a str),
+    /// An array index.
+    Index(usize),
+}
+
+impl SegmentRef<'_> {
+    /// The owned segment.
+    pub fn to_segment(self) -> Segment {
+        match self {
+            SegmentRef::Key(k) => Segment::Key(k.to_string()),
+            SegmentRef::Index(i) => Segment::Index(i),
+        }
+    }
+}
+
+impl PatternSegment {
+    /// Whether this pattern step accepts the location step (`**` accepts any one step).
+    pub fn accepts(&self, segment: SegmentRef<'_>) -> bool {
+        match (self, segment) {
+            (PatternSegment::Key(p), SegmentRef::Key(k)) => p == k,
+            (PatternSegment::Index(p), SegmentRef::Index(i)) => *p == i,
+            (PatternSegment::AnyIndex, SegmentRef::Index(_)) => true,
+            (PatternSegment::AnyOne | PatternSegment::AnyDepth, _) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Where a [`Matcher`] stands at one node of a walk: a range of its state stack, and whether
+/// some pattern covers the node (matches it or one of its ancestors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchFrame {
+    start: u32,
+    end: u32,
+    /// Whether a pattern matches this node or an ancestor: the node is ignored.
+    pub covered: bool,
+}
+
+impl MatchFrame {
+    /// Whether no pattern can match this node or anything below it.
+    pub fn is_dead(&self) -> bool {
+        !self.covered && self.start == self.end
+    }
+}
+
+/// Matches a set of patterns incrementally along a depth-first walk, one step at a time, without
+/// allocating per node (an NFA over the patterns' segments, its states kept on one stack).
+///
+/// ```
+/// use proposal_eval::path::{Matcher, Pattern, SegmentRef};
+/// let patterns = [Pattern::parse("a.*.c").unwrap(), Pattern::parse("**.ts").unwrap()];
+/// let mut m = Matcher::new(&patterns);
+/// let root = m.root(0);
+/// let a = m.child(root, SegmentRef::Key("a"));
+/// let b = m.child(a, SegmentRef::Index(3));
+/// assert!(m.child(b, SegmentRef::Key("c")).covered);
+/// m.truncate(b);
+/// assert!(!m.child(b, SegmentRef::Key("d")).covered);
+/// assert!(m.child(b, SegmentRef::Key("ts")).covered);
+/// ```
+#[derive(Debug)]
+pub struct Matcher<'p> {
+    patterns: &'p [Pattern],
+    /// (pattern index, position in its segments)
+    stack: Vec<(u32, u32)>,
+}
+
+impl<'p> Matcher<'p> {
+    /// A matcher for these patterns.
+    pub fn new(patterns: &'p [Pattern]) -> Matcher<'p> {
+        Matcher {
+            patterns,
+            stack: Vec::new(),
+        }
+    }
+
+    /// The patterns being matched.
+    pub fn patterns(&self) -> &'p [Pattern] {
+        self.patterns
+    }
+
+    /// Clears the stack and starts at the root of a document, skipping `skip` leading segments
+    /// of every pattern (they were matched by the caller).
+    pub fn root(&mut self, skip: usize) -> MatchFrame {
+        self.stack.clear();
+        let mut covered = false;
+        for p in 0..self.patterns.len() {
+            covered |= self.push_closure(p as u32, skip as u32, 0);
+        }
+        MatchFrame {
+            start: 0,
+            end: self.stack.len() as u32,
+            covered,
+        }
+    }
+
+    /// Like [`Matcher::root`], for the root of one proposal inside a list at `index`: patterns
+    /// that start with an index (`[0].x`, `[*].x`) are read from the list, the others from the
+    /// proposal. Without an index every pattern is read from the proposal.
+    pub fn proposal_root(&mut self, index: Option<usize>) -> MatchFrame {
+        self.stack.clear();
+        let mut covered = false;
+        for (p, pattern) in self.patterns.iter().enumerate() {
+            match (index, pattern.segments().first()) {
+                (Some(i), Some(first @ (PatternSegment::Index(_) | PatternSegment::AnyIndex))) => {
+                    if first.accepts(SegmentRef::Index(i)) {
+                        covered |= self.push_closure(p as u32, 1, 0);
+                    }
+                }
+                _ => covered |= self.push_closure(p as u32, 0, 0),
+            }
+        }
+        MatchFrame {
+            start: 0,
+            end: self.stack.len() as u32,
+            covered,
+        }
+    }
+
+    /// Steps from `parent` into its child at `segment`, pushing the child's states. Call
+    /// [`Matcher::truncate`] with the child's frame, or with `parent` to drop all children.
+    pub fn child(&mut self, parent: MatchFrame, segment: SegmentRef<'_>) -> MatchFrame {
+        let start = self.stack.len() as u32;
+        if parent.covered || parent.start == parent.end {
+            return MatchFrame {
+                start,
+                end: start,
+                covered: parent.covered,
+            };
+        }
+        let mut covered = false;
+        for n in parent.start..parent.end {
+            let (p, pos) = self.stack[n as usize];
+            let segs = self.patterns[p as usize].segments();
+            let seg = &segs[pos as usize];
+            if seg.accepts(segment) {
+                if matches!(seg, PatternSegment::AnyDepth) {
+                    // `**` consumes the step and stays; its closure re-adds what follows it.
+                    covered |= self.push_closure(p, pos, start);
+                } else {
+                    covered |= self.push_closure(p, pos + 1, start);
+                }
+            }
+        }
+        MatchFrame {
+            start,
+            end: self.stack.len() as u32,
+            covered,
+        }
+    }
+
+    /// Drops the states above `frame`'s start (the frame and everything pushed after it).
+    pub fn truncate(&mut self, frame: MatchFrame) {
+        self.stack.truncate(frame.start as usize);
+    }
+
+    /// Pushes a state and, through `**`, the states it reaches without consuming a step.
+    /// Returns whether some pushed state is complete (the pattern matched).
+    fn push_closure(&mut self, p: u32, mut pos: u32, frame_start: u32) -> bool {
+        let segs = self.patterns[p as usize].segments();
+        loop {
+            if pos as usize == segs.len() {
+                return true;
+            }
+            if !self.stack[frame_start as usize..].contains(&(p, pos)) {
+                self.stack.push((p, pos));
+            }
+            if matches!(segs[pos as usize], PatternSegment::AnyDepth) {
+                pos += 1;
+            } else {
+                return false;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,5 +890,59 @@ mod tests {
         assert!(!loc("a.c.d.e").set(&mut doc, json!(1)), "scalar in the way");
         assert_eq!(loc("a.c.d").remove(&mut doc), Some(json!(5)));
         assert_eq!(loc("a.c.d").remove(&mut doc), None);
+    }
+
+    #[test]
+    fn incremental_matcher_agrees_with_covers() {
+        let patterns: Vec<Pattern> = [
+            "a.*.c",
+            "**.ts",
+            "x[*]",
+            "[1].y",
+            "a.**.z",
+            "**",
+            "$",
+            "q.**.**.r",
+        ]
+        .iter()
+        .map(|s| Pattern::parse(s).unwrap())
+        .collect();
+        let locations = [
+            "a.b.c", "a[2].c", "a.b.d", "ts", "m.n.ts", "m.ts.k", "x[3]", "x.k", "y", "a.z",
+            "a.b.z.w", "q.r", "q.a.b.r", "q.a",
+        ];
+        for n in 0..patterns.len() {
+            let set = &patterns[n..=n];
+            let mut m = Matcher::new(set);
+            for l in locations {
+                let l = loc(l);
+                let mut frame = m.root(0);
+                for seg in l.segments() {
+                    let r = match seg {
+                        Segment::Key(k) => SegmentRef::Key(k),
+                        Segment::Index(i) => SegmentRef::Index(*i),
+                    };
+                    frame = m.child(frame, r);
+                }
+                assert_eq!(
+                    frame.covered,
+                    set[0].covers(&l),
+                    "{} on {l}",
+                    set[0].as_str()
+                );
+            }
+        }
+        // Index-first patterns are read from the list when a proposal index is given.
+        let set = [
+            Pattern::parse("[1].y").unwrap(),
+            Pattern::parse("y2").unwrap(),
+        ];
+        let mut m = Matcher::new(&set);
+        let root = m.proposal_root(Some(1));
+        assert!(m.child(root, SegmentRef::Key("y")).covered);
+        assert!(m.child(root, SegmentRef::Key("y2")).covered);
+        let root = m.proposal_root(Some(0));
+        assert!(!m.child(root, SegmentRef::Key("y")).covered);
+        assert!(m.child(root, SegmentRef::Key("y2")).covered);
     }
 }

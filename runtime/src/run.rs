@@ -399,7 +399,7 @@ where
 }
 
 /// The case's current sources: the fixture, the case's `sources`, the suite's `sources`.
-fn current_sources(
+pub(crate) fn current_sources(
     suite: &Suite,
     loaded: &LoadedCase,
     fixture: &FixtureFile,
