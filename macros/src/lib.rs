@@ -7,7 +7,7 @@
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
@@ -20,10 +20,13 @@ mod naming;
 /// One `#[test]` per fixture file of a suite folder. See the `proposal-eval` crate.
 #[proc_macro_attribute]
 pub fn proposal_eval(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function = parse_macro_input!(item as ItemFn);
     let mut args = Args::default();
     let parser = syn::meta::parser(|meta| args.parse(meta));
-    parse_macro_input!(attr with parser);
-    let function = parse_macro_input!(item as ItemFn);
+    if let Err(error) = syn::parse::Parser::parse(parser, attr) {
+        let error = error.to_compile_error();
+        return quote!(#function #error).into();
+    }
     match expand(args, &function) {
         Ok(tokens) => tokens.into(),
         Err(error) => {
@@ -155,9 +158,8 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         return Err(syn::Error::new(
             fixtures.span(),
             format!(
-                "the fixtures folder `{}` does not exist (looked in {}); the path is relative to the crate root",
+                "the fixtures folder `{}` does not exist; the path is relative to the crate root (the folder of Cargo.toml)",
                 fixtures.value(),
-                dir.display()
             ),
         ));
     }
@@ -293,8 +295,24 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
     }
     let body = module_tokens(&tree, 0, &dir, name, is_async);
 
+    // Checked in every build, not only under cfg(test), so a wrong signature is an error where
+    // the function is written.
+    let output_span = match &function.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => function.sig.ident.span(),
+    };
+    let check = if is_async {
+        quote_spanned!(output_span=> ::proposal_eval::__macro_support::check_signature(|case: &::proposal_eval::Case, llm: &mut ::proposal_eval::Llm| ::proposal_eval::__macro_support::block_on(#name(case, llm))))
+    } else {
+        quote_spanned!(output_span=> ::proposal_eval::__macro_support::check_signature(#name))
+    };
     Ok(quote! {
         #function
+
+        #[allow(dead_code)]
+        const _: fn() = || {
+            #check;
+        };
 
         #[cfg(test)]
         #[allow(non_snake_case)]

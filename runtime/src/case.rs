@@ -38,6 +38,11 @@ impl Case {
 
 /// What the code under test may return: `Vec<T: Serialize>`, `serde_json::Value`, or a
 /// `Result` of either whose error is `Display`. An `Err` fails the case with its message.
+#[diagnostic::on_unimplemented(
+    message = "a proposal_eval case cannot return `{Self}`",
+    label = "the case function returns this",
+    note = "return `Vec<T: Serialize>`, `serde_json::Value`, or a `Result` of either whose error is `Display` (e.g. `proposal_eval::Result<Vec<Value>>`)"
+)]
 pub trait CaseOutput {
     /// The output as JSON, or the failure message.
     fn into_output(self) -> Result<Value, String>;

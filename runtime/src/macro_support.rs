@@ -67,6 +67,14 @@ where
     }
 }
 
+/// Type-checks a case function where it is written: two arguments, an output the runtime takes.
+pub fn check_signature<F, R>(_f: F)
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+}
+
 /// Boxes a live model for [`MacroSuite::model`].
 pub fn boxed_model<M: Model + 'static>(model: M) -> Box<dyn Model> {
     Box::new(model)
