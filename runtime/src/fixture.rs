@@ -92,7 +92,7 @@ impl FixtureFile {
     /// assert_eq!(ok.input["m"], 1);
     ///
     /// let err = FixtureFile::parse(b"{\n  \"expcted\": []\n}", "suite/a.json").unwrap_err();
-    /// assert_eq!((err.line, err.column), (2, 12));
+    /// assert_eq!((err.line, err.column), (2, 11));
     /// assert!(err.to_string().contains("unknown field `expcted`"));
     /// assert!(err.to_string().contains("`expected`"));
     /// ```
