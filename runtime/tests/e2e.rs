@@ -1,0 +1,496 @@
+//! End to end: `examples/payments-agent` driven as a user drives it, by `cargo` subprocesses in a
+//! standing-alone copy of the crate (see `support`). Each test asserts the exact behaviour the
+//! design promises: recording, offline replay, stale fixtures, `RECORD=stale`, CRLF, changed
+//! requests, missing recordings, bad `RECORD` values, interrupted recordings, nextest partitions,
+//! bad fixtures, and the two front ends agreeing.
+
+mod support;
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use support::{lock, sha256, test_name, Example, Run, SUITE};
+
+const ACTIVE: usize = 22;
+const IGNORED: usize = 2;
+const RAISE: &str = "changes/raise_amount";
+
+fn fixture(case: &str) -> String {
+    format!("{SUITE}/{case}.json")
+}
+
+fn recording(case: &str) -> String {
+    format!("{SUITE}/recordings/{case}.json")
+}
+
+/// Every active test `ok`, except those in `failed`, which are `FAILED`.
+fn assert_verdicts(example: &Example, run: &Run, failed: &[&str]) {
+    let verdicts = run.verdicts();
+    for case in example.active_cases() {
+        let name = test_name(&case);
+        let want = if failed.contains(&case.as_str()) {
+            "FAILED"
+        } else {
+            "ok"
+        };
+        assert_eq!(
+            verdicts.get(&name).map(String::as_str),
+            Some(want),
+            "{name}:\n{}",
+            run.text()
+        );
+    }
+    run.assert_summary(ACTIVE - failed.len(), failed.len(), IGNORED);
+}
+
+/// The failure block libtest-mimic / libtest prints for one test.
+fn failure_of(run: &Run, name: &str) -> String {
+    let text = &run.stdout;
+    let start = [
+        format!("---- {name} stdout ----\n"),
+        format!("---- {name} ----\n"),
+    ]
+    .iter()
+    .find_map(|h| text.find(h.as_str()).map(|i| i + h.len()))
+    .unwrap_or_else(|| panic!("no failure block for {name}:\n{}", run.text()));
+    let rest = &text[start..];
+    let end = rest
+        .find("\n---- ")
+        .or_else(|| rest.find("\nfailures:"))
+        .unwrap_or(rest.len());
+    rest[..end].trim_end().to_string()
+}
+
+#[test]
+fn record_writes_every_recording_whole_sorted_and_with_a_final_newline() {
+    let _cargo = lock();
+    let example = Example::new();
+    std::fs::remove_dir_all(example.path(&format!("{SUITE}/recordings"))).unwrap();
+    let marker = example.path("model-built.txt");
+    let marker_env = marker.to_string_lossy().into_owned();
+
+    let run = example.evals(
+        &[
+            ("RECORD", "1"),
+            ("PAYMENTS_AGENT_MODEL_MARKER", &marker_env),
+        ],
+        &[],
+    );
+    assert_verdicts(&example, &run, &[]);
+    assert!(
+        marker.exists(),
+        "RECORD=1 never built the live model:\n{}",
+        run.text()
+    );
+
+    let recordings = example.recordings();
+    let written: BTreeSet<String> = recordings
+        .keys()
+        .map(|k| k.trim_end_matches(".json").to_string())
+        .collect();
+    assert_eq!(
+        written,
+        example.active_cases(),
+        "one recording per active case, nothing else"
+    );
+    let prompts: Vec<(String, String)> = ["prompts/output-format.md", "prompts/system.md"]
+        .iter()
+        .map(|p| (p.to_string(), sha256(example.read(p).as_bytes())))
+        .collect();
+    for (file, bytes) in &recordings {
+        let text = std::str::from_utf8(bytes).unwrap();
+        assert!(
+            text.ends_with("}\n") && !text.ends_with("\n\n"),
+            "{file}: one final newline"
+        );
+        support::keys_sorted(text).unwrap_or_else(|e| panic!("{file}: keys not sorted: {e}"));
+        let r: Value = serde_json::from_str(text).unwrap();
+        let case = file.trim_end_matches(".json");
+        assert_eq!(r["format"], 1, "{file}");
+        assert_eq!(r["case"], case, "{file}");
+        let fixture_bytes = std::fs::read(example.path(&fixture(case))).unwrap();
+        let fixture_json: Value = serde_json::from_slice(&fixture_bytes).unwrap();
+        assert_eq!(
+            r["input"], fixture_json["input"],
+            "{file}: a copy of the input"
+        );
+        let sources: BTreeMap<String, String> = r["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["path"].as_str().unwrap().to_string(),
+                    s["sha256"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let mut want: BTreeMap<String, String> = prompts.iter().cloned().collect();
+        want.insert(fixture(case), sha256(&fixture_bytes));
+        assert_eq!(
+            sources, want,
+            "{file}: the fixture and the suite's prompts, with their hashes"
+        );
+        let calls = r["interactions"].as_array().unwrap().len();
+        let tool_cases = [
+            "changes/increase_by_percent",
+            "changes/double_payment",
+            "multi/reduce_by_percent_and_new_iban",
+        ];
+        assert_eq!(
+            calls,
+            if tool_cases.contains(&case) { 2 } else { 1 },
+            "{file}: model calls"
+        );
+    }
+    let leftovers: Vec<String> =
+        support::files_below(&example.path(&format!("{SUITE}/recordings")))
+            .into_keys()
+            .filter(|k| !recordings.contains_key(k))
+            .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temp files left behind: {leftovers:?}"
+    );
+}
+
+#[test]
+fn replay_is_offline_and_never_builds_the_model() {
+    let _cargo = lock();
+    let example = Example::new();
+    let before = example.recordings();
+    let marker = example.path("model-built.txt");
+    let marker_env = marker.to_string_lossy().into_owned();
+    let run = example.evals(
+        &[
+            ("PAYMENTS_AGENT_FORBID_MODEL", "1"),
+            ("PAYMENTS_AGENT_MODEL_MARKER", &marker_env),
+        ],
+        &[],
+    );
+    assert_verdicts(&example, &run, &[]);
+    assert!(
+        !marker.exists(),
+        "replay built the live model:\n{}",
+        run.text()
+    );
+    assert_eq!(example.recordings(), before, "replay wrote a recording");
+}
+
+#[test]
+fn an_edited_fixture_is_stale_and_record_stale_rerecords_only_it() {
+    let _cargo = lock();
+    let example = Example::new();
+    let old = example.read(&fixture(RAISE));
+    let new = old.replace("120", "130");
+    assert_ne!(old, new);
+    example.write(&fixture(RAISE), &new);
+
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &[RAISE]);
+    let message = failure_of(&run, &test_name(RAISE));
+    for want in [
+        format!("stale recording {}", recording(RAISE)),
+        format!(
+            "{} changed (recorded sha256 {}, current {})",
+            fixture(RAISE),
+            sha256(old.as_bytes()),
+            sha256(new.as_bytes())
+        ),
+        "120 EUR".to_string(),
+        "130 EUR".to_string(),
+        format!(
+            "re-record just this case: RECORD=1 cargo test -p payments-agent --test evals -- {} --exact",
+            test_name(RAISE)
+        ),
+    ] {
+        assert!(message.contains(&want), "`{want}` missing from:\n{message}");
+    }
+
+    let before = example.recordings();
+    let run = example.evals(&[("RECORD", "stale")], &[]);
+    assert_verdicts(&example, &run, &[]);
+    let after = example.recordings();
+    let changed: Vec<&String> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert_eq!(
+        changed,
+        [&format!("{RAISE}.json")],
+        "RECORD=stale re-recorded other cases"
+    );
+    let rerecorded: Value = serde_json::from_slice(&after[&format!("{RAISE}.json")]).unwrap();
+    assert_eq!(
+        rerecorded["input"]["message"],
+        "Please change my payment to 130 EUR"
+    );
+}
+
+#[test]
+fn crlf_line_endings_do_not_make_a_case_stale() {
+    let _cargo = lock();
+    let example = Example::new();
+    let mut converted = 0;
+    for case in example.active_cases() {
+        let text = example.read(&fixture(&case));
+        assert!(!text.contains('\r'));
+        example.write(&fixture(&case), text.replace('\n', "\r\n"));
+        converted += 1;
+    }
+    assert_eq!(converted, ACTIVE);
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &[]);
+}
+
+#[test]
+fn a_changed_request_fails_with_its_index() {
+    let _cargo = lock();
+    let example = Example::new();
+    // The second call of a tool-using case: edit what the recording says was sent.
+    let case = "changes/increase_by_percent";
+    let mut r: Value = serde_json::from_str(&example.read(&recording(case))).unwrap();
+    let tool_result = &mut r["interactions"][1]["request"]["messages"][2]["content"]["amount"];
+    assert_eq!(*tool_result, 100, "the recorded tool result moved");
+    *tool_result = 999.into();
+    example.write(
+        &recording(case),
+        serde_json::to_string_pretty(&r).unwrap() + "\n",
+    );
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &[case]);
+    let message = failure_of(&run, &test_name(case));
+    assert!(
+        message.contains("request [1] differs from the recorded one"),
+        "{message}"
+    );
+    assert!(
+        message.contains("999") && message.contains("100"),
+        "the diff shows both: {message}"
+    );
+
+    // A prompt the request includes, with source validation off: every first request differs.
+    let config = example.read(&format!("{SUITE}/proposal-eval.toml"));
+    let skip = config.replace("validation = \"strict\"", "validation = \"skip\"");
+    assert_ne!(config, skip);
+    example.write(&format!("{SUITE}/proposal-eval.toml"), skip);
+    let prompt = example.read("prompts/system.md");
+    example.write("prompts/system.md", format!("{prompt}Be brief.\n"));
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    run.assert_summary(0, ACTIVE, IGNORED);
+    let message = failure_of(&run, &test_name(RAISE));
+    assert!(
+        message.contains("request [0] differs from the recorded one"),
+        "{message}"
+    );
+    assert!(message.contains("Be brief."), "{message}");
+}
+
+#[test]
+fn a_missing_recording_says_the_command_that_records_it() {
+    let _cargo = lock();
+    let example = Example::new();
+    let case = "changes/switch_currency";
+    std::fs::remove_file(example.path(&recording(case))).unwrap();
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &[case]);
+    let message = failure_of(&run, &test_name(case));
+    let want = format!(
+        "no recording for this case, and it calls the model; record it with:\n  RECORD=1 cargo test -p payments-agent --test evals -- {} --exact",
+        test_name(case)
+    );
+    assert!(message.contains(&want), "`{want}` missing from:\n{message}");
+
+    // An unknown RECORD value: every case fails with the allowed values, nothing is written.
+    let before = example.recordings();
+    let run = example.evals(&[("RECORD", "bogus")], &[]);
+    run.assert_summary(0, ACTIVE, IGNORED);
+    let message = failure_of(&run, &test_name(RAISE));
+    assert!(
+        message.contains("RECORD=\"bogus\" is not understood; allowed: unset or 0 (replay), 1 or all (record every selected case), stale (record missing or stale recordings only)"),
+        "{message}"
+    );
+    assert_eq!(example.recordings(), before);
+}
+
+#[test]
+fn kill_9_during_record_leaves_every_recording_whole() {
+    use std::os::unix::process::CommandExt;
+    let _cargo = lock();
+    let example = Example::new();
+    let build = example.run(&["test", "--test", "evals", "--no-run"], &[]);
+    assert!(build.success, "{}", build.text());
+    let before = example.recordings();
+
+    let mut child = example
+        .cargo(&["test", "--test", "evals"])
+        .envs([("RECORD", "1"), ("PAYMENTS_AGENT_SLOW_MS", "150")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let now = example.recordings();
+        if now.iter().any(|(k, v)| before.get(k) != Some(v)) {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the recording run ended before any write"
+        );
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "no recording was rewritten in 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: signals the process group this test created (cargo and the test binary).
+    let killed = unsafe { libc::killpg(child.id() as libc::pid_t, libc::SIGKILL) };
+    assert_eq!(killed, 0, "killpg failed");
+    child.wait().unwrap();
+
+    let after = example.recordings();
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    let rewritten = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .count();
+    assert!(
+        (1..ACTIVE).contains(&rewritten),
+        "killed mid-run: {rewritten} of {ACTIVE} rewritten"
+    );
+    for (file, bytes) in &after {
+        let r: Value =
+            serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("{file} is not whole: {e}"));
+        assert!(!r["interactions"].as_array().unwrap().is_empty(), "{file}");
+    }
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &[]);
+}
+
+#[test]
+fn nextest_partitions_together_run_each_case_once() {
+    let _cargo = lock();
+    let example = Example::new();
+    let version = example.run(&["nextest", "--version"], &[]);
+    if !version.success {
+        eprintln!(
+            "SKIPPED: cargo-nextest is not installed ({})",
+            version.stderr.trim()
+        );
+        return;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for partition in ["count:1/2", "count:2/2"] {
+        let run = example.run(
+            &[
+                "nextest",
+                "run",
+                "--test",
+                "evals",
+                "--partition",
+                partition,
+                "--no-fail-fast",
+                "--color",
+                "never",
+            ],
+            &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+        );
+        assert!(run.success, "{partition}:\n{}", run.text());
+        let passed: Vec<String> = run
+            .stderr
+            .lines()
+            .chain(run.stdout.lines())
+            .filter(|l| l.trim_start().starts_with("PASS ["))
+            .map(|l| l.split_whitespace().last().unwrap().to_string())
+            .collect();
+        assert!(
+            !passed.is_empty(),
+            "{partition} ran nothing:\n{}",
+            run.text()
+        );
+        seen.extend(passed);
+    }
+    let mut sorted = seen.clone();
+    sorted.sort();
+    let want: Vec<String> = example
+        .active_cases()
+        .iter()
+        .map(|c| test_name(c))
+        .collect();
+    assert_eq!(
+        sorted, want,
+        "each active case exactly once over both partitions"
+    );
+}
+
+#[test]
+fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
+    let _cargo = lock();
+    let example = Example::new();
+    example.write(
+        &format!("{SUITE}/changes/typo.json"),
+        "{\n  \"input\": { \"message\": \"Please change my payment to 120 EUR\" },\n  \"expcted\": []\n}\n",
+    );
+    // A strict failure too: a recorded answer that differs from the expected proposal.
+    let mut r: Value = serde_json::from_str(&example.read(&recording(RAISE))).unwrap();
+    r["interactions"][0]["response"]["proposals"][0]["mutationQuery"]["variables"]["data"]
+        ["amount"] = 121.into();
+    example.write(
+        &recording(RAISE),
+        serde_json::to_string_pretty(&r).unwrap() + "\n",
+    );
+
+    let harness = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    let typo = test_name("changes/typo");
+    let verdicts = harness.verdicts();
+    assert_eq!(
+        verdicts.get(&typo).map(String::as_str),
+        Some("FAILED"),
+        "{}",
+        harness.text()
+    );
+    harness.assert_summary(ACTIVE - 1, 2, IGNORED);
+    let message = failure_of(&harness, &typo);
+    assert!(
+        message.contains(&format!("{SUITE}/changes/typo.json:3:11")),
+        "{message}"
+    );
+    assert!(
+        message.contains("unknown field `expcted`") && message.contains("`expected`"),
+        "{message}"
+    );
+    let strict = failure_of(&harness, &test_name(RAISE));
+    assert!(
+        strict.contains("payments/changes/raise_amount: strict FAILED (score 0)")
+            && strict.contains(
+                "[0].mutationVariables.data.amount: values differ: expected 120, actual 121"
+            ),
+        "{strict}"
+    );
+
+    let macros = example.run(
+        &["test", "--test", "macro_evals"],
+        &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+    );
+    assert_eq!(
+        macros.verdicts(),
+        verdicts,
+        "the front ends disagree:\n{}\n{}",
+        harness.text(),
+        macros.text()
+    );
+    macros.assert_summary(ACTIVE - 1, 2, IGNORED);
+    for name in [&typo, &test_name(RAISE)] {
+        let from_macro = failure_of(&macros, name).replace("--test macro_evals", "--test evals");
+        assert_eq!(
+            from_macro,
+            failure_of(&harness, name),
+            "messages differ for {name}"
+        );
+    }
+}
