@@ -8,9 +8,11 @@ mod args;
 mod draft;
 mod files;
 mod generate;
-mod pending;
 mod promote;
+mod prune;
+mod report;
 mod runlog;
+mod status;
 mod suggestion;
 
 use args::UsageError;
@@ -24,9 +26,9 @@ Usage: cargo proposal-eval <COMMAND> [OPTIONS]
 Commands:
   draft     Draft eval cases from production failure suggestions
   promote   Turn a completed draft into an active case
-  status    Show every case's recording: fresh, stale, missing, orphaned (not yet implemented)
-  prune     Remove orphaned recordings (not yet implemented)
-  report    Summarize the last test run's report (not yet implemented)
+  status    Show every case's recording: fresh, stale, no recording, orphaned, unreadable
+  prune     List orphaned recordings; delete them with --yes
+  report    Rebuild the run report (report.json, report.html) and summarize it
 
 Options:
   -h, --help     Print help (also `cargo proposal-eval <COMMAND> --help`)
@@ -58,7 +60,9 @@ fn run(mut argv: Vec<String>) -> u8 {
         }
         "draft" => draft::parse(argv).map(|o| o.map(draft::run)),
         "promote" => promote::parse(argv).map(|o| o.map(promote::run)),
-        "status" | "prune" | "report" => return pending::not_yet_implemented(&command) as u8,
+        "status" => status::parse(argv).map(|o| o.map(status::run)),
+        "prune" => prune::parse(argv).map(|o| o.map(prune::run)),
+        "report" => report::parse(argv).map(|o| o.map(report::run)),
         other => Err(UsageError(format!("unknown command {other:?}"))),
     };
     match result {
@@ -69,7 +73,10 @@ fn run(mut argv: Vec<String>) -> u8 {
             1
         }
         Err(UsageError(message)) => {
-            let help = if matches!(command.as_str(), "draft" | "promote") {
+            let help = if matches!(
+                command.as_str(),
+                "draft" | "promote" | "status" | "prune" | "report"
+            ) {
                 format!("cargo proposal-eval {command} --help")
             } else {
                 "cargo proposal-eval --help".to_string()

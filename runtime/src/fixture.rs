@@ -92,7 +92,7 @@ impl FixtureFile {
     /// assert_eq!(ok.input["m"], 1);
     ///
     /// let err = FixtureFile::parse(b"{\n  \"expcted\": []\n}", "suite/a.json").unwrap_err();
-    /// assert_eq!((err.line, err.column), (2, 11));
+    /// assert_eq!((err.line, err.column), (2, 3));
     /// assert!(err.to_string().contains("unknown field `expcted`"));
     /// assert!(err.to_string().contains("`expected`"));
     /// ```
@@ -128,11 +128,31 @@ pub(crate) fn json_error(
     if error.is_eof() {
         message.push_str(&format!(" (the {what} is cut off or empty)"));
     }
+    let column = if message.starts_with("unknown field") {
+        key_start_column(&text, error.line(), error.column())
+    } else {
+        error.column()
+    };
     FixtureError {
         file: file.to_path_buf(),
         line: error.line(),
-        column: error.column(),
+        column,
         message,
+    }
+}
+
+/// serde_json places an unknown key's error on its closing quote; editors and people look for
+/// the key's start, so point at the opening quote.
+fn key_start_column(text: &str, line: usize, column: usize) -> usize {
+    let Some(line_text) = text.lines().nth(line.saturating_sub(1)) else {
+        return column;
+    };
+    let chars: Vec<char> = line_text.chars().collect();
+    let end = column.min(chars.len());
+    // The closing quote is at `end - 1` (0-based); find the opening one before it.
+    match chars[..end.saturating_sub(1)].iter().rposition(|&c| c == '"') {
+        Some(open) => open + 1,
+        None => column,
     }
 }
 

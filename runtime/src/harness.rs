@@ -131,7 +131,7 @@ impl Harness {
             trials.push(
                 Trial::test(name, move || {
                     let result = crate::run::run_case(&suite, &loaded, &*f);
-                    crate::report::record(&result);
+                    crate::report::record(&suite, &loaded, &result);
                     match result.failure {
                         None => Ok(()),
                         Some(message) => Err(Failed::from(message)),
@@ -141,6 +141,7 @@ impl Harness {
             );
         }
         let conclusion = libtest_mimic::run(&args, trials);
+        crate::report::finish();
         if full_run {
             let cases: Vec<&str> = orphan_cases.iter().map(String::as_str).collect();
             let orphans = crate::recording::orphans(&suite.recordings, &cases);

@@ -59,7 +59,8 @@ where
     };
     let loaded = LoadedCase::load(&suite, path);
     let result = crate::run::run_case(&suite, &loaded, &f);
-    crate::report::record(&result);
+    crate::report::record(&suite, &loaded, &result);
+    crate::report::finish_at_exit();
     if let Some(message) = result.failure {
         // resume_unwind prints no "thread panicked at" noise; libtest shows the message.
         eprintln!("{message}");

@@ -438,7 +438,7 @@ mod tests {
 
     #[test]
     fn globs() {
-        let p = |s: &str| s.split('/').collect::<Vec<_>>();
+        let p = |s: &'static str| s.split('/').collect::<Vec<_>>();
         assert!(glob_match(&p("prompts/*.md"), &p("prompts/a.md")));
         assert!(!glob_match(&p("prompts/*.md"), &p("prompts/x/a.md")));
         assert!(glob_match(&p("prompts/**/*.md"), &p("prompts/a.md")));

@@ -1,9 +1,33 @@
-//! Run reports: every case leaves its result under `target/proposal-eval/cases/`, one file per
-//! case written atomically, so parallel test threads and nextest's one process per test never
-//! lose or corrupt an entry.
+//! Run reports: `target/proposal-eval/report.json` and a self-contained `report.html` beside it.
+//!
+//! Every case leaves one entry file, `entries/<package>/<test binary>/<suite folder>/<case>.json`,
+//! written atomically (temp file and rename). The package, the binary and the suite are in the
+//! path, so two test binaries with the same test names never overwrite each other's entries, and
+//! parallel test threads or nextest's one process per test never lose or corrupt one.
+//!
+//! The entries are aggregated into `report.json` and `report.html` by [`rebuild`]:
+//!
+//! - at the end of a [`Harness`](crate::Harness) run, and when a `#[proposal_eval]` test binary
+//!   exits (an `atexit` hook registered by its first case);
+//! - always by `cargo proposal-eval report`.
+//!
+//! Aggregation reads every entry, so it must not run once per case: under nextest, with one
+//! process per test, that would be quadratic. A writer marks the report dirty after writing its
+//! entry; at exit, a process rebuilds only if the report is dirty and it wins a lock file, and the
+//! winner re-checks the mark after releasing the lock. Processes that lose the race leave at
+//! once: the winner's next round includes their entries. The number of rebuilds is then bounded
+//! by how long the run takes divided by how long one rebuild takes, not by the number of cases,
+//! and the last rebuild always sees the last entry.
 
-use crate::run::CaseResult;
-use std::path::PathBuf;
+use crate::run::{CaseResult, LoadedCase, RecordingUse, Suite};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The report format this version writes.
+pub const FORMAT: u32 = 1;
 
 /// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
 pub fn report_dir() -> PathBuf {
@@ -21,15 +45,841 @@ pub fn report_dir() -> PathBuf {
     })
 }
 
-/// Writes one case's result. Failing to write a report never fails a test.
-pub(crate) fn record(result: &CaseResult) {
-    let file = report_dir()
-        .join("cases")
-        .join(format!("{}.json", result.name.replace("::", "__")));
-    if let Ok(value) = serde_json::to_value(result) {
-        let _ = crate::recording::write_atomic(
-            &file,
-            crate::recording::canonical_pretty(&value).as_bytes(),
+/// One evaluator's result in an entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorEntry {
+    /// `strict`, `field_accuracy`, or `code_judge:<name>`.
+    pub evaluator: String,
+    /// 0 to 1.
+    pub score: f64,
+    /// Whether it passed.
+    pub passed: bool,
+    /// One line: why this score.
+    pub summary: String,
+    /// One line per mismatch or miss.
+    #[serde(default)]
+    pub misses: Vec<String>,
+    /// Field-accuracy fields and whether each was a hit.
+    #[serde(default)]
+    pub fields: Vec<FieldEntry>,
+    /// The failure body (mismatches and diff), uncoloured; empty when passed.
+    #[serde(default)]
+    pub rendered: String,
+}
+
+/// One field of a field-accuracy verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldEntry {
+    /// The field's path.
+    pub path: String,
+    /// Whether it matched.
+    pub hit: bool,
+}
+
+/// One case's result, as its entry file holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The package of the test binary (`CARGO_PKG_NAME`).
+    pub package: String,
+    /// The test binary (`evals` for `tests/evals.rs`).
+    pub binary: String,
+    /// The suite's name.
+    pub suite: String,
+    /// The suite folder, crate-relative.
+    pub suite_dir: String,
+    /// The case path (fixture path relative to the suite, without `.json`).
+    pub case: String,
+    /// The test name.
+    pub test: String,
+    /// The fixture file, absolute: an entry whose fixture is gone is dropped.
+    pub fixture: PathBuf,
+    /// The fixture's description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether the case passed.
+    pub passed: bool,
+    /// The mean of the evaluators' scores; `None` when no evaluator ran.
+    pub score: Option<f64>,
+    /// How the recording was used.
+    pub recording: RecordingUse,
+    /// Every evaluator that ran.
+    pub evaluators: Vec<EvaluatorEntry>,
+    /// The failure message, uncoloured.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// When the case finished.
+    pub finished_at: DateTime<Utc>,
+}
+
+impl Entry {
+    /// The entry of a case that just ran.
+    pub(crate) fn new(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) -> Entry {
+        let evaluators: Vec<EvaluatorEntry> = result
+            .evaluators
+            .iter()
+            .map(|e| EvaluatorEntry {
+                evaluator: e.evaluator.clone(),
+                score: e.score,
+                passed: e.passed,
+                summary: strip_ansi(&e.summary),
+                misses: e.misses.iter().map(|m| strip_ansi(m)).collect(),
+                fields: e
+                    .fields
+                    .iter()
+                    .map(|(path, hit)| FieldEntry {
+                        path: path.clone(),
+                        hit: *hit,
+                    })
+                    .collect(),
+                rendered: strip_ansi(&e.rendered),
+            })
+            .collect();
+        let score = if evaluators.is_empty() {
+            None
+        } else {
+            Some(evaluators.iter().map(|e| e.score).sum::<f64>() / evaluators.len() as f64)
+        };
+        Entry {
+            package: crate::env::package_name().unwrap_or_else(|| "unknown".into()),
+            binary: binary_name(),
+            suite: suite.name.clone(),
+            suite_dir: suite.relative(&suite.dir),
+            case: loaded.path.case_path().to_string(),
+            test: result.name.clone(),
+            fixture: loaded.path.absolute.clone(),
+            description: loaded
+                .file
+                .as_ref()
+                .ok()
+                .and_then(|f| f.description.clone()),
+            passed: result.passed,
+            score,
+            recording: result.recording,
+            evaluators,
+            failure: result.failure.as_deref().map(strip_ansi),
+            finished_at: Utc::now(),
+        }
+    }
+
+    /// Where this entry lives below `entries/`.
+    fn relative_file(&self) -> PathBuf {
+        let mut file = PathBuf::from(safe(&self.package));
+        file.push(safe(&self.binary));
+        for part in self.suite_dir.split('/').chain(self.case.split('/')) {
+            file.push(safe(part));
+        }
+        file.set_extension("json");
+        file
+    }
+}
+
+/// A path component that stays inside its folder.
+fn safe(part: &str) -> String {
+    let cleaned: String = part
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match cleaned.as_str() {
+        "" | "." | ".." => "_".into(),
+        _ if cleaned.starts_with('.') => format!("_{cleaned}"),
+        _ => cleaned,
+    }
+}
+
+/// The test binary's name without cargo's hash suffix.
+fn binary_name() -> String {
+    let Some(stem) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+    else {
+        return "unknown".into();
+    };
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            name.to_string()
+        }
+        _ => stem,
+    }
+}
+
+/// Removes ANSI colour sequences (`ESC [ … letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Writes one case's entry and marks the report dirty. Failing to write a report never fails a
+/// test.
+pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
+    let dir = report_dir();
+    let entry = Entry::new(suite, loaded, result);
+    let file = dir.join("entries").join(entry.relative_file());
+    if let Ok(value) = serde_json::to_value(&entry) {
+        let text = crate::recording::canonical_pretty(&value);
+        if crate::recording::write_atomic(&file, text.as_bytes()).is_ok() {
+            let _ = std::fs::write(dir.join(DIRTY), b"");
+        }
+    }
+}
+
+const DIRTY: &str = ".dirty";
+const LOCK: &str = ".rebuild.lock";
+/// A lock older than this is left over from a killed process.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Rebuilds the report if an entry was written since the last rebuild and no other process is
+/// rebuilding it. Called at the end of a harness run and at exit of a macro test binary.
+pub(crate) fn finish() {
+    let dir = report_dir();
+    let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
+    // Clearing the mark before reading the entries and checking it again after unlocking means
+    // an entry written during a rebuild is either in it or sets the mark again for a next round.
+    while dirty.exists() {
+        if !try_lock(&lock) {
+            return;
+        }
+        let _ = std::fs::remove_file(&dirty);
+        let _ = rebuild(&dir);
+        let _ = std::fs::remove_file(&lock);
+    }
+}
+
+fn try_lock(lock: &Path) -> bool {
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(lock)
+        {
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let old = std::fs::metadata(lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE_LOCK);
+                if !old {
+                    return false;
+                }
+                let _ = std::fs::remove_file(lock);
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Registers [`finish`] to run when the process exits: what a `#[proposal_eval]` test binary,
+/// whose `main` belongs to libtest, does after its last case.
+pub(crate) fn finish_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn at_exit() {
+            let _ = std::panic::catch_unwind(finish);
+        }
+        // SAFETY: `at_exit` is a plain function that catches its own panics.
+        unsafe {
+            libc::atexit(at_exit);
+        }
+    });
+}
+
+/// The pass/fail counts and recording use of a group of cases.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Cases with an entry.
+    pub cases: usize,
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed.
+    pub failed: usize,
+    /// `passed / cases` (0 when there is no case).
+    pub pass_rate: f64,
+    /// Cases replayed from a fresh recording.
+    pub replayed: usize,
+    /// Cases replayed from a stale recording (`validation = "warn"`).
+    pub replayed_stale: usize,
+    /// Cases recorded in their run.
+    pub recorded: usize,
+    /// Cases refused because their recording was stale.
+    pub stale: usize,
+    /// Cases that used no recording.
+    pub no_recording: usize,
+}
+
+impl Totals {
+    fn add(&mut self, entry: &Entry) {
+        self.cases += 1;
+        if entry.passed {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
+        match entry.recording {
+            RecordingUse::Replayed => self.replayed += 1,
+            RecordingUse::ReplayedStale => self.replayed_stale += 1,
+            RecordingUse::Recorded => self.recorded += 1,
+            RecordingUse::Stale => self.stale += 1,
+            RecordingUse::None => self.no_recording += 1,
+        }
+        self.pass_rate = self.passed as f64 / self.cases as f64;
+    }
+}
+
+/// How many scores fell in `[from, to)` (the last bucket includes 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Lower bound.
+    pub from: f64,
+    /// Upper bound.
+    pub to: f64,
+    /// Scores in the bucket.
+    pub count: usize,
+}
+
+fn distribution(scores: impl Iterator<Item = f64>) -> Vec<Bucket> {
+    let mut counts = [0usize; 10];
+    for score in scores {
+        let i = ((score.clamp(0.0, 1.0) * 10.0).floor() as usize).min(9);
+        counts[i] += 1;
+    }
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| Bucket {
+            from: i as f64 / 10.0,
+            to: (i + 1) as f64 / 10.0,
+            count,
+        })
+        .collect()
+}
+
+/// One evaluator across a suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorSummary {
+    /// `strict`, `field_accuracy`, or `code_judge:<name>`.
+    pub evaluator: String,
+    /// Cases it scored.
+    pub cases: usize,
+    /// Cases it passed.
+    pub passed: usize,
+    /// `passed / cases`.
+    pub pass_rate: f64,
+    /// The mean score.
+    pub mean_score: f64,
+    /// Its scores in ten buckets.
+    pub score_distribution: Vec<Bucket>,
+}
+
+/// One field across every case of a suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldAccuracy {
+    /// The field's path.
+    pub path: String,
+    /// Cases where it matched.
+    pub hits: usize,
+    /// Cases where it was counted.
+    pub total: usize,
+    /// `hits / total`.
+    pub accuracy: f64,
+}
+
+/// One suite, as run by one test binary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuiteReport {
+    /// The suite's name.
+    pub suite: String,
+    /// The suite folder, crate-relative.
+    pub suite_dir: String,
+    /// The package of the test binary.
+    pub package: String,
+    /// The test binary.
+    pub binary: String,
+    /// Counts.
+    #[serde(flatten)]
+    pub totals: Totals,
+    /// Case scores (the mean over evaluators) in ten buckets; cases without a score are left out.
+    pub score_distribution: Vec<Bucket>,
+    /// Each evaluator's pass rate and scores.
+    pub evaluators: Vec<EvaluatorSummary>,
+    /// Field-accuracy hits per field, across the suite's cases, sorted by path.
+    pub field_accuracy: Vec<FieldAccuracy>,
+    /// When its last case finished.
+    pub last_finished_at: DateTime<Utc>,
+}
+
+/// `report.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// When the report was built.
+    pub generated_at: DateTime<Utc>,
+    /// Counts over every case.
+    pub totals: Totals,
+    /// Per suite and test binary.
+    pub suites: Vec<SuiteReport>,
+    /// Every case's latest entry, sorted by package, binary, suite and case.
+    pub cases: Vec<Entry>,
+    /// Entry files that could not be read (left over from another version), skipped.
+    #[serde(default)]
+    pub unreadable_entries: Vec<String>,
+}
+
+impl Report {
+    /// Aggregates entries.
+    pub fn from_entries(mut cases: Vec<Entry>) -> Report {
+        cases.sort_by(|a, b| {
+            (&a.package, &a.binary, &a.suite_dir, &a.case).cmp(&(
+                &b.package,
+                &b.binary,
+                &b.suite_dir,
+                &b.case,
+            ))
+        });
+        let mut totals = Totals::default();
+        let mut groups: BTreeMap<(&str, &str, &str), Vec<&Entry>> = BTreeMap::new();
+        for entry in &cases {
+            totals.add(entry);
+            groups
+                .entry((&entry.package, &entry.binary, &entry.suite_dir))
+                .or_default()
+                .push(entry);
+        }
+        let suites = groups.into_values().map(suite_report).collect();
+        Report {
+            format: FORMAT,
+            generated_at: Utc::now(),
+            totals,
+            suites,
+            cases,
+            unreadable_entries: Vec::new(),
+        }
+    }
+
+    /// The HTML page: one file, no network.
+    pub fn to_html(&self) -> String {
+        html(self)
+    }
+}
+
+fn suite_report(entries: Vec<&Entry>) -> SuiteReport {
+    let first = entries[0];
+    let mut totals = Totals::default();
+    let mut evaluators: BTreeMap<&str, Vec<&EvaluatorEntry>> = BTreeMap::new();
+    let mut fields: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for entry in &entries {
+        totals.add(entry);
+        for e in &entry.evaluators {
+            evaluators.entry(&e.evaluator).or_default().push(e);
+            for field in &e.fields {
+                let counts = fields.entry(&field.path).or_default();
+                counts.1 += 1;
+                if field.hit {
+                    counts.0 += 1;
+                }
+            }
+        }
+    }
+    SuiteReport {
+        suite: first.suite.clone(),
+        suite_dir: first.suite_dir.clone(),
+        package: first.package.clone(),
+        binary: first.binary.clone(),
+        totals,
+        score_distribution: distribution(entries.iter().filter_map(|e| e.score)),
+        evaluators: evaluators
+            .into_iter()
+            .map(|(name, results)| {
+                let passed = results.iter().filter(|r| r.passed).count();
+                EvaluatorSummary {
+                    evaluator: name.to_string(),
+                    cases: results.len(),
+                    passed,
+                    pass_rate: passed as f64 / results.len() as f64,
+                    mean_score: results.iter().map(|r| r.score).sum::<f64>() / results.len() as f64,
+                    score_distribution: distribution(results.iter().map(|r| r.score)),
+                }
+            })
+            .collect(),
+        field_accuracy: fields
+            .into_iter()
+            .map(|(path, (hits, total))| FieldAccuracy {
+                path: path.to_string(),
+                hits,
+                total,
+                accuracy: hits as f64 / total as f64,
+            })
+            .collect(),
+        last_finished_at: entries
+            .iter()
+            .map(|e| e.finished_at)
+            .max()
+            .unwrap_or_else(Utc::now),
+    }
+}
+
+/// Reads every entry below `dir/entries`, writes `dir/report.json` and `dir/report.html`, and
+/// returns the report. Entries whose fixture file no longer exists are deleted.
+pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
+    let entries_dir = dir.join("entries");
+    let mut entries = Vec::new();
+    let mut unreadable = Vec::new();
+    if entries_dir.is_dir() {
+        for item in walkdir::WalkDir::new(&entries_dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+        {
+            let path = item.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json")
+                || item.file_name().to_string_lossy().starts_with('.')
+            {
+                continue;
+            }
+            let parsed = std::fs::read(path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok());
+            match parsed {
+                Some(entry) if entry.fixture.exists() => entries.push(entry),
+                Some(_) => {
+                    let _ = std::fs::remove_file(path);
+                }
+                None => unreadable.push(
+                    path.strip_prefix(dir)
+                        .unwrap_or(path)
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
+            }
+        }
+    }
+    let mut report = Report::from_entries(entries);
+    unreadable.sort();
+    report.unreadable_entries = unreadable;
+    let mut json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+    json.push('\n');
+    crate::recording::write_atomic(&dir.join("report.json"), json.as_bytes())?;
+    crate::recording::write_atomic(&dir.join("report.html"), report.to_html().as_bytes())?;
+    Ok(report)
+}
+
+/// Escapes text for HTML content and attribute values.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn percent(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+fn score_text(score: Option<f64>) -> String {
+    match score {
+        Some(s) if s.fract() == 0.0 => format!("{s}"),
+        Some(s) => format!("{s:.2}"),
+        None => "–".into(),
+    }
+}
+
+fn recording_text(use_: RecordingUse) -> &'static str {
+    match use_ {
+        RecordingUse::Replayed => "replayed",
+        RecordingUse::ReplayedStale => "replayed (stale)",
+        RecordingUse::Recorded => "recorded",
+        RecordingUse::Stale => "stale",
+        RecordingUse::None => "none",
+    }
+}
+
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1d232a}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}h3{font-size:1rem;margin:1.2rem 0 .4rem}
+.cards{display:flex;gap:1rem;flex-wrap:wrap}.card{border:1px solid #d5dbe1;border-radius:6px;padding:.6rem 1rem;min-width:7rem}
+.card b{display:block;font-size:1.4rem}.muted{color:#65707c}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e4e8ec;vertical-align:top}
+th[data-key]{cursor:pointer;user-select:none}th[data-key]:hover{background:#f1f4f7}
+th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
+.pass{color:#1a7f37}.fail{color:#cf222e}
+.bars{display:grid;grid-template-columns:minmax(10rem,24rem) 1fr 6rem;gap:.25rem .8rem;align-items:center}
+.bar{background:#eef1f4;height:.9rem;border-radius:3px;overflow:hidden}.bar span{display:block;height:100%;background:#2f81f7}
+pre{background:#f6f8fa;border:1px solid #e4e8ec;border-radius:6px;padding:.6rem;overflow:auto;font-size:12.5px}
+.del{color:#cf222e}.add{color:#1a7f37}.hunk{color:#8250df}
+.failure{border-left:3px solid #cf222e;padding-left:1rem;margin:1rem 0}
+";
+
+const SCRIPT: &str = "
+(function(){
+  var table=document.getElementById('cases');if(!table)return;
+  var body=table.tBodies[0];
+  function sort(key,order){
+    var heads=table.tHead.rows[0].cells,col=-1;
+    for(var i=0;i<heads.length;i++){heads[i].classList.remove('asc','desc');if(heads[i].dataset.key===key)col=i;}
+    if(col<0)return;
+    heads[col].classList.add(order);
+    var numeric=heads[col].dataset.type==='number';
+    var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){
+      var x=a.cells[col].dataset.v,y=b.cells[col].dataset.v,c;
+      if(numeric){c=(x===''?-1:parseFloat(x))-(y===''?-1:parseFloat(y));}else{c=x<y?-1:x>y?1:0;}
+      return order==='asc'?c:-c;
+    });
+    rows.forEach(function(r){body.appendChild(r);});
+    table.dataset.sorted=key+' '+order;
+  }
+  var heads=table.tHead.rows[0].cells;
+  for(var i=0;i<heads.length;i++){(function(th){
+    if(!th.dataset.key)return;
+    th.addEventListener('click',function(){sort(th.dataset.key,th.classList.contains('asc')?'desc':'asc');});
+  })(heads[i]);}
+  var q=new URLSearchParams(location.search);
+  if(q.get('sort'))sort(q.get('sort'),q.get('order')==='desc'?'desc':'asc');
+})();
+";
+
+fn html(report: &Report) -> String {
+    let t = &report.totals;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>proposal-eval report</title><style>{STYLE}</style></head><body>\n\
+         <h1>proposal-eval report</h1>\n<p class=\"muted\">generated {}</p>\n",
+        esc(&report.generated_at.to_rfc3339())
+    );
+    let _ = writeln!(
+        out,
+        "<section class=\"cards\" id=\"summary\">\
+         <div class=\"card\">cases<b id=\"total-cases\">{}</b></div>\
+         <div class=\"card\">passed<b id=\"total-passed\" class=\"pass\">{}</b></div>\
+         <div class=\"card\">failed<b id=\"total-failed\" class=\"fail\">{}</b></div>\
+         <div class=\"card\">pass rate<b id=\"pass-rate\">{}</b></div>\
+         <div class=\"card\">replayed<b>{}</b></div>\
+         <div class=\"card\">recorded<b>{}</b></div>\
+         <div class=\"card\">stale<b>{}</b></div></section>",
+        t.cases,
+        t.passed,
+        t.failed,
+        percent(t.pass_rate),
+        t.replayed + t.replayed_stale,
+        t.recorded,
+        t.stale + t.replayed_stale
+    );
+    if !report.unreadable_entries.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} entry file(s) could not be read and were skipped.</p>",
+            report.unreadable_entries.len()
         );
+    }
+
+    for suite in &report.suites {
+        let _ = write!(
+            out,
+            "<h2>{} <span class=\"muted\">({} · {} / {})</span></h2>\n<p>{} of {} passed ({})",
+            esc(&suite.suite),
+            esc(&suite.suite_dir),
+            esc(&suite.package),
+            esc(&suite.binary),
+            suite.totals.passed,
+            suite.totals.cases,
+            percent(suite.totals.pass_rate)
+        );
+        for e in &suite.evaluators {
+            let _ = write!(
+                out,
+                "; {}: {} of {} ({}), mean score {:.2}",
+                esc(&e.evaluator),
+                e.passed,
+                e.cases,
+                percent(e.pass_rate),
+                e.mean_score
+            );
+        }
+        out.push_str("</p>\n");
+        if !suite.field_accuracy.is_empty() {
+            out.push_str("<h3>Accuracy per field</h3>\n<div class=\"bars field-accuracy\">\n");
+            for f in &suite.field_accuracy {
+                let _ = writeln!(
+                    out,
+                    "<span>{}</span><div class=\"bar\" title=\"{}\"><span style=\"width:{:.1}%\"></span></div><span>{} ({}/{})</span>",
+                    esc(&f.path),
+                    esc(&f.path),
+                    f.accuracy * 100.0,
+                    percent(f.accuracy),
+                    f.hits,
+                    f.total
+                );
+            }
+            out.push_str("</div>\n");
+        }
+    }
+
+    out.push_str(
+        "<h2>Cases</h2>\n<table id=\"cases\"><thead><tr>\
+         <th data-key=\"suite\">suite</th><th data-key=\"case\">case</th>\
+         <th data-key=\"verdict\">verdict</th><th data-key=\"score\" data-type=\"number\">score</th>\
+         <th data-key=\"recording\">recording</th><th>evaluators</th></tr></thead><tbody>\n",
+    );
+    for (i, c) in report.cases.iter().enumerate() {
+        let verdict = if c.passed { "pass" } else { "fail" };
+        let evaluators: Vec<String> = c
+            .evaluators
+            .iter()
+            .map(|e| format!("{} {}", esc(&e.evaluator), score_text(Some(e.score))))
+            .collect();
+        let name = if c.passed {
+            esc(&c.case)
+        } else {
+            format!("<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
+        };
+        let _ = writeln!(
+            out,
+            "<tr data-test=\"{}\"><td data-v=\"{}\">{} <span class=\"muted\">{}</span></td>\
+             <td data-v=\"{}\" title=\"{}\">{}</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td>\
+             <td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>",
+            esc(&c.test),
+            esc(&c.suite),
+            esc(&c.suite),
+            esc(&c.binary),
+            esc(&c.case),
+            esc(c.description.as_deref().unwrap_or("")),
+            name,
+            c.score.map(|s| s.to_string()).unwrap_or_default(),
+            score_text(c.score),
+            recording_text(c.recording),
+            recording_text(c.recording),
+            evaluators.join(", ")
+        );
+    }
+    out.push_str("</tbody></table>\n");
+
+    let failing: Vec<(usize, &Entry)> = report
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.passed)
+        .collect();
+    if !failing.is_empty() {
+        out.push_str("<h2>Failures</h2>\n");
+    }
+    for (i, c) in failing {
+        let _ = writeln!(
+            out,
+            "<section class=\"failure\" id=\"failure-{i}\"><h3>{} <span class=\"muted\">({} / {})</span></h3>",
+            esc(&c.test),
+            esc(&c.package),
+            esc(&c.binary)
+        );
+        let failed: Vec<&EvaluatorEntry> = c.evaluators.iter().filter(|e| !e.passed).collect();
+        if failed.is_empty() {
+            if let Some(failure) = &c.failure {
+                let _ = writeln!(out, "<pre class=\"message\">{}</pre>", esc(failure));
+            }
+        }
+        for e in failed {
+            let _ = writeln!(
+                out,
+                "<p><b>{}</b> FAILED (score {}): {}</p>",
+                esc(&e.evaluator),
+                score_text(Some(e.score)),
+                esc(&e.summary)
+            );
+            if !e.misses.is_empty() {
+                out.push_str("<ul class=\"misses\">");
+                for miss in &e.misses {
+                    let _ = write!(out, "<li><code>{}</code></li>", esc(miss));
+                }
+                out.push_str("</ul>\n");
+            }
+            out.push_str("<pre class=\"diff\">");
+            for line in e.rendered.lines() {
+                let class = if line.starts_with("---") || line.starts_with("+++") {
+                    ""
+                } else if line.starts_with('-') {
+                    "del"
+                } else if line.starts_with('+') {
+                    "add"
+                } else if line.starts_with("@@") {
+                    "hunk"
+                } else {
+                    ""
+                };
+                if class.is_empty() {
+                    let _ = writeln!(out, "{}", esc(line));
+                } else {
+                    let _ = writeln!(out, "<span class=\"{class}\">{}</span>", esc(line));
+                }
+            }
+            out.push_str("</pre>\n");
+        }
+        out.push_str("</section>\n");
+    }
+    let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_is_stripped() {
+        assert_eq!(strip_ansi("\u{1b}[31m-a\u{1b}[0m b"), "-a b");
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+
+    #[test]
+    fn path_parts_stay_inside() {
+        assert_eq!(safe(".."), "_");
+        assert_eq!(safe(".hidden"), "_.hidden");
+        assert_eq!(safe("a b/c"), "a_b_c");
+    }
+
+    #[test]
+    fn html_is_escaped() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn buckets() {
+        let d = distribution([0.0, 0.05, 0.5, 1.0, 0.99].into_iter());
+        assert_eq!(d.len(), 10);
+        assert_eq!(d[0].count, 2);
+        assert_eq!(d[5].count, 1);
+        assert_eq!(d[9].count, 2);
     }
 }

@@ -188,7 +188,7 @@ fn test_target() -> Option<String> {
 }
 
 /// How a case's recording was used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordingUse {
     /// Replayed from a fresh recording (or a stale one under `validation = "warn"`/`"skip"`).
@@ -197,6 +197,8 @@ pub enum RecordingUse {
     ReplayedStale,
     /// Recorded from the live model in this run.
     Recorded,
+    /// Refused: the recording was stale (`validation = "strict"`), so the case failed.
+    Stale,
     /// No recording was used (none exists; the case never called the model, or failed).
     None,
 }
@@ -214,6 +216,8 @@ pub struct EvaluatorResult {
     pub summary: String,
     /// Field-accuracy fields: (path, hit).
     pub fields: Vec<(String, bool)>,
+    /// One line per mismatch or miss (`path: why`), uncoloured.
+    pub misses: Vec<String>,
     /// The rendered failure body (mismatches and diff), empty when passed.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub rendered: String,
@@ -323,6 +327,7 @@ where
                         settings.color,
                     );
                     if validation == Validation::Strict {
+                        result.recording = RecordingUse::Stale;
                         return Err(message);
                     }
                     eprintln!("warning: {name}: {message}");
@@ -495,6 +500,7 @@ fn evaluate(
                     passed,
                     summary: format!("{} mismatch(es)", verdict.mismatches.len()),
                     fields: Vec::new(),
+                    misses: verdict.mismatches.iter().map(|m| m.to_string()).collect(),
                     rendered: if passed {
                         String::new()
                     } else {
@@ -516,6 +522,11 @@ fn evaluate(
                     passed: verdict.passed,
                     summary: verdict.reasoning.clone(),
                     fields,
+                    misses: verdict
+                        .misses
+                        .iter()
+                        .map(|m| format!("{}: {}", m.path, m.why))
+                        .collect(),
                     rendered: if verdict.passed {
                         String::new()
                     } else {
@@ -538,6 +549,7 @@ fn evaluate(
                         passed: verdict.passed,
                         summary: verdict.reasoning.clone(),
                         fields: Vec::new(),
+                        misses: verdict.misses.clone(),
                         rendered: if verdict.passed {
                             String::new()
                         } else {

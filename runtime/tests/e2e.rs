@@ -457,7 +457,7 @@ fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
     harness.assert_summary(ACTIVE - 1, 2, IGNORED);
     let message = failure_of(&harness, &typo);
     assert!(
-        message.contains(&format!("{SUITE}/changes/typo.json:3:11")),
+        message.contains(&format!("{SUITE}/changes/typo.json:3:3")),
         "{message}"
     );
     assert!(

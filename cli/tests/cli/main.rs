@@ -5,4 +5,8 @@ mod command_generator;
 mod common;
 mod draft;
 mod promote;
+mod prune;
+mod recordings;
+mod report;
+mod status;
 mod usage;

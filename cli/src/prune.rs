@@ -1,0 +1,113 @@
+//! `cargo proposal-eval prune`: lists recordings whose fixture is gone, and deletes them with
+//! `--yes`.
+
+use crate::args::{no_value, Arg, Args, UsageError};
+use crate::status::display;
+use proposal_eval::status::State;
+use std::path::{Path, PathBuf};
+
+/// `prune --help`.
+pub const HELP: &str = "\
+List orphaned recordings (recordings whose fixture is gone); delete them with --yes.
+
+Usage: cargo proposal-eval prune [PATH...] [--yes]
+
+PATH is found as for `cargo proposal-eval status` (default: the current folder).
+
+Options:
+  --yes       Delete the orphaned recordings (and folders they leave empty)
+  -h, --help  Print this help
+
+Exit status: 0, 1 when a suite cannot be read or a file cannot be deleted, 2 on a usage error.
+";
+
+/// Parsed `prune` options.
+#[derive(Debug)]
+pub struct Options {
+    /// Where to look.
+    pub paths: Vec<PathBuf>,
+    /// `--yes`.
+    pub yes: bool,
+}
+
+/// Parses the arguments after `prune`; `Ok(None)` means `--help` was printed.
+pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
+    let mut args = Args::new(args);
+    let mut options = Options {
+        paths: Vec::new(),
+        yes: false,
+    };
+    while let Some(arg) = args.next_arg() {
+        match arg {
+            Arg::Flag(flag, inline) => match flag.as_str() {
+                "--help" => {
+                    print!("{HELP}");
+                    return Ok(None);
+                }
+                "--yes" | "-y" => {
+                    no_value(&flag, inline)?;
+                    options.yes = true;
+                }
+                _ => return Err(UsageError(format!("unknown option {flag}"))),
+            },
+            Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
+        }
+    }
+    crate::status::check_paths(&options.paths)?;
+    Ok(Some(options))
+}
+
+/// Runs `prune`; returns the exit code.
+pub fn run(options: Options) -> Result<i32, String> {
+    let suites = crate::status::statuses(&options.paths)?;
+    let mut orphans: Vec<(PathBuf, &Path)> = Vec::new();
+    for suite in &suites {
+        for case in &suite.cases {
+            if case.state == State::Orphaned {
+                orphans.push((case.recording.clone(), &suite.recordings));
+            }
+        }
+    }
+    if orphans.is_empty() {
+        println!("no orphaned recordings");
+        return Ok(0);
+    }
+    if !options.yes {
+        println!("{} orphaned recording(s):", orphans.len());
+        for (file, _) in &orphans {
+            println!("  {}", display(file));
+        }
+        println!("run `cargo proposal-eval prune --yes` to delete them");
+        return Ok(0);
+    }
+    let mut failed = 0;
+    for (file, root) in &orphans {
+        match std::fs::remove_file(file) {
+            Ok(()) => {
+                println!("removed {}", display(file));
+                remove_empty_parents(file, root);
+            }
+            Err(e) => {
+                eprintln!("error: cannot remove {}: {e}", display(file));
+                failed += 1;
+            }
+        }
+    }
+    println!("removed {} orphaned recording(s)", orphans.len() - failed);
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Removes the folders between `file` and `root` (exclusive) that are now empty.
+fn remove_empty_parents(file: &Path, root: &Path) {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d == root || !d.starts_with(root) {
+            break;
+        }
+        // remove_dir fails on a folder that is not empty, which is what stops the walk.
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}

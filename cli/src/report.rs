@@ -1,0 +1,216 @@
+//! `cargo proposal-eval report`: rebuilds `report.json` and `report.html` from the entries the
+//! last test runs left, and prints a summary table.
+
+use crate::args::{Arg, Args, UsageError};
+use proposal_eval::report::Report;
+use std::path::{Path, PathBuf};
+
+/// `report --help`.
+pub const HELP: &str = "\
+Rebuild the run report from the cases the last test runs left, and summarize it.
+
+Usage: cargo proposal-eval report [--target-dir DIR]
+
+Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite leaves one entry per case
+under <target>/proposal-eval/entries/. This command aggregates them into
+<target>/proposal-eval/report.json and report.html (one self-contained page: summary, accuracy
+per field, a sortable table of cases, each failure's mismatches and diff), prints a table per
+suite, and the path of the HTML page.
+
+The target folder is --target-dir, else $CARGO_TARGET_DIR, else target/ in the outermost folder
+above the current one whose Cargo.toml has a [workspace] (or the nearest Cargo.toml).
+
+Options:
+  --target-dir DIR  Cargo's target folder
+  -h, --help        Print this help
+
+Exit status: 0, 1 when there is no report to build, 2 on a usage error.
+";
+
+/// Parsed `report` options.
+#[derive(Debug)]
+pub struct Options {
+    /// `--target-dir`.
+    pub target_dir: Option<PathBuf>,
+}
+
+/// Parses the arguments after `report`; `Ok(None)` means `--help` was printed.
+pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
+    let mut args = Args::new(args);
+    let mut options = Options { target_dir: None };
+    while let Some(arg) = args.next_arg() {
+        match arg {
+            Arg::Flag(flag, inline) => match flag.as_str() {
+                "--help" => {
+                    print!("{HELP}");
+                    return Ok(None);
+                }
+                "--target-dir" => options.target_dir = Some(args.value(&flag, inline)?.into()),
+                _ => return Err(UsageError(format!("unknown option {flag}"))),
+            },
+            Arg::Positional(p) => {
+                return Err(UsageError(format!(
+                    "unexpected argument {p:?}: report takes no path (use --target-dir)"
+                )))
+            }
+        }
+    }
+    Ok(Some(options))
+}
+
+/// Cargo's target folder, as described in [`HELP`].
+fn target_dir(options: &Options) -> Result<PathBuf, String> {
+    if let Some(dir) = &options.target_dir {
+        return Ok(dir.clone());
+    }
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return Ok(dir.into());
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let manifests: Vec<&Path> = cwd
+        .ancestors()
+        .filter(|a| a.join("Cargo.toml").is_file())
+        .collect();
+    let workspace = manifests.iter().rev().find(|dir| {
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .map(|text| text.lines().any(|l| l.trim() == "[workspace]"))
+            .unwrap_or(false)
+    });
+    match workspace.or(manifests.first()) {
+        Some(root) => Ok(root.join("target")),
+        None => Err(
+            "no Cargo.toml in the current folder or above it; run this in your crate, or pass --target-dir"
+                .into(),
+        ),
+    }
+}
+
+/// Runs `report`; returns the exit code.
+pub fn run(options: Options) -> Result<i32, String> {
+    let dir = target_dir(&options)?.join("proposal-eval");
+    if !dir.join("entries").is_dir() {
+        return Err(format!(
+            "no run report in {}: run the suite's tests first (`cargo test`)",
+            dir.display()
+        ));
+    }
+    let report = proposal_eval::report::rebuild(&dir)
+        .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
+    print!("{}", table(&report));
+    let html = dir.join("report.html");
+    let html = html.canonicalize().unwrap_or(html);
+    println!("report: {}", html.display());
+    Ok(0)
+}
+
+/// The terminal summary: one row per suite and test binary, a total, the fields below 100%
+/// accuracy, and the failing cases.
+pub fn table(report: &Report) -> String {
+    let mut rows: Vec<[String; 9]> = vec![[
+        "suite".into(),
+        "binary".into(),
+        "cases".into(),
+        "passed".into(),
+        "failed".into(),
+        "pass rate".into(),
+        "replayed".into(),
+        "recorded".into(),
+        "stale".into(),
+    ]];
+    let row = |suite: &str, binary: &str, t: &proposal_eval::report::Totals| {
+        [
+            suite.to_string(),
+            binary.to_string(),
+            t.cases.to_string(),
+            t.passed.to_string(),
+            t.failed.to_string(),
+            format!("{:.1}%", t.pass_rate * 100.0),
+            (t.replayed + t.replayed_stale).to_string(),
+            t.recorded.to_string(),
+            (t.stale + t.replayed_stale).to_string(),
+        ]
+    };
+    for suite in &report.suites {
+        rows.push(row(
+            &suite.suite,
+            &format!("{}/{}", suite.package, suite.binary),
+            &suite.totals,
+        ));
+    }
+    rows.push(row("total", "", &report.totals));
+    let mut widths = [0usize; 9];
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in r.iter().zip(widths).enumerate() {
+            if i < 2 {
+                line.push_str(&format!("{cell:<w$}  "));
+            } else {
+                line.push_str(&format!("{cell:>w$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for suite in &report.suites {
+        let weak: Vec<_> = suite
+            .field_accuracy
+            .iter()
+            .filter(|f| f.hits < f.total)
+            .collect();
+        if weak.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\nfields below 100% in {} ({}/{}):\n",
+            suite.suite, suite.package, suite.binary
+        ));
+        for f in weak {
+            out.push_str(&format!(
+                "  {:>6.1}%  {} ({}/{})\n",
+                f.accuracy * 100.0,
+                f.path,
+                f.hits,
+                f.total
+            ));
+        }
+    }
+    let failing: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
+    if !failing.is_empty() {
+        out.push_str("\nfailing:\n");
+        for c in failing {
+            let why: Vec<String> = c
+                .evaluators
+                .iter()
+                .filter(|e| !e.passed)
+                .map(|e| format!("{} {:.2}", e.evaluator, e.score))
+                .collect();
+            let why = if why.is_empty() {
+                c.failure
+                    .as_deref()
+                    .and_then(|f| f.lines().next())
+                    .unwrap_or("failed")
+                    .to_string()
+            } else {
+                why.join(", ")
+            };
+            out.push_str(&format!(
+                "  {} ({}/{}): {why}\n",
+                c.test, c.package, c.binary
+            ));
+        }
+    }
+    if !report.unreadable_entries.is_empty() {
+        out.push_str(&format!(
+            "\n{} entry file(s) could not be read and were skipped\n",
+            report.unreadable_entries.len()
+        ));
+    }
+    out
+}

@@ -1,0 +1,329 @@
+//! `cargo proposal-eval status`: every case's recording, fresh, stale, missing, orphaned or
+//! unreadable. The states come from `proposal_eval::status`, the runtime's own staleness logic.
+
+use crate::args::{no_value, Arg, Args, UsageError};
+use crate::files;
+use proposal_eval::recording::SourceChange;
+use proposal_eval::status::{State, SuiteStatus};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// A path for messages, relative to the current folder (`.` for the folder itself).
+pub fn display(path: &Path) -> String {
+    match files::display(path) {
+        shown if shown.is_empty() => ".".into(),
+        shown => shown,
+    }
+}
+
+/// `status --help`.
+pub const HELP: &str = "\
+Show the state of every case's recording.
+
+Usage: cargo proposal-eval status [PATH...] [--check] [--format text|json]
+
+Each PATH is a suite folder, or a folder searched for suites (folders holding
+proposal-eval.toml; target/ and hidden folders are skipped). Default: the current folder.
+Paths in sources and recordings are relative to the suite's crate root: the nearest folder
+above it with a Cargo.toml.
+
+States:
+  fresh         the recording was made from the case's current sources
+  stale         a source changed since it was recorded (the tests refuse it); which one is shown
+  no recording  none yet: fine for a case that never calls the model
+  orphaned      a recording whose fixture is gone (remove with `cargo proposal-eval prune`)
+  unreadable    the recording, the fixture or a source cannot be read; why is shown
+
+Options:
+  --check          Exit 1 when a case that runs has a stale or unreadable recording, or a
+                   recording is orphaned (draft cases are shown but never fail the check)
+  --format FORMAT  text (default) or json
+  -h, --help       Print this help
+
+Exit status: 0, or 1 when --check fails or a suite cannot be read, 2 on a usage error.
+";
+
+/// Parsed `status` options.
+#[derive(Debug)]
+pub struct Options {
+    /// Where to look.
+    pub paths: Vec<PathBuf>,
+    /// `--check`.
+    pub check: bool,
+    /// `--format json`.
+    pub json: bool,
+}
+
+/// Parses the arguments after `status`; `Ok(None)` means `--help` was printed.
+pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
+    let mut args = Args::new(args);
+    let mut options = Options {
+        paths: Vec::new(),
+        check: false,
+        json: false,
+    };
+    while let Some(arg) = args.next_arg() {
+        match arg {
+            Arg::Flag(flag, inline) => match flag.as_str() {
+                "--help" => {
+                    print!("{HELP}");
+                    return Ok(None);
+                }
+                "--check" => {
+                    no_value(&flag, inline)?;
+                    options.check = true;
+                }
+                "--format" => match args.value(&flag, inline)?.as_str() {
+                    "json" => options.json = true,
+                    "text" => options.json = false,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--format {other:?}: expected `text` or `json`"
+                        )))
+                    }
+                },
+                _ => return Err(UsageError(format!("unknown option {flag}"))),
+            },
+            Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
+        }
+    }
+    check_paths(&options.paths)?;
+    Ok(Some(options))
+}
+
+/// Refuses a PATH that does not exist (a usage error).
+pub fn check_paths(paths: &[PathBuf]) -> Result<(), UsageError> {
+    for path in paths {
+        if !path.is_dir() {
+            return Err(UsageError(format!("{}: no such folder", path.display())));
+        }
+    }
+    Ok(())
+}
+
+/// A suite folder and its crate root, both absolute.
+#[derive(Debug)]
+pub struct Found {
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// The nearest folder above it (or itself) with a Cargo.toml.
+    pub crate_root: PathBuf,
+}
+
+/// The suites in or below `paths` (default: the current folder).
+pub fn find_suites(paths: &[PathBuf]) -> Result<Vec<Found>, String> {
+    let given = !paths.is_empty();
+    let paths = if given {
+        paths.to_vec()
+    } else {
+        vec![PathBuf::from(".")]
+    };
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for path in &paths {
+        let path = path
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut below = suites_below(&path);
+        if below.is_empty() && given {
+            // A folder named on the command line is a suite even without a config file.
+            below.push(path.clone());
+        }
+        if below.is_empty() {
+            return Err(format!(
+                "no suite found below {} (a suite is a folder with a proposal-eval.toml; or name suite folders: `cargo proposal-eval status fixtures/payments`)",
+                display(&path)
+            ));
+        }
+        dirs.extend(below);
+    }
+    dirs.sort();
+    dirs.dedup();
+    dirs.into_iter()
+        .map(|dir| {
+            let crate_root = dir
+                .ancestors()
+                .find(|a| a.join("Cargo.toml").is_file())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no Cargo.toml in it or above it; sources and recordings are relative to the crate root",
+                        display(&dir)
+                    )
+                })?
+                .to_path_buf();
+            Ok(Found { dir, crate_root })
+        })
+        .collect()
+}
+
+/// Folders at or below `root` holding a `proposal-eval.toml`, skipping `target/`,
+/// `recordings/` and hidden folders.
+fn suites_below(root: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            let name = e.file_name().to_string_lossy();
+            !(name.starts_with('.')
+                || (e.file_type().is_dir() && (name == "target" || name == "recordings")))
+        })
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name() == "proposal-eval.toml")
+        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+        .collect();
+    found.sort();
+    found
+}
+
+/// Checks every suite found.
+pub fn statuses(paths: &[PathBuf]) -> Result<Vec<SuiteStatus>, String> {
+    find_suites(paths)?
+        .into_iter()
+        .map(|found| {
+            SuiteStatus::check(&found.crate_root, &found.dir)
+                .map_err(|e| format!("cannot read the suite {}: {e}", display(&found.dir)))
+        })
+        .collect()
+}
+
+/// Counts per state.
+#[derive(Default)]
+struct Counts {
+    cases: usize,
+    fresh: usize,
+    stale: usize,
+    no_recording: usize,
+    orphaned: usize,
+    unreadable: usize,
+    failing: usize,
+}
+
+fn count(suites: &[SuiteStatus]) -> Counts {
+    let mut counts = Counts::default();
+    for suite in suites {
+        if suite.config_error.is_some() {
+            counts.unreadable += 1;
+            counts.failing += 1;
+        }
+        for case in &suite.cases {
+            match case.state {
+                State::Fresh => counts.fresh += 1,
+                State::Stale(_) => counts.stale += 1,
+                State::NoRecording => counts.no_recording += 1,
+                State::Orphaned => counts.orphaned += 1,
+                State::Unreadable(_) => counts.unreadable += 1,
+            }
+            if case.test.is_some() {
+                counts.cases += 1;
+            }
+            if case.fails_check(suite.validation) {
+                counts.failing += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Runs `status`; returns the exit code.
+pub fn run(options: Options) -> Result<i32, String> {
+    let suites = statuses(&options.paths)?;
+    let counts = count(&suites);
+    if options.json {
+        let value = json!({
+            "suites": suites.iter().map(SuiteStatus::to_json).collect::<Vec<_>>(),
+            "summary": {
+                "cases": counts.cases,
+                "fresh": counts.fresh,
+                "stale": counts.stale,
+                "no_recording": counts.no_recording,
+                "orphaned": counts.orphaned,
+                "unreadable": counts.unreadable,
+                "failing_check": counts.failing,
+            },
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?
+        );
+    } else {
+        for suite in &suites {
+            print_suite(suite);
+        }
+        println!(
+            "{} case(s): {} fresh, {} stale, {} no recording, {} orphaned, {} unreadable",
+            counts.cases,
+            counts.fresh,
+            counts.stale,
+            counts.no_recording,
+            counts.orphaned,
+            counts.unreadable
+        );
+    }
+    if options.check && counts.failing > 0 {
+        eprintln!(
+            "error: status --check: {} problem(s). Re-record stale recordings with `RECORD=stale cargo test`, remove orphans with `cargo proposal-eval prune --yes`, fix or delete unreadable files.",
+            counts.failing
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn print_suite(suite: &SuiteStatus) {
+    println!(
+        "{} ({}, crate {})",
+        suite.name,
+        display(&suite.dir),
+        display(&suite.crate_root)
+    );
+    if let Some(error) = &suite.config_error {
+        println!("  {:<13} {error}", "unreadable");
+    }
+    for case in &suite.cases {
+        let draft = match case.status {
+            Some(status) if status != proposal_eval::fixture::Status::Active => {
+                format!(
+                    " ({})",
+                    serde_json::to_value(status)
+                        .unwrap_or_default()
+                        .as_str()
+                        .unwrap_or("inactive")
+                )
+            }
+            _ => String::new(),
+        };
+        let label = case.state.label();
+        match &case.state {
+            State::Fresh | State::NoRecording => println!("  {label:<13} {}{draft}", case.case),
+            State::Orphaned => println!(
+                "  {label:<13} {} (no fixture {}.json)",
+                suite.relative(&case.recording),
+                case.case
+            ),
+            State::Unreadable(why) => println!("  {label:<13} {}{draft}: {why}", case.case),
+            State::Stale(changes) => {
+                let what: Vec<String> = changes.iter().map(describe).collect();
+                println!("  {label:<13} {}{draft}: {}", case.case, what.join("; "));
+            }
+        }
+    }
+}
+
+/// One source change, with short hashes.
+fn describe(change: &SourceChange) -> String {
+    let short = |h: &str| h.chars().take(12).collect::<String>();
+    match change {
+        SourceChange::Changed {
+            path,
+            recorded,
+            current,
+        } => format!(
+            "{path} changed (recorded {}, now {})",
+            short(recorded),
+            short(current)
+        ),
+        SourceChange::Added { path } => format!("{path} is a new source"),
+        SourceChange::Removed { path } => format!("{path} is no longer a source"),
+    }
+}

@@ -1,0 +1,316 @@
+use crate::common::*;
+use crate::recordings::*;
+use serde_json::{json, Value};
+
+/// A suite with one case in every state.
+fn every_state() -> Env {
+    let env = crate_with_suite("[recording]\nsources = [\"prompts/*.md\"]\n");
+    env.write("prompts/system.md", "You propose data changes.\n");
+    simple(&env, "fresh");
+    record(&env, "fresh", &["prompts/system.md"]);
+    simple(&env, "sub/edited");
+    record(&env, "sub/edited", &["prompts/system.md"]);
+    fixture(
+        &env,
+        "sub/edited",
+        json!({ "input": { "message": "changed" }, "expected": [] }),
+    );
+    simple(&env, "never_calls");
+    raw_recording(&env, "gone", "{}\n");
+    simple(&env, "conflicted");
+    record(&env, "conflicted", &["prompts/system.md"]);
+    let text = env.read("suite/recordings/conflicted.json");
+    raw_recording(
+        &env,
+        "conflicted",
+        &format!("<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> other\n"),
+    );
+    env
+}
+
+#[test]
+fn lists_every_state_with_a_summary() {
+    let env = every_state();
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = |needle: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in\n{}", out.stdout))
+            .to_string()
+    };
+    assert!(line(" fresh")
+        .trim_start()
+        .starts_with("fresh         fresh"));
+    let stale = line("sub/edited");
+    assert!(stale.trim_start().starts_with("stale"), "{stale}");
+    assert!(stale.contains("suite/sub/edited.json changed"), "{stale}");
+    assert!(line("never_calls").trim_start().starts_with("no recording"));
+    let orphan = line("orphaned");
+    assert!(orphan.contains("suite/recordings/gone.json"), "{orphan}");
+    let unreadable = line("conflicted");
+    assert!(
+        unreadable.trim_start().starts_with("unreadable"),
+        "{unreadable}"
+    );
+    assert!(unreadable.contains("merge-conflict"), "{unreadable}");
+    assert!(
+        out.stdout
+            .contains("4 case(s): 1 fresh, 1 stale, 1 no recording, 1 orphaned, 1 unreadable"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn check_fails_on_stale_orphaned_or_unreadable_only() {
+    let env = crate_with_suite("");
+    simple(&env, "fresh");
+    record(&env, "fresh", &[]);
+    simple(&env, "never_calls");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(
+        out.code, 0,
+        "a missing recording is fine: {}{}",
+        out.stdout, out.stderr
+    );
+
+    // Stale.
+    fixture(
+        &env,
+        "fresh",
+        json!({ "input": { "message": "edited" }, "expected": [] }),
+    );
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("status --check: 1 problem(s)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("RECORD=stale"), "{}", out.stderr);
+    record(&env, "fresh", &[]);
+    assert_eq!(env.run(&["status", "--check"]).code, 0);
+
+    // Orphaned.
+    raw_recording(&env, "old", "{}\n");
+    assert_eq!(env.run(&["status", "--check"]).code, 1);
+    std::fs::remove_file(env.path("suite/recordings/old.json")).unwrap();
+
+    // Unreadable: bad JSON, and a format this version does not read.
+    raw_recording(&env, "never_calls", "{\"format\": 1,");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("cut off"), "{}", out.stdout);
+    let good = env.read("suite/recordings/fresh.json");
+    raw_recording(
+        &env,
+        "never_calls",
+        &good.replace("\"format\": 1", "\"format\": 9"),
+    );
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("recording format 9"), "{}", out.stdout);
+}
+
+#[test]
+fn a_changed_suite_source_is_named() {
+    let env = crate_with_suite("[recording]\nsources = [\"prompts/*.md\"]\n");
+    env.write("prompts/a.md", "v1\n");
+    simple(&env, "case");
+    record(&env, "case", &["prompts/a.md"]);
+    // CRLF reads as LF: not a change.
+    env.write("prompts/a.md", "v1\r\n");
+    assert_eq!(env.run(&["status", "--check"]).code, 0);
+    env.write("prompts/a.md", "v2\n");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.contains("prompts/a.md changed (recorded "),
+        "{}",
+        out.stdout
+    );
+    // A new source file is a change too.
+    env.write("prompts/b.md", "more\n");
+    let out = env.run(&["status"]);
+    assert!(
+        out.stdout.contains("prompts/b.md is a new source"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn drafts_are_shown_but_never_fail_the_check() {
+    let env = crate_with_suite("");
+    fixture(
+        &env,
+        "drafts/d",
+        json!({ "input": { "m": 1 }, "status": "draft" }),
+    );
+    record(&env, "drafts/d", &[]);
+    fixture(
+        &env,
+        "drafts/d",
+        json!({ "input": { "m": 2 }, "status": "draft" }),
+    );
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("drafts/d (draft)"), "{}", out.stdout);
+    assert!(out.stdout.contains("stale"), "{}", out.stdout);
+}
+
+#[test]
+fn validation_skip_does_not_fail_the_check_on_stale() {
+    let env = crate_with_suite("[recording]\nvalidation = \"skip\"\n");
+    simple(&env, "case");
+    record(&env, "case", &[]);
+    fixture(&env, "case", json!({ "input": 2, "expected": [] }));
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains("stale"), "{}", out.stdout);
+}
+
+#[test]
+fn bad_fixture_missing_source_and_bad_config_are_unreadable() {
+    let env = crate_with_suite("");
+    env.write("suite/typo.json", "{\n  \"expcted\": []\n}\n");
+    fixture(
+        &env,
+        "needs",
+        json!({ "input": 1, "expected": [], "sources": ["prompts/missing.md"] }),
+    );
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("suite/typo.json:2:"), "{}", out.stdout);
+    assert!(out.stdout.contains("prompts/missing.md"), "{}", out.stdout);
+
+    let env = crate_with_suite("evaluators = [\"strikt\"]\n");
+    simple(&env, "case");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("strikt"), "{}", out.stdout);
+}
+
+#[test]
+fn json_format() {
+    let env = every_state();
+    let out = env.run(&["status", "--format", "json", "--check"]);
+    assert_eq!(out.code, 1);
+    let value: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        value["summary"],
+        json!({ "cases": 4, "fresh": 1, "stale": 1, "no_recording": 1, "orphaned": 1,
+                "unreadable": 1, "failing_check": 3 })
+    );
+    let suite = &value["suites"][0];
+    assert_eq!(suite["suite"], "suite");
+    assert_eq!(suite["dir"], "suite");
+    assert_eq!(suite["recordings"], "suite/recordings");
+    let case = |name: &str| {
+        suite["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case"] == name)
+            .unwrap()
+            .clone()
+    };
+    let stale = case("sub/edited");
+    assert_eq!(stale["state"], "stale");
+    assert_eq!(stale["test"], "suite::sub::edited");
+    assert_eq!(stale["status"], "active");
+    assert_eq!(stale["fails_check"], true);
+    assert_eq!(stale["changes"][0]["path"], "suite/sub/edited.json");
+    assert_eq!(stale["changes"][0]["kind"], "changed");
+    assert_eq!(stale["changes"][0]["recorded"].as_str().unwrap().len(), 64);
+    let orphan = case("gone");
+    assert_eq!(orphan["state"], "orphaned");
+    assert_eq!(orphan["test"], Value::Null);
+    assert_eq!(orphan["recording"], "suite/recordings/gone.json");
+    assert!(case("conflicted")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("merge-conflict"));
+    assert_eq!(case("never_calls")["state"], "no_recording");
+    assert_eq!(case("fresh")["state"], "fresh");
+    // --format text is the default.
+    assert!(!env
+        .run(&["status", "--format", "text"])
+        .stdout
+        .starts_with('{'));
+}
+
+#[test]
+fn finds_suites_below_a_folder_and_takes_suite_folders() {
+    let env = crate_with_suite("");
+    simple(&env, "a");
+    // A second crate with a suite, and configs that must not be found.
+    env.write("other/Cargo.toml", "[package]\nname = \"other\"\n");
+    env.write("other/evals/proposal-eval.toml", "");
+    env.write("other/evals/b.json", "{\"input\": 1, \"expected\": []}");
+    env.write("target/x/proposal-eval.toml", "");
+    env.write(".hidden/proposal-eval.toml", "");
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("suite (suite, crate .)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("evals (other/evals, crate other)"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("2 case(s)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("target"), "{}", out.stdout);
+
+    // A folder given by name is a suite even without a config file.
+    env.write("plain/c.json", "{\"input\": 1, \"expected\": []}");
+    let out = env.run(&["status", "plain"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("1 case(s)"), "{}", out.stdout);
+    let out = env.run(&["status", "other/evals", "suite"]);
+    assert!(out.stdout.contains("2 case(s)"), "{}", out.stdout);
+}
+
+#[test]
+fn error_paths() {
+    let env = Env::new();
+    let out = env.run(&["status", "nope"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("nope: no such folder"),
+        "{}",
+        out.stderr
+    );
+    let out = env.run(&["status", "--format", "yaml"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("expected `text` or `json`"),
+        "{}",
+        out.stderr
+    );
+    let out = env.run(&["status", "--check=yes"]);
+    assert_eq!(out.code, 2);
+    let out = env.run(&["status", "--frobnicate"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("cargo proposal-eval status --help"),
+        "{}",
+        out.stderr
+    );
+
+    // No suite below the current folder.
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("no suite found"), "{}", out.stderr);
+
+    // No Cargo.toml above the suite.
+    env.write("suite/proposal-eval.toml", "");
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("no Cargo.toml"), "{}", out.stderr);
+}

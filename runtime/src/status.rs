@@ -1,0 +1,281 @@
+//! The state of a suite's recordings, as `cargo proposal-eval status` prints it.
+//!
+//! Built from the same pieces a test run uses (the run's `Suite`, `LoadedCase`,
+//! `current_sources`, and [`recording::compare_sources`]), in the same order, so `status` and
+//! `cargo test` never disagree about which recording is fresh, stale or unreadable.
+//!
+//! ```no_run
+//! use proposal_eval::status::SuiteStatus;
+//! use std::path::Path;
+//!
+//! let status = SuiteStatus::check(Path::new("."), Path::new("fixtures/payments")).unwrap();
+//! for case in &status.cases {
+//!     println!("{} {}", case.state.label(), case.case);
+//! }
+//! assert!(!status.fails_check());
+//! ```
+
+use crate::fixture::Status;
+use crate::recording::{self, Recording, SourceChange, Validation};
+use crate::run::{LoadedCase, Suite};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The state of one case's recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// The recording was made from the case's current sources: replay uses it.
+    Fresh,
+    /// The recording was made from other sources: which ones changed.
+    Stale(Vec<SourceChange>),
+    /// No recording. Fine for a case that never calls the model; one that does fails and says how
+    /// to record it.
+    NoRecording,
+    /// A recording whose fixture is gone.
+    Orphaned,
+    /// The recording (or the fixture, or one of its sources) cannot be read: why.
+    Unreadable(String),
+}
+
+impl State {
+    /// `fresh`, `stale`, `no recording`, `orphaned` or `unreadable`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            State::Fresh => "fresh",
+            State::Stale(_) => "stale",
+            State::NoRecording => "no recording",
+            State::Orphaned => "orphaned",
+            State::Unreadable(_) => "unreadable",
+        }
+    }
+
+    /// The label as a JSON key: `no_recording` rather than `no recording`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            State::NoRecording => "no_recording",
+            other => other.label(),
+        }
+    }
+}
+
+/// One case (or one orphaned recording) of a suite.
+#[derive(Clone, Debug)]
+pub struct CaseStatus {
+    /// The case path: fixture path relative to the suite, without `.json`.
+    pub case: String,
+    /// The test name (`suite::sub::case`); `None` for an orphan.
+    pub test: Option<String>,
+    /// The fixture file; `None` for an orphan.
+    pub fixture: Option<PathBuf>,
+    /// Where the recording is (or would be).
+    pub recording: PathBuf,
+    /// The case's `status`; `None` when the fixture cannot be read, or for an orphan.
+    pub status: Option<Status>,
+    /// The recording's state.
+    pub state: State,
+}
+
+impl CaseStatus {
+    /// Whether this case makes `status --check` fail: an orphan, or a stale or unreadable
+    /// recording of a case that runs. Draft cases are shown but never fail the check, and a stale
+    /// recording does not either when the suite says `validation = "skip"`, as the tests replay it
+    /// without looking.
+    pub fn fails_check(&self, validation: Validation) -> bool {
+        let runs = !matches!(self.status, Some(Status::Draft | Status::NeedsHumanInput));
+        match &self.state {
+            State::Orphaned => true,
+            State::Stale(_) => runs && validation != Validation::Skip,
+            State::Unreadable(_) => runs,
+            State::Fresh | State::NoRecording => false,
+        }
+    }
+}
+
+/// Every case of a suite with its recording's state.
+#[derive(Clone, Debug)]
+pub struct SuiteStatus {
+    /// The suite's name (its folder's last component, as in test names).
+    pub name: String,
+    /// The crate root that sources are relative to.
+    pub crate_root: PathBuf,
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// The recordings folder.
+    pub recordings: PathBuf,
+    /// `[recording] validation` (strict when the config cannot be read).
+    pub validation: Validation,
+    /// The suite config cannot be read: every test of the suite fails with this.
+    pub config_error: Option<String>,
+    /// The cases, sorted by path, then the orphans.
+    pub cases: Vec<CaseStatus>,
+}
+
+impl SuiteStatus {
+    /// Checks the suite folder `dir` of the crate at `crate_root`, with the default config
+    /// (`<dir>/proposal-eval.toml`) and recordings folder (`<dir>/recordings`).
+    pub fn check(crate_root: &Path, dir: &Path) -> std::io::Result<SuiteStatus> {
+        let suite = Suite::new(crate_root.to_path_buf(), dir, None, None, None);
+        let fixtures = suite.discover()?;
+        let (validation, config_error) = match &suite.config {
+            Ok(config) => (config.recording.validation, None),
+            Err(e) => (Validation::Strict, Some(e.to_string())),
+        };
+        let mut cases = Vec::new();
+        for path in &fixtures {
+            let loaded = LoadedCase::load(&suite, path.clone());
+            let state = state(&suite, &loaded);
+            cases.push(CaseStatus {
+                case: path.case_path().to_string(),
+                test: Some(suite.test_name(path)),
+                fixture: Some(path.absolute.clone()),
+                recording: suite.recording_file(path),
+                status: loaded.file.as_ref().ok().map(|f| f.status),
+                state,
+            });
+        }
+        let known: Vec<&str> = fixtures.iter().map(|f| f.case_path()).collect();
+        for orphan in recording::orphans(&suite.recordings, &known) {
+            let case = orphan
+                .strip_prefix(&suite.recordings)
+                .unwrap_or(&orphan)
+                .with_extension("")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            cases.push(CaseStatus {
+                case,
+                test: None,
+                fixture: None,
+                recording: orphan,
+                status: None,
+                state: State::Orphaned,
+            });
+        }
+        Ok(SuiteStatus {
+            name: suite.name.clone(),
+            crate_root: suite.crate_root.clone(),
+            dir: suite.dir.clone(),
+            recordings: suite.recordings.clone(),
+            validation,
+            config_error,
+            cases,
+        })
+    }
+
+    /// Whether `status --check` fails for this suite.
+    pub fn fails_check(&self) -> bool {
+        self.config_error.is_some() || self.cases.iter().any(|c| c.fails_check(self.validation))
+    }
+
+    /// A crate-relative, `/`-separated form of `path`.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.crate_root)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// The machine-readable form that `status --format json` prints.
+    pub fn to_json(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct Change<'a> {
+            path: &'a str,
+            kind: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            recorded: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            current: Option<&'a str>,
+        }
+        let cases: Vec<serde_json::Value> = self
+            .cases
+            .iter()
+            .map(|c| {
+                let changes: Vec<Change<'_>> = match &c.state {
+                    State::Stale(changes) => changes
+                        .iter()
+                        .map(|change| match change {
+                            SourceChange::Changed {
+                                path,
+                                recorded,
+                                current,
+                            } => Change {
+                                path,
+                                kind: "changed",
+                                recorded: Some(recorded),
+                                current: Some(current),
+                            },
+                            SourceChange::Added { path } => Change {
+                                path,
+                                kind: "added",
+                                recorded: None,
+                                current: None,
+                            },
+                            SourceChange::Removed { path } => Change {
+                                path,
+                                kind: "removed",
+                                recorded: None,
+                                current: None,
+                            },
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let mut value = serde_json::json!({
+                    "case": c.case,
+                    "test": c.test,
+                    "fixture": c.fixture.as_deref().map(|f| self.relative(f)),
+                    "recording": self.relative(&c.recording),
+                    "status": c.status,
+                    "state": c.state.key(),
+                    "fails_check": c.fails_check(self.validation),
+                });
+                if let State::Unreadable(reason) = &c.state {
+                    value["reason"] = reason.clone().into();
+                }
+                if !changes.is_empty() {
+                    value["changes"] = serde_json::to_value(changes).unwrap_or_default();
+                }
+                value
+            })
+            .collect();
+        serde_json::json!({
+            "suite": self.name,
+            "dir": self.relative(&self.dir),
+            "crate_root": self.crate_root.display().to_string(),
+            "recordings": self.relative(&self.recordings),
+            "validation": self.validation,
+            "config_error": self.config_error,
+            "cases": cases,
+        })
+    }
+}
+
+/// The state of one loaded case's recording, decided exactly as a replay decides it.
+fn state(suite: &Suite, loaded: &LoadedCase) -> State {
+    let fixture = match &loaded.file {
+        Ok(fixture) => fixture,
+        Err(e) => return State::Unreadable(format!("bad fixture: {e}")),
+    };
+    let sources = match crate::run::current_sources(suite, loaded, fixture) {
+        Ok(sources) => sources,
+        Err(e) => return State::Unreadable(format!("{e} (file {})", loaded.source.path)),
+    };
+    match Recording::read(&suite.recording_file(&loaded.path)) {
+        Err(mut e) => {
+            e.0.file = suite.relative(&e.0.file).into();
+            State::Unreadable(e.0.to_string())
+        }
+        Ok(None) => State::NoRecording,
+        Ok(Some(recorded)) => {
+            let changes = recording::compare_sources(&recorded.sources, &sources);
+            if changes.is_empty() {
+                State::Fresh
+            } else {
+                State::Stale(changes)
+            }
+        }
+    }
+}
