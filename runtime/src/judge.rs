@@ -99,7 +99,7 @@ impl TryFrom<RawJudgeConfig> for JudgeConfig {
         if name.trim().is_empty() {
             return Err("code_judge `name` is empty".to_string());
         }
-        if raw.command.first().is_none_or_empty() {
+        if raw.command.first().map(|s| s.trim().is_empty()) != Some(false) {
             return Err(format!(
                 "code_judge `{name}`: `command` is empty; write the argv, e.g. [\"python3\", \"judges/{name}.py\"]"
             ));
@@ -131,16 +131,6 @@ impl TryFrom<RawJudgeConfig> for JudgeConfig {
             threshold,
             config: raw.config,
         })
-    }
-}
-
-trait FirstArg {
-    fn is_none_or_empty(self) -> bool;
-}
-
-impl FirstArg for Option<&String> {
-    fn is_none_or_empty(self) -> bool {
-        self.map_or(true, |s| s.trim().is_empty())
     }
 }
 
@@ -438,6 +428,14 @@ fn execute(
             error: "the command is empty".to_string(),
         });
     };
+    if !crate_root.is_dir() {
+        // Otherwise the OS reports a missing working directory as a missing program.
+        return Err(JudgeError::Spawn {
+            command: shown,
+            dir: crate_root.to_path_buf(),
+            error: "the crate root is not a directory".to_string(),
+        });
+    }
     let mut command = Command::new(program_path(program, crate_root));
     command
         .args(&config.command[1..])

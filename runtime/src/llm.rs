@@ -452,6 +452,30 @@ mod tests {
     }
 
     #[test]
+    fn live_calls_are_bounded() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        static RUNNING: AtomicUsize = AtomicUsize::new(0);
+        static PEAK: AtomicUsize = AtomicUsize::new(0);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let _permit = LivePermit::acquire(2);
+                    let now = RUNNING.fetch_add(1, SeqCst) + 1;
+                    PEAK.fetch_max(now, SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    RUNNING.fetch_sub(1, SeqCst);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Other tests in this binary may hold places too, so the peak here is at most 2.
+        assert!(PEAK.load(SeqCst) <= 2, "peak {}", PEAK.load(SeqCst));
+        assert!(PEAK.load(SeqCst) >= 1);
+    }
+
+    #[test]
     fn a_failing_live_model_keeps_nothing() {
         let factory: ModelFactory = std::sync::Arc::new(|| {
             Box::new(|_: &Value| -> Result<Value, ModelError> { Err(ModelError::new("quota")) })
