@@ -398,9 +398,21 @@ where
             e
         }
     })?;
-    evaluate(
+    let verdict = evaluate(
         suite, config, settings, fixture, &case, &actual, name, result,
-    )
+    );
+    // A recording written by a run whose case then fails is said so, never silently kept.
+    verdict.map_err(|message| {
+        if result.recording == RecordingUse::Recorded {
+            format!(
+                "{message}
+(the model's new responses were recorded in {} and this case fails on them; restore the file from version control to undo)",
+                suite.relative(&recording_file)
+            )
+        } else {
+            message
+        }
+    })
 }
 
 /// The case's current sources: the fixture, the case's `sources`, the suite's `sources`.
