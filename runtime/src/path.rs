@@ -634,9 +634,12 @@ impl MatchFrame {
 /// let root = m.root(0);
 /// let a = m.child(root, SegmentRef::Key("a"));
 /// let b = m.child(a, SegmentRef::Index(3));
-/// assert!(m.child(b, SegmentRef::Key("c")).covered);
-/// m.truncate(b);
-/// assert!(!m.child(b, SegmentRef::Key("d")).covered);
+/// let c = m.child(b, SegmentRef::Key("c"));
+/// assert!(c.covered);
+/// m.truncate(c); // done with `c`: back to `b`
+/// let d = m.child(b, SegmentRef::Key("d"));
+/// assert!(!d.covered);
+/// m.truncate(d);
 /// assert!(m.child(b, SegmentRef::Key("ts")).covered);
 /// ```
 #[derive(Debug)]
@@ -698,8 +701,9 @@ impl<'p> Matcher<'p> {
         }
     }
 
-    /// Steps from `parent` into its child at `segment`, pushing the child's states. Call
-    /// [`Matcher::truncate`] with the child's frame, or with `parent` to drop all children.
+    /// Steps from `parent` into its child at `segment`, pushing the child's states on top of the
+    /// stack: `parent` must be the topmost live frame. Call [`Matcher::truncate`] with the child's
+    /// frame when done with it, before stepping into a sibling.
     pub fn child(&mut self, parent: MatchFrame, segment: SegmentRef<'_>) -> MatchFrame {
         let start = self.stack.len() as u32;
         if parent.covered || parent.start == parent.end {
@@ -730,7 +734,7 @@ impl<'p> Matcher<'p> {
         }
     }
 
-    /// Drops the states above `frame`'s start (the frame and everything pushed after it).
+    /// Drops `frame` and everything pushed after it.
     pub fn truncate(&mut self, frame: MatchFrame) {
         self.stack.truncate(frame.start as usize);
     }

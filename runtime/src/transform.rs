@@ -1,0 +1,842 @@
+//! Transforms and transformers: how a field is rewritten before strict comparison.
+//!
+//! A [`Transform`] turns one value (or nothing, for a field that is missing) into another: one of
+//! the [`Builtin`]s named in configs, or a Rust closure. A [`Transformer`] says where and when a
+//! transform applies: its strategy (which sides, missing or present), and [`Condition`]s read from
+//! the proposal itself, the paired actual, or the paired expected.
+//!
+//! The clock is never read here: `today_utc_midnight` and `now_utc` use [`Context::now`], which the
+//! caller fills in (during replay, with the recording's time).
+//!
+//! ```
+//! use proposal_eval::transform::{Builtin, Context, Transform};
+//! use serde_json::json;
+//! let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
+//! let midnight = Transform::from(Builtin::TodayUtcMidnight);
+//! assert_eq!(midnight.apply(None, &ctx), json!("2025-03-04T00:00:00Z"));
+//! let shout = Transform::custom(|v, _| json!(v.and_then(|v| v.as_str()).unwrap_or("").to_uppercase()));
+//! assert_eq!(shout.apply(Some(&json!("hi")), &ctx), json!("HI"));
+//! ```
+
+use crate::path::{Location, PathError};
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+/// What the engine may know about the world: injected, never read from the system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Context {
+    /// "Now": the recording's time during replay, the real time otherwise.
+    pub now: DateTime<Utc>,
+}
+
+impl Context {
+    /// A context whose clock says `now`.
+    pub fn at(now: DateTime<Utc>) -> Context {
+        Context { now }
+    }
+}
+
+/// The transforms that can be named in a config file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Builtin {
+    /// `"YYYY-MM-DDT00:00:00Z"` of [`Context::now`]; ignores its input.
+    TodayUtcMidnight,
+    /// [`Context::now`] in RFC 3339 (`2025-03-04T15:16:17Z`); ignores its input.
+    NowUtc,
+    /// Lower-cases a string.
+    Lowercase,
+    /// Upper-cases a string.
+    Uppercase,
+    /// Removes leading and trailing white space from a string.
+    Trim,
+    /// Trims a string and turns every run of white space into one space.
+    CollapseWhitespace,
+    /// Keeps only the ASCII digits of a string (`"+1-555-0100"` becomes `"15550100"`).
+    DigitsOnly,
+    /// Reads a date string and writes it as `YYYY-MM-DD`. Tried in order: RFC 3339,
+    /// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SS`, `YYYY/MM/DD`, `DD-MMM-YYYY`, `DD MMM YYYY`,
+    /// `MMM DD, YYYY` (month names in any case, short or long), `MM/DD/YYYY`, `DD.MM.YYYY`.
+    DateIso,
+    /// Turns a numeric string (`"1,500.00"`) into a number; writes integral numbers as integers.
+    Number,
+    /// Sorts an array (numbers by value, then strings, then the rest by their JSON text).
+    Sort,
+}
+
+impl Builtin {
+    /// Every builtin, in the order the docs list them.
+    pub const ALL: [Builtin; 10] = [
+        Builtin::TodayUtcMidnight,
+        Builtin::NowUtc,
+        Builtin::Lowercase,
+        Builtin::Uppercase,
+        Builtin::Trim,
+        Builtin::CollapseWhitespace,
+        Builtin::DigitsOnly,
+        Builtin::DateIso,
+        Builtin::Number,
+        Builtin::Sort,
+    ];
+
+    /// The name used in config files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::TodayUtcMidnight => "today_utc_midnight",
+            Builtin::NowUtc => "now_utc",
+            Builtin::Lowercase => "lowercase",
+            Builtin::Uppercase => "uppercase",
+            Builtin::Trim => "trim",
+            Builtin::CollapseWhitespace => "collapse_whitespace",
+            Builtin::DigitsOnly => "digits_only",
+            Builtin::DateIso => "date_iso",
+            Builtin::Number => "number",
+            Builtin::Sort => "sort",
+        }
+    }
+
+    /// Applies the transform. A value it does not apply to (a number given to `lowercase`, a
+    /// string that is no date given to `date_iso`) comes back unchanged, so the comparison shows
+    /// it; a missing input gives `null`, except for the clock transforms.
+    pub fn apply(self, value: Option<&Value>, ctx: &Context) -> Value {
+        let map_str = |f: &dyn Fn(&str) -> String| match value {
+            Some(Value::String(s)) => Value::String(f(s)),
+            Some(other) => other.clone(),
+            None => Value::Null,
+        };
+        match self {
+            Builtin::TodayUtcMidnight => {
+                Value::String(ctx.now.format("%Y-%m-%dT00:00:00Z").to_string())
+            }
+            Builtin::NowUtc => Value::String(ctx.now.to_rfc3339_opts(SecondsFormat::AutoSi, true)),
+            Builtin::Lowercase => map_str(&|s| s.to_lowercase()),
+            Builtin::Uppercase => map_str(&|s| s.to_uppercase()),
+            Builtin::Trim => map_str(&|s| s.trim().to_string()),
+            Builtin::CollapseWhitespace => {
+                map_str(&|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            }
+            Builtin::DigitsOnly => map_str(&|s| s.chars().filter(char::is_ascii_digit).collect()),
+            Builtin::DateIso => match value {
+                Some(Value::String(s)) => match parse_date(s) {
+                    Some(d) => Value::String(d.format("%Y-%m-%d").to_string()),
+                    None => Value::String(s.clone()),
+                },
+                Some(other) => other.clone(),
+                None => Value::Null,
+            },
+            Builtin::Number => match value {
+                Some(Value::String(s)) => {
+                    let cleaned: String = s
+                        .trim()
+                        .chars()
+                        .filter(|c| !matches!(c, ',' | '_' | ' '))
+                        .collect();
+                    match cleaned.parse::<f64>() {
+                        Ok(f) if f.is_finite() => canonical_number(f),
+                        _ => Value::String(s.clone()),
+                    }
+                }
+                Some(Value::Number(n)) => match n.as_f64() {
+                    Some(f) if n.is_f64() => canonical_number(f),
+                    _ => Value::Number(n.clone()),
+                },
+                Some(other) => other.clone(),
+                None => Value::Null,
+            },
+            Builtin::Sort => match value {
+                Some(Value::Array(items)) => {
+                    let mut items = items.clone();
+                    items.sort_by(json_cmp);
+                    Value::Array(items)
+                }
+                Some(other) => other.clone(),
+                None => Value::Null,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Builtin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn canonical_number(f: f64) -> Value {
+    // Integral values below 2^53 are exact as integers, so `1500.00` and `1500` agree.
+    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+        Value::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn parse_date(text: &str) -> Option<NaiveDate> {
+    let s = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Some(dt.date_naive());
+    }
+    if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some(dt.date());
+    }
+    const FORMATS: [&str; 9] = [
+        "%Y-%m-%d",
+        "%Y/%m/%d",
+        "%d-%b-%Y",
+        "%d %b %Y",
+        "%b %d, %Y",
+        "%d-%B-%Y",
+        "%d %B %Y",
+        "%m/%d/%Y",
+        "%d.%m.%Y",
+    ];
+    FORMATS
+        .iter()
+        .find_map(|f| NaiveDate::parse_from_str(s, f).ok())
+}
+
+/// A total order on JSON values, used by `sort`: null, booleans, numbers (by value), strings,
+/// arrays, objects.
+pub fn json_cmp(a: &Value, b: &Value) -> Ordering {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Number(_) => 2,
+            Value::String(_) => 3,
+            Value::Array(_) => 4,
+            Value::Object(_) => 5,
+        }
+    }
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
+            x.total_cmp(&y)
+        }
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => x
+            .iter()
+            .zip(y)
+            .map(|(x, y)| json_cmp(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
+        (Value::Object(_), Value::Object(_)) => a.to_string().cmp(&b.to_string()),
+        _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+/// The function type of a closure transform: the present value (or `None`) and the context in,
+/// the new value out.
+pub type TransformFn = dyn Fn(Option<&Value>, &Context) -> Value + Send + Sync;
+
+/// A transform: a [`Builtin`] (what config files name) or a Rust closure.
+#[derive(Clone)]
+pub enum Transform {
+    /// A builtin, by name in configs.
+    Builtin(Builtin),
+    /// A closure given in Rust.
+    Custom(Arc<TransformFn>),
+}
+
+impl Transform {
+    /// A transform from a closure.
+    pub fn custom(f: impl Fn(Option<&Value>, &Context) -> Value + Send + Sync + 'static) -> Self {
+        Transform::Custom(Arc::new(f))
+    }
+
+    /// Applies the transform to a present value, or to nothing for a missing field.
+    pub fn apply(&self, value: Option<&Value>, ctx: &Context) -> Value {
+        match self {
+            Transform::Builtin(b) => b.apply(value, ctx),
+            Transform::Custom(f) => f(value, ctx),
+        }
+    }
+}
+
+impl Transform {
+    /// The transformed value, or `None` when the transform leaves `current` as it is. The string
+    /// builtins answer that without allocating, which keeps a transformer on an already-clean
+    /// field free.
+    pub fn rewrite(&self, current: &Value, ctx: &Context) -> Option<Value> {
+        if let (Transform::Builtin(b), Value::String(s)) = (self, current) {
+            let unchanged = match b {
+                Builtin::Trim => s.trim().len() == s.len(),
+                Builtin::Lowercase => s.chars().all(|c| c.is_lowercase() || !c.is_alphabetic()),
+                Builtin::Uppercase => s.chars().all(|c| c.is_uppercase() || !c.is_alphabetic()),
+                Builtin::DigitsOnly => s.bytes().all(|b| b.is_ascii_digit()),
+                Builtin::CollapseWhitespace => {
+                    let mut after_space = true;
+                    let clean = s.chars().all(|c| {
+                        let ok = !c.is_whitespace() || (c == ' ' && !after_space);
+                        after_space = c.is_whitespace();
+                        ok
+                    });
+                    clean && !after_space || s.is_empty()
+                }
+                _ => false,
+            };
+            if unchanged {
+                return None;
+            }
+        }
+        let new = self.apply(Some(current), ctx);
+        (new != *current).then_some(new)
+    }
+}
+
+impl From<Builtin> for Transform {
+    fn from(b: Builtin) -> Self {
+        Transform::Builtin(b)
+    }
+}
+
+impl fmt::Debug for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transform::Builtin(b) => write!(f, "Builtin({b})"),
+            Transform::Custom(_) => f.write_str("Custom(<closure>)"),
+        }
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transform::Builtin(b) => f.write_str(b.name()),
+            Transform::Custom(_) => f.write_str("<closure>"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Transform {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Builtin::deserialize(deserializer).map(Transform::Builtin)
+    }
+}
+
+/// The modern way to say where a transformer applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// The field missing in expected gets `transform()`; present, it is compared as it is.
+    AddMissingOnly,
+    /// The field is transformed on every side where it is present.
+    TransformAlways,
+    /// The field is transformed only when it is present on both sides.
+    TransformExisting,
+}
+
+/// Legacy `on_missing`: what to do on a side (of `apply_to`) where the field is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMissing {
+    /// Leave it missing.
+    Skip,
+    /// Add `transform()` there.
+    Add,
+    /// Report a `TransformerFailed` mismatch.
+    Fail,
+}
+
+/// Legacy `on_existing`: what to do on a side (of `apply_to`) where the field is present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnExisting {
+    /// Replace it by `transform(value)`.
+    Transform,
+    /// Leave it as it is.
+    Skip,
+}
+
+/// Legacy `apply_to`: which sides a transformer touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyTo {
+    /// Expected and actual.
+    Both,
+    /// Only the expected proposal.
+    Expected,
+    /// Only the actual proposal.
+    Actual,
+}
+
+impl ApplyTo {
+    /// Whether the expected side is touched.
+    pub fn expected(self) -> bool {
+        matches!(self, ApplyTo::Both | ApplyTo::Expected)
+    }
+    /// Whether the actual side is touched.
+    pub fn actual(self) -> bool {
+        matches!(self, ApplyTo::Both | ApplyTo::Actual)
+    }
+}
+
+/// Where a transformer's conditions are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConditionTarget {
+    /// `self`: the proposal being transformed.
+    #[default]
+    #[serde(rename = "self")]
+    Own,
+    /// The actual proposal of the pair. Any such transformer switches on the paired flow: expected
+    /// is compared as written (not normalized) and transformed by what the actual says.
+    Actual,
+    /// The expected proposal of the pair.
+    Expected,
+}
+
+/// One condition: the value at `path` equals one of, differs from all of, or exists.
+/// Every given test must hold.
+///
+/// ```
+/// use proposal_eval::transform::Condition;
+/// use serde_json::json;
+/// let c = Condition::equals("changeType", ["change", "update"]).unwrap();
+/// assert!(c.holds(&json!({"changeType": "update"})));
+/// assert!(!c.holds(&json!({"changeType": "creation"})));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    /// Where to read, relative to the proposal.
+    #[serde(deserialize_with = "crate::path::deserialize_location")]
+    pub path: Location,
+    /// Holds when the value equals any of these.
+    #[serde(default, deserialize_with = "one_or_many_values")]
+    pub equals: Option<Vec<Value>>,
+    /// Holds when the value (or its absence) equals none of these.
+    #[serde(default, alias = "notEquals", deserialize_with = "one_or_many_values")]
+    pub not_equals: Option<Vec<Value>>,
+    /// Holds when the field's presence is this.
+    #[serde(default)]
+    pub exists: Option<bool>,
+}
+
+fn one_or_many_values<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Value>>, D::Error> {
+    Ok(Some(match Value::deserialize(d)? {
+        Value::Array(items) => items,
+        one => vec![one],
+    }))
+}
+
+fn values(v: impl Into<Value>) -> Vec<Value> {
+    match v.into() {
+        Value::Array(items) => items,
+        one => vec![one],
+    }
+}
+
+impl Condition {
+    /// Holds when the value at `path` equals `value` (an array means: any of these).
+    pub fn equals(path: &str, value: impl Into<Value>) -> Result<Condition, PathError> {
+        Ok(Condition {
+            path: Location::parse(path)?,
+            equals: Some(values(value)),
+            ..Condition::default()
+        })
+    }
+
+    /// Holds when the value at `path` equals none of `value` (an array means: none of these).
+    pub fn not_equals(path: &str, value: impl Into<Value>) -> Result<Condition, PathError> {
+        Ok(Condition {
+            path: Location::parse(path)?,
+            not_equals: Some(values(value)),
+            ..Condition::default()
+        })
+    }
+
+    /// Holds when the field at `path` is present (`true`) or absent (`false`).
+    pub fn exists(path: &str, exists: bool) -> Result<Condition, PathError> {
+        Ok(Condition {
+            path: Location::parse(path)?,
+            exists: Some(exists),
+            ..Condition::default()
+        })
+    }
+
+    /// Whether the condition holds on this proposal.
+    pub fn holds(&self, proposal: &Value) -> bool {
+        let found = self.path.get(proposal);
+        if let Some(want) = self.exists {
+            if found.is_some() != want {
+                return false;
+            }
+        }
+        if let Some(any) = &self.equals {
+            match found {
+                Some(v) if any.iter().any(|x| crate::compare::json_eq(x, v)) => {}
+                _ => return false,
+            }
+        }
+        if let (Some(none), Some(v)) = (&self.not_equals, found) {
+            if none.iter().any(|x| crate::compare::json_eq(x, v)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `when`: one condition or a list of them (all must hold).
+fn one_or_many_conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
+    struct V;
+    impl<'de> de::Visitor<'de> for V {
+        type Value = Vec<Condition>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a condition {path, equals | not_equals | exists} or a list of them")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Condition::deserialize(de::value::MapAccessDeserializer::new(map)).map(|c| vec![c])
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::<Condition>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A transformer: a transform, where it applies, and when.
+///
+/// The modern `strategy` and the legacy `on_missing` / `on_existing` / `apply_to` both resolve
+/// to the four fields below. `add_missing_only` is `on_missing = add, on_existing = skip,
+/// apply_to = expected`; `transform_always` is `on_missing = skip, on_existing = transform,
+/// apply_to = both`; `transform_existing` is that with `only_when_both_present`.
+///
+/// ```
+/// use proposal_eval::transform::{Builtin, Condition, ConditionTarget, Strategy, Transformer};
+/// let t = Transformer::new(Builtin::TodayUtcMidnight, Strategy::AddMissingOnly)
+///     .condition_target(ConditionTarget::Actual)
+///     .when(Condition::equals("changeType", "change").unwrap());
+/// assert_eq!(t.when.len(), 1);
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(try_from = "RawTransformer")]
+pub struct Transformer {
+    /// The transform.
+    pub transform: Transform,
+    /// What to do on a side where the field is missing.
+    pub on_missing: OnMissing,
+    /// What to do on a side where the field is present.
+    pub on_existing: OnExisting,
+    /// Which sides are touched.
+    pub apply_to: ApplyTo,
+    /// Touch nothing unless the field is present on both sides (`transform_existing`).
+    pub only_when_both_present: bool,
+    /// Where the conditions are read.
+    pub condition_target: ConditionTarget,
+    /// Conditions, all of which must hold (empty: always).
+    pub when: Vec<Condition>,
+}
+
+impl Transformer {
+    /// A transformer with a modern strategy, no conditions, reading conditions from itself.
+    pub fn new(transform: impl Into<Transform>, strategy: Strategy) -> Transformer {
+        let (on_missing, on_existing, apply_to, both) = match strategy {
+            Strategy::AddMissingOnly => {
+                (OnMissing::Add, OnExisting::Skip, ApplyTo::Expected, false)
+            }
+            Strategy::TransformAlways => {
+                (OnMissing::Skip, OnExisting::Transform, ApplyTo::Both, false)
+            }
+            Strategy::TransformExisting => {
+                (OnMissing::Skip, OnExisting::Transform, ApplyTo::Both, true)
+            }
+        };
+        Transformer {
+            transform: transform.into(),
+            on_missing,
+            on_existing,
+            apply_to,
+            only_when_both_present: both,
+            condition_target: ConditionTarget::Own,
+            when: Vec::new(),
+        }
+    }
+
+    /// A transformer in the seed's legacy form.
+    pub fn legacy(
+        transform: impl Into<Transform>,
+        on_missing: OnMissing,
+        on_existing: OnExisting,
+        apply_to: ApplyTo,
+    ) -> Transformer {
+        Transformer {
+            on_missing,
+            on_existing,
+            apply_to,
+            ..Transformer::new(transform, Strategy::TransformAlways)
+        }
+    }
+
+    /// Reads the conditions from `target`.
+    pub fn condition_target(mut self, target: ConditionTarget) -> Self {
+        self.condition_target = target;
+        self
+    }
+
+    /// Adds a condition (all conditions must hold).
+    pub fn when(mut self, condition: Condition) -> Self {
+        self.when.push(condition);
+        self
+    }
+
+    /// Whether every condition holds on `proposal`.
+    pub fn conditions_hold(&self, proposal: &Value) -> bool {
+        self.when.iter().all(|c| c.holds(proposal))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTransformer {
+    transform: Transform,
+    #[serde(default)]
+    strategy: Option<Strategy>,
+    #[serde(default, alias = "conditionTarget")]
+    condition_target: ConditionTarget,
+    #[serde(default, deserialize_with = "one_or_many_conditions")]
+    when: Vec<Condition>,
+    #[serde(default, alias = "onMissing")]
+    on_missing: Option<OnMissing>,
+    #[serde(default, alias = "onExisting")]
+    on_existing: Option<OnExisting>,
+    #[serde(default, alias = "applyTo")]
+    apply_to: Option<ApplyTo>,
+}
+
+impl TryFrom<RawTransformer> for Transformer {
+    type Error = String;
+    fn try_from(raw: RawTransformer) -> Result<Self, String> {
+        let legacy =
+            raw.on_missing.is_some() || raw.on_existing.is_some() || raw.apply_to.is_some();
+        let base = match (raw.strategy, legacy) {
+            (Some(_), true) => {
+                return Err(
+                    "give either `strategy` or the legacy `on_missing` / `on_existing` / \
+                            `apply_to`, not both"
+                        .into(),
+                )
+            }
+            (Some(strategy), false) => Transformer::new(raw.transform, strategy),
+            (None, _) => Transformer::legacy(
+                raw.transform,
+                raw.on_missing.unwrap_or(OnMissing::Skip),
+                raw.on_existing.unwrap_or(OnExisting::Transform),
+                raw.apply_to.unwrap_or(ApplyTo::Both),
+            ),
+        };
+        Ok(Transformer {
+            condition_target: raw.condition_target,
+            when: raw.when,
+            ..base
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx() -> Context {
+        Context::at("2025-03-04T15:16:17Z".parse().unwrap())
+    }
+
+    fn apply(b: Builtin, v: Value) -> Value {
+        b.apply(Some(&v), &ctx())
+    }
+
+    #[test]
+    fn clock_transforms_use_the_injected_time() {
+        assert_eq!(
+            Builtin::TodayUtcMidnight.apply(None, &ctx()),
+            json!("2025-03-04T00:00:00Z")
+        );
+        assert_eq!(
+            Builtin::NowUtc.apply(Some(&json!("x")), &ctx()),
+            json!("2025-03-04T15:16:17Z")
+        );
+    }
+
+    #[test]
+    fn string_transforms() {
+        assert_eq!(
+            apply(Builtin::Lowercase, json!("PenDing")),
+            json!("pending")
+        );
+        assert_eq!(apply(Builtin::Uppercase, json!("eur")), json!("EUR"));
+        assert_eq!(apply(Builtin::Trim, json!("  a b \n")), json!("a b"));
+        assert_eq!(
+            apply(Builtin::CollapseWhitespace, json!(" a \t b\n\nc ")),
+            json!("a b c")
+        );
+        assert_eq!(
+            apply(Builtin::DigitsOnly, json!("+1-555-0100")),
+            json!("15550100")
+        );
+        assert_eq!(
+            apply(Builtin::Lowercase, json!(12)),
+            json!(12),
+            "non-strings pass"
+        );
+        assert_eq!(Builtin::Lowercase.apply(None, &ctx()), Value::Null);
+    }
+
+    #[test]
+    fn date_iso_reads_the_usual_formats() {
+        for input in [
+            "2025-01-15",
+            "2025-01-15T10:30:00Z",
+            "2025-01-15T10:30:00+02:00",
+            "2025-01-15T10:30:00",
+            "2025/01/15",
+            "15-JAN-2025",
+            "15-jan-2025",
+            "15 Jan 2025",
+            "Jan 15, 2025",
+            "15 January 2025",
+            "01/15/2025",
+            "15.01.2025",
+        ] {
+            assert_eq!(
+                apply(Builtin::DateIso, json!(input)),
+                json!("2025-01-15"),
+                "{input}"
+            );
+        }
+        assert_eq!(apply(Builtin::DateIso, json!("soon")), json!("soon"));
+    }
+
+    #[test]
+    fn number_reads_numeric_strings_and_canonicalizes() {
+        assert_eq!(apply(Builtin::Number, json!("1,500.00")), json!(1500));
+        assert_eq!(apply(Builtin::Number, json!(" 12.5 ")), json!(12.5));
+        assert_eq!(apply(Builtin::Number, json!(120.0)), json!(120));
+        assert_eq!(apply(Builtin::Number, json!("abc")), json!("abc"));
+        assert_eq!(apply(Builtin::Number, json!(true)), json!(true));
+    }
+
+    #[test]
+    fn sort_orders_arrays() {
+        assert_eq!(
+            apply(Builtin::Sort, json!([10, "b", 9, "a", null, 2.5])),
+            json!([null, 2.5, 9, 10, "a", "b"])
+        );
+        assert_eq!(apply(Builtin::Sort, json!("x")), json!("x"));
+    }
+
+    #[test]
+    fn rewrite_agrees_with_apply() {
+        let inputs = [
+            "", " ", "a", " a", "a ", "a  b", "a b", "a\tb", "ABC", "abc", "aBc", "ǅ", "ß", "123",
+            "12a", "+1", "É", "é",
+        ];
+        for b in Builtin::ALL {
+            for s in inputs {
+                let v = json!(s);
+                let t = Transform::from(b);
+                let applied = t.apply(Some(&v), &ctx());
+                let expected = (applied != v).then_some(applied);
+                assert_eq!(t.rewrite(&v, &ctx()), expected, "{b} on {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_allowed_ones() {
+        let err = toml::from_str::<RawTransformer>("transform = \"lowercas\"")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("lowercas") && err.contains("today_utc_midnight"),
+            "{err}"
+        );
+        let err = toml::from_str::<Transformer>("transform = \"trim\"\nstrategy = \"add_missing\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("add_missing_only") && err.contains("line 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn strategy_and_legacy_forms_resolve() {
+        let t: Transformer = toml::from_str(
+            r#"transform = "today_utc_midnight"
+strategy = "add_missing_only"
+conditionTarget = "actual"
+when = [{ path = "changeType", equals = "change" }]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (t.on_missing, t.on_existing, t.apply_to),
+            (OnMissing::Add, OnExisting::Skip, ApplyTo::Expected)
+        );
+        assert_eq!(t.condition_target, ConditionTarget::Actual);
+        assert_eq!(t.when.len(), 1);
+
+        let t: Transformer = toml::from_str(
+            r#"transform = "trim"
+onMissing = "fail"
+applyTo = "actual"
+when = { path = "a", notEquals = ["x", "y"] }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (t.on_missing, t.on_existing, t.apply_to),
+            (OnMissing::Fail, OnExisting::Transform, ApplyTo::Actual)
+        );
+        assert_eq!(t.when[0].not_equals, Some(vec![json!("x"), json!("y")]));
+
+        let err = toml::from_str::<Transformer>(
+            "transform = \"trim\"\nstrategy = \"transform_always\"\non_missing = \"add\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not both"), "{err}");
+        let err = toml::from_str::<Transformer>(
+            "transform = \"trim\"\nwhen = { path = \"a\", equal = 1 }",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("equal") && err.contains("not_equals"), "{err}");
+    }
+
+    #[test]
+    fn conditions() {
+        let p = json!({"changeType": "change", "n": 1});
+        assert!(Condition::equals("changeType", "change").unwrap().holds(&p));
+        assert!(Condition::equals("changeType", json!(["x", "change"]))
+            .unwrap()
+            .holds(&p));
+        assert!(!Condition::equals("changeType", "creation")
+            .unwrap()
+            .holds(&p));
+        assert!(!Condition::equals("missing", "x").unwrap().holds(&p));
+        assert!(Condition::not_equals("changeType", json!(["a", "b"]))
+            .unwrap()
+            .holds(&p));
+        assert!(!Condition::not_equals("changeType", json!(["a", "change"]))
+            .unwrap()
+            .holds(&p));
+        assert!(Condition::not_equals("missing", "x").unwrap().holds(&p));
+        assert!(Condition::exists("n", true).unwrap().holds(&p));
+        assert!(!Condition::exists("n", false).unwrap().holds(&p));
+        assert!(Condition::exists("m", false).unwrap().holds(&p));
+        assert!(
+            Condition::equals("n", 1.0).unwrap().holds(&p),
+            "numbers by value"
+        );
+    }
+}
