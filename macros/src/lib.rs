@@ -17,7 +17,32 @@ use syn::{parse_macro_input, Expr, ItemFn, Lit, LitStr};
 #[allow(dead_code)]
 mod naming;
 
-/// One `#[test]` per fixture file of a suite folder. See the `proposal-eval` crate.
+/// One `#[test]` per fixture file of a suite folder.
+///
+/// ```ignore
+/// use proposal_eval::{proposal_eval, Case, Llm};
+///
+/// #[proposal_eval(fixtures = "fixtures/payments", model = crate::live_model)]
+/// fn payments(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<serde_json::Value>> {
+///     let reply = llm.complete(&serde_json::json!({ "prompt": case.input["message"] }))?;
+///     Ok(serde_json::from_value(reply["proposals"].clone())?)
+/// }
+/// ```
+///
+/// | argument | meaning |
+/// |---|---|
+/// | `fixtures = "dir"` | required: the suite folder, relative to the crate root |
+/// | `config = "file"` | the suite config, instead of `<suite>/proposal-eval.toml` |
+/// | `recordings = "dir"` | the recordings folder, instead of `<suite>/recordings` |
+/// | `model = path` | a `fn() -> impl Model`, called only when a case records |
+///
+/// The function takes `(&Case, &mut Llm)` and returns `Vec<T: Serialize>`, `serde_json::Value`
+/// or a `Result` of either; it may be `async fn`. The tests land in a module named after the
+/// suite folder: `payments::raise_amount`. Each fixture file is included in the build, so editing
+/// one rebuilds; for a *new* file to rebuild the tests, add a `build.rs` with
+/// `println!("cargo:rerun-if-changed=fixtures");` (or use the run-time `Harness`, which needs no
+/// rebuild). A wrong argument, a missing folder, a folder without fixtures or a function of the
+/// wrong shape is a compile error on the argument.
 #[proc_macro_attribute]
 pub fn proposal_eval(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function = parse_macro_input!(item as ItemFn);

@@ -74,7 +74,7 @@
 //! A pure engine and an I/O shell. [`path`], [`normalize`], [`transform`], [`compare`],
 //! [`accuracy`] take `serde_json::Value`s and a config and return a verdict; they never touch the
 //! file system, the clock or the environment. [`fixture`], [`recording`], [`judge`] (processes),
-//! [`env`] (every environment variable, read once) and the two front ends are the shell. The
+//! [`env`](mod@env) (every environment variable, read once) and the two front ends are the shell. The
 //! macro generates one `#[test]` per fixture that calls one runtime function, so both front ends
 //! share every behaviour: names, verdicts and messages.
 #![deny(missing_docs)]
