@@ -150,7 +150,10 @@ fn key_start_column(text: &str, line: usize, column: usize) -> usize {
     let chars: Vec<char> = line_text.chars().collect();
     let end = column.min(chars.len());
     // The closing quote is at `end - 1` (0-based); find the opening one before it.
-    match chars[..end.saturating_sub(1)].iter().rposition(|&c| c == '"') {
+    match chars[..end.saturating_sub(1)]
+        .iter()
+        .rposition(|&c| c == '"')
+    {
         Some(open) => open + 1,
         None => column,
     }
