@@ -6,10 +6,16 @@ Prints {score, hits, misses, reasoning} on stdout.
 
 The boxes are read from both answers at `config.boxes_path` (a dot path, default "boxes"; an
 answer that is itself a list is taken as the boxes). A box is [x1, y1, x2, y2], or an object
-with x1/y1/x2/y2, or with x/y/width/height. Each reference box is paired one-to-one with the
-candidate box it overlaps most (greedy by IoU, highest first). A pair with IoU >= `iou_min`
-(default 0.5) is a hit. The score is the mean IoU over max(#reference, #candidate) boxes, so
-missing and extra boxes both pull it down. Malformed input exits 2 with the reason on stderr.
+with x1/y1/x2/y2, or with x/y/width/height. The boxes are either
+
+- a list: each reference box is paired one-to-one with the candidate box it overlaps most
+  (greedy by IoU, highest first); or
+- an object of named boxes (`{"total_amount": [x1, y1, x2, y2], ...}`): each reference box is
+  paired with the candidate box of the same name.
+
+A pair with IoU >= `iou_min` (default 0.5) is a hit. The score is the mean IoU over all boxes
+(max(#reference, #candidate) for lists, the union of names for named boxes), so missing and
+extra boxes both pull it down. Malformed input exits 2 with the reason on stderr.
 """
 
 import json
@@ -58,10 +64,19 @@ def iou(a, b):
     return inter / union
 
 
+def is_box_object(raw):
+    return isinstance(raw, dict) and (
+        all(k in raw for k in ("x1", "y1", "x2", "y2"))
+        or all(k in raw for k in ("x", "y", "width", "height"))
+    )
+
+
 def boxes(answer, path, side):
     raw = at_path(answer, path)
     if raw is None:
         return None
+    if isinstance(raw, dict) and not is_box_object(raw):
+        return {str(name): to_box(b, f"{side} box `{name}`") for name, b in raw.items()}
     if not isinstance(raw, list):
         fail(f"{side} `{path}` is not a list of boxes")
     return [to_box(b, f"{side} box {i}") for i, b in enumerate(raw)]
@@ -80,8 +95,17 @@ def main():
     candidate = boxes(request.get("candidate_answer"), path, "candidate")
     if reference is None:
         fail(f"the reference answer has no `{path}`")
-    if candidate is None:
+    if isinstance(reference, dict):
+        if not candidate:
+            candidate = {}
+        if not isinstance(candidate, dict):
+            fail(f"the reference `{path}` holds named boxes but the candidate's is a list")
+        named(reference, candidate, iou_min)
+        return
+    if not candidate:
         candidate = []
+    if isinstance(candidate, dict):
+        fail(f"the reference `{path}` is a list of boxes but the candidate's holds named boxes")
 
     pairs = sorted(
         ((iou(r, c), i, j) for i, r in enumerate(reference) for j, c in enumerate(candidate)),
@@ -112,6 +136,32 @@ def main():
     score = 1.0 if slots == 0 else sum(v for _, _, v in matched) / slots
     reasoning = (
         f"{len(hits)}/{len(reference)} reference boxes matched at IoU >= {iou_min}; "
+        f"mean IoU {score:.2f} over {slots} boxes"
+    )
+    json.dump({"score": score, "hits": hits, "misses": misses, "reasoning": reasoning}, sys.stdout)
+    sys.stdout.write("\n")
+
+
+def named(reference, candidate, iou_min):
+    hits, misses, total = [], [], 0.0
+    for name, ref in reference.items():
+        if name not in candidate:
+            misses.append(f"box `{name}`: missing from the candidate")
+            continue
+        value = iou(ref, candidate[name])
+        total += value
+        line = f"box `{name}`: IoU {value:.2f}"
+        if value >= iou_min:
+            hits.append(f"{line} >= {iou_min}")
+        else:
+            misses.append(f"{line} < {iou_min}")
+    for name in candidate:
+        if name not in reference:
+            misses.append(f"box `{name}`: extra, not in the reference")
+    slots = len(set(reference) | set(candidate))
+    score = 1.0 if slots == 0 else total / slots
+    reasoning = (
+        f"{len(hits)}/{len(reference)} named boxes matched at IoU >= {iou_min}; "
         f"mean IoU {score:.2f} over {slots} boxes"
     )
     json.dump({"score": score, "hits": hits, "misses": misses, "reasoning": reasoning}, sys.stdout)
