@@ -3,7 +3,7 @@
 
 use crate::case::{Case, CaseOutput};
 use crate::llm::{Llm, Model, ModelFactory};
-use crate::run::{LoadedCase, Suite};
+use crate::run::{PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,11 +125,14 @@ impl Harness {
             if !wanted(&name) {
                 continue;
             }
-            let loaded = LoadedCase::load(&suite, path);
-            let ignored = loaded.ignored();
+            // Parsing and hashing wait for the test's own thread; only a fixture that may set
+            // `status` is parsed here, to know whether its test is ignored.
+            let pending = PendingCase::read(&suite, path);
+            let ignored = pending.ignored();
             let (suite, f) = (suite.clone(), f.clone());
             trials.push(
                 Trial::test(name, move || {
+                    let loaded = pending.load(&suite);
                     let result = crate::run::run_case(&suite, &loaded, &*f);
                     crate::report::record(&suite, &loaded, &result);
                     match result.failure {

@@ -113,8 +113,12 @@ pub(crate) struct LoadedCase {
 
 impl LoadedCase {
     pub fn load(suite: &Suite, path: FixturePath) -> LoadedCase {
-        let relative = suite.relative(&path.absolute);
         let bytes = std::fs::read(&path.absolute);
+        LoadedCase::from_bytes(suite, path, bytes)
+    }
+
+    fn from_bytes(suite: &Suite, path: FixturePath, bytes: std::io::Result<Vec<u8>>) -> LoadedCase {
+        let relative = suite.relative(&path.absolute);
         let (file, source) = match bytes {
             Ok(bytes) => {
                 let (sha256, length) = recording::hash_content(&bytes);
@@ -151,6 +155,48 @@ impl LoadedCase {
     }
 }
 
+/// A fixture read at discovery and parsed when its test runs, so that parsing and hashing happen
+/// on the test threads rather than one after another before the first test starts.
+pub(crate) enum PendingCase {
+    /// Parsed already: the fixture may set `status`, which decides whether its test is ignored.
+    Loaded(LoadedCase),
+    /// Read, not parsed: it cannot set `status`, so its test runs.
+    Read(FixturePath, std::io::Result<Vec<u8>>),
+}
+
+impl PendingCase {
+    pub fn read(suite: &Suite, path: FixturePath) -> PendingCase {
+        match std::fs::read(&path.absolute) {
+            Ok(bytes) if may_set_status(&bytes) => {
+                PendingCase::Loaded(LoadedCase::from_bytes(suite, path, Ok(bytes)))
+            }
+            bytes => PendingCase::Read(path, bytes),
+        }
+    }
+
+    /// As [`LoadedCase::ignored`].
+    pub fn ignored(&self) -> bool {
+        match self {
+            PendingCase::Loaded(loaded) => loaded.ignored(),
+            PendingCase::Read(..) => false,
+        }
+    }
+
+    pub fn load(self, suite: &Suite) -> LoadedCase {
+        match self {
+            PendingCase::Loaded(loaded) => loaded,
+            PendingCase::Read(path, bytes) => LoadedCase::from_bytes(suite, path, bytes),
+        }
+    }
+}
+
+/// Whether a fixture's bytes can set `status`: only through a key spelled `"status"`, or one
+/// written with `\u` escapes. Anything else (no such text, or not UTF-8, which does not parse
+/// anyway) leaves the default, `active`.
+fn may_set_status(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|text| text.contains("\"status\"") || text.contains("\\u"))
+}
+
 /// The commands printed to the user for one test.
 pub(crate) fn command(test: &str, record: bool) -> String {
     let mut cmd = String::new();
@@ -169,8 +215,14 @@ pub(crate) fn command(test: &str, record: bool) -> String {
     cmd
 }
 
-/// `--test NAME` or `--lib`, read from the running test binary's file name.
+/// `--test NAME` or `--lib`, read from the running test binary's file name (once: every case
+/// prints it, and finding the binary is a system call).
 fn test_target() -> Option<String> {
+    static TARGET: OnceLock<Option<String>> = OnceLock::new();
+    TARGET.get_or_init(find_test_target).clone()
+}
+
+fn find_test_target() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let stem = exe.file_stem()?.to_string_lossy().into_owned();
     let name = match stem.rsplit_once('-') {

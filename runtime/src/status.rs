@@ -263,7 +263,7 @@ fn state(suite: &Suite, loaded: &LoadedCase) -> State {
         Ok(sources) => sources,
         Err(e) => return State::Unreadable(format!("{e} (file {})", loaded.source.path)),
     };
-    match Recording::read(&suite.recording_file(&loaded.path)) {
+    match Recording::read_head(&suite.recording_file(&loaded.path)) {
         Err(mut e) => {
             e.0.file = suite.relative(&e.0.file).into();
             State::Unreadable(e.0.to_string())
