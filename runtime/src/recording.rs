@@ -223,6 +223,12 @@ fn sorted(value: &Value) -> Value {
 
 /// Writes `bytes` to `file` through a temp file in the same folder and a rename.
 pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(file, bytes, true)
+}
+
+/// Replaces `file` through a temp file and a rename; `durable` also syncs the data to disk
+/// before the rename (recordings are; derived files such as reports need not be).
+pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let name = file
@@ -237,7 +243,9 @@ pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, file)
     })();
     if result.is_err() {

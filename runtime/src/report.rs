@@ -1,30 +1,34 @@
 //! Run reports: `target/proposal-eval/report.json` and a self-contained `report.html` beside it.
 //!
-//! Every case leaves one entry file, `entries/<package>/<test binary>/<suite folder>/<case>.json`,
-//! written atomically (temp file and rename). The package, the binary and the suite are in the
-//! path, so two test binaries with the same test names never overwrite each other's entries, and
-//! parallel test threads or nextest's one process per test never lose or corrupt one.
+//! Every test process appends one JSON line per case to its own entry file,
+//! `entries/<package>/<test binary>/<pid>-<start>.jsonl`: one `write` per case, no temp files,
+//! no fsync (a report is derived data; a line cut off by a kill is skipped). Separate files per
+//! process mean parallel test threads and nextest's one process per test never interleave or lose
+//! an entry.
 //!
-//! The entries are aggregated into `report.json` and `report.html` by [`rebuild`]:
+//! [`rebuild`] aggregates the entries into `report.json` and `report.html`, keeping the latest
+//! entry of each case, and compacts the files of finished processes into `entries/merged.jsonl`.
+//! It runs under a lock file:
 //!
 //! - at the end of a [`Harness`](crate::Harness) run, and when a `#[proposal_eval]` test binary
 //!   exits (an `atexit` hook registered by its first case);
 //! - always by `cargo proposal-eval report`.
 //!
-//! Aggregation reads every entry, so it must not run once per case: under nextest, with one
-//! process per test, that would be quadratic. A writer marks the report dirty after writing its
-//! entry; at exit, a process rebuilds only if the report is dirty and it wins a lock file, and the
-//! winner re-checks the mark after releasing the lock. Processes that lose the race leave at
-//! once: the winner's next round includes their entries. The number of rebuilds is then bounded
-//! by how long the run takes divided by how long one rebuild takes, not by the number of cases,
-//! and the last rebuild always sees the last entry.
+//! A finishing process marks the report dirty (after its last entry) and rebuilds only if the
+//! mark is set and it wins the lock; it clears the mark before reading and re-checks it after
+//! unlocking, so the last entry of a run is never left out. Under nextest, where every test is a
+//! process, a rebuild is skipped when the report is less than two seconds old (the mark stays
+//! set): rebuilds are then bounded by the run's length, not its number of tests, and
+//! `cargo proposal-eval report` after the run brings the report up to date.
 
 use crate::run::{CaseResult, LoadedCase, RecordingUse, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The report format this version writes.
 pub const FORMAT: u32 = 1;
@@ -160,17 +164,6 @@ impl Entry {
             finished_at: Utc::now(),
         }
     }
-
-    /// Where this entry lives below `entries/`.
-    fn relative_file(&self) -> PathBuf {
-        let mut file = PathBuf::from(safe(&self.package));
-        file.push(safe(&self.binary));
-        for part in self.suite_dir.split('/').chain(self.case.split('/')) {
-            file.push(safe(part));
-        }
-        file.set_extension("json");
-        file
-    }
 }
 
 /// A path component that stays inside its folder.
@@ -227,30 +220,69 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
-/// Writes one case's entry and marks the report dirty. Failing to write a report never fails a
-/// test.
+/// This process's entry file, opened by its first entry.
+static SINK: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// Appends one case's entry to this process's entry file. Failing to write a report never fails
+/// a test.
 pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
-    let dir = report_dir();
     let entry = Entry::new(suite, loaded, result);
-    let file = dir.join("entries").join(entry.relative_file());
-    if let Ok(value) = serde_json::to_value(&entry) {
-        let text = crate::recording::canonical_pretty(&value);
-        if crate::recording::write_atomic(&file, text.as_bytes()).is_ok() {
-            let _ = std::fs::write(dir.join(DIRTY), b"");
-        }
+    let Ok(mut line) = serde_json::to_string(&entry) else {
+        return;
+    };
+    line.push('\n');
+    let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
+    if sink.is_none() {
+        let folder = report_dir()
+            .join("entries")
+            .join(safe(&entry.package))
+            .join(safe(&entry.binary));
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let file = folder.join(format!("{}-{started}.jsonl", std::process::id()));
+        *sink = std::fs::create_dir_all(&folder)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&file)
+            })
+            .ok();
+    }
+    if let Some(file) = sink.as_mut() {
+        let _ = file.write_all(line.as_bytes());
     }
 }
 
 const DIRTY: &str = ".dirty";
 const LOCK: &str = ".rebuild.lock";
+const MERGED: &str = "merged.jsonl";
 /// A lock older than this is left over from a killed process.
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+/// Under nextest, a report younger than this is not rebuilt by a finishing test process.
+const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Rebuilds the report if an entry was written since the last rebuild and no other process is
 /// rebuilding it. Called at the end of a harness run and at exit of a macro test binary.
 pub(crate) fn finish() {
+    let wrote = SINK.lock().map(|s| s.is_some()).unwrap_or(true);
     let dir = report_dir();
     let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
+    if wrote {
+        let _ = std::fs::write(&dirty, b"");
+    }
+    if std::env::var_os("NEXTEST_RUN_ID").is_some() {
+        let young = std::fs::metadata(dir.join("report.json"))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < NEXTEST_REBUILD_INTERVAL);
+        if young {
+            return;
+        }
+    }
     // Clearing the mark before reading the entries and checking it again after unlocking means
     // an entry written during a rebuild is either in it or sets the mark again for a next round.
     while dirty.exists() {
@@ -258,7 +290,7 @@ pub(crate) fn finish() {
             return;
         }
         let _ = std::fs::remove_file(&dirty);
-        let _ = rebuild(&dir);
+        let _ = rebuild_locked(&dir, true);
         let _ = std::fs::remove_file(&lock);
     }
 }
@@ -539,38 +571,157 @@ fn suite_report(entries: Vec<&Entry>) -> SuiteReport {
 }
 
 /// Reads every entry below `dir/entries`, writes `dir/report.json` and `dir/report.html`, and
-/// returns the report. Entries whose fixture file no longer exists are deleted.
+/// returns the report. Takes the rebuild lock (waiting up to ten seconds for a test process that
+/// holds it).
 pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
+    let lock = dir.join(LOCK);
+    let _ = std::fs::create_dir_all(dir);
+    let mut locked = try_lock(&lock);
+    for _ in 0..100 {
+        if locked {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        locked = try_lock(&lock);
+    }
+    if !locked {
+        return Err(std::io::Error::other(format!(
+            "another process holds {} (delete it if no test is running)",
+            lock.display()
+        )));
+    }
+    let result = rebuild_locked(dir, false);
+    let _ = std::fs::remove_file(&lock);
+    result
+}
+
+/// Whether the process that wrote `file` (`<pid>-<start>.jsonl`) may still append to it.
+fn writer_alive(file: &Path, own_done: bool) -> bool {
+    let Some(pid) = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.split('-').next())
+        .and_then(|p| p.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    if pid == std::process::id() {
+        return !own_done;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+        let status = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        status == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(file)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .map_or(true, |age| age < STALE_LOCK)
+    }
+}
+
+/// The entries of one `.json` (one entry) or `.jsonl` (one per line) file; what does not parse
+/// is counted in `bad`.
+fn read_entries(path: &Path, bad: &mut usize) -> Vec<Entry> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        *bad += 1;
+        return Vec::new();
+    };
+    if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        return match serde_json::from_str::<Entry>(&text) {
+            Ok(entry) => vec![entry],
+            Err(_) => {
+                *bad += 1;
+                Vec::new()
+            }
+        };
+    }
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| match serde_json::from_str::<Entry>(l) {
+            Ok(entry) => Some(entry),
+            Err(_) => {
+                *bad += 1;
+                None
+            }
+        })
+        .collect()
+}
+
+type CaseKey = (String, String, String, String);
+
+fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
     let entries_dir = dir.join("entries");
-    let mut entries = Vec::new();
+    let mut latest: BTreeMap<CaseKey, Entry> = BTreeMap::new();
     let mut unreadable = Vec::new();
+    let mut compacted = Vec::new();
     if entries_dir.is_dir() {
         for item in walkdir::WalkDir::new(&entries_dir)
+            .sort_by_file_name()
             .into_iter()
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_file())
         {
             let path = item.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json")
+            let ext = path.extension().and_then(|e| e.to_str());
+            if !matches!(ext, Some("json") | Some("jsonl"))
                 || item.file_name().to_string_lossy().starts_with('.')
             {
                 continue;
             }
-            let parsed = std::fs::read(path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok());
-            match parsed {
-                Some(entry) if entry.fixture.exists() => entries.push(entry),
-                Some(_) => {
-                    let _ = std::fs::remove_file(path);
-                }
-                None => unreadable.push(
-                    path.strip_prefix(dir)
-                        .unwrap_or(path)
-                        .to_string_lossy()
-                        .into_owned(),
-                ),
+            let mut bad = 0;
+            let entries = read_entries(path, &mut bad);
+            if bad > 0 {
+                unreadable.push(format!(
+                    "{} ({bad} unreadable)",
+                    path.strip_prefix(dir).unwrap_or(path).to_string_lossy()
+                ));
             }
+            let finished_writer =
+                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path, own_done);
+            // A single-entry `.json` file (written by hand, or by an older version) is folded
+            // into the merged file like a finished writer's; one that does not parse is kept.
+            let single = ext == Some("json") && bad == 0;
+            if finished_writer || single {
+                compacted.push(path.to_path_buf());
+            }
+            for entry in entries {
+                // An entry whose fixture is gone is dropped: the case no longer exists.
+                if !entry.fixture.exists() {
+                    continue;
+                }
+                let key = (
+                    entry.package.clone(),
+                    entry.binary.clone(),
+                    entry.suite_dir.clone(),
+                    entry.case.clone(),
+                );
+                match latest.get(&key) {
+                    Some(old) if old.finished_at > entry.finished_at => {}
+                    _ => {
+                        latest.insert(key, entry);
+                    }
+                }
+            }
+        }
+    }
+    let entries: Vec<Entry> = latest.into_values().collect();
+    // Compaction: the latest entries go into one file, then the finished writers' files go.
+    if !compacted.is_empty() {
+        let mut text = String::new();
+        for entry in &entries {
+            if let Ok(line) = serde_json::to_string(entry) {
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+        crate::recording::replace_file(&entries_dir.join(MERGED), text.as_bytes(), false)?;
+        for file in &compacted {
+            let _ = std::fs::remove_file(file);
         }
     }
     let mut report = Report::from_entries(entries);
@@ -578,8 +729,8 @@ pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
     report.unreadable_entries = unreadable;
     let mut json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
     json.push('\n');
-    crate::recording::write_atomic(&dir.join("report.json"), json.as_bytes())?;
-    crate::recording::write_atomic(&dir.join("report.html"), report.to_html().as_bytes())?;
+    crate::recording::replace_file(&dir.join("report.json"), json.as_bytes(), false)?;
+    crate::recording::replace_file(&dir.join("report.html"), report.to_html().as_bytes(), false)?;
     Ok(report)
 }
 
@@ -852,6 +1003,84 @@ fn html(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry_line(fixture: &Path, case: &str, finished_at: &str, passed: bool) -> String {
+        let entry = serde_json::json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"), "fixture": fixture,
+            "passed": passed, "score": if passed { 1.0 } else { 0.0 }, "recording": "replayed",
+            "evaluators": [], "finished_at": finished_at,
+        });
+        format!("{entry}\n")
+    }
+
+    #[test]
+    fn entries_from_finished_processes_are_merged_latest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let gone = dir.path().join("gone.json");
+        let writers = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&writers).unwrap();
+        // A pid above any pid_max: its writer is surely finished.
+        let first = writers.join("999999999-1.jsonl");
+        let second = writers.join("999999999-2.jsonl");
+        std::fs::write(
+            &first,
+            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", false)
+                + &entry_line(&gone, "b", "2026-01-01T00:00:00Z", true)
+                + "{\"cut off by a kill",
+        )
+        .unwrap();
+        std::fs::write(
+            &second,
+            entry_line(&fixture, "a", "2026-01-02T00:00:00Z", true),
+        )
+        .unwrap();
+
+        let report = rebuild(dir.path()).unwrap();
+        assert_eq!(
+            report.cases.len(),
+            1,
+            "the case whose fixture is gone is dropped"
+        );
+        assert!(report.cases[0].passed, "the newer entry wins");
+        assert_eq!(
+            report.unreadable_entries.len(),
+            1,
+            "{:?}",
+            report.unreadable_entries
+        );
+        assert!(
+            !first.exists() && !second.exists(),
+            "finished writers are compacted"
+        );
+        let merged = std::fs::read_to_string(dir.path().join("entries").join(MERGED)).unwrap();
+        assert_eq!(merged.lines().count(), 1);
+
+        // Rebuilding again reads the merged file and gives the same cases.
+        let again = rebuild(dir.path()).unwrap();
+        assert_eq!(again.cases, report.cases);
+        assert!(dir.path().join("report.html").exists());
+    }
+
+    #[test]
+    fn a_live_writers_file_is_read_but_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let writers = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&writers).unwrap();
+        let mine = writers.join(format!("{}-1.jsonl", std::process::id()));
+        std::fs::write(
+            &mine,
+            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true),
+        )
+        .unwrap();
+        let report = rebuild(dir.path()).unwrap();
+        assert_eq!(report.cases.len(), 1);
+        assert!(mine.exists(), "this process may still append to it");
+    }
 
     #[test]
     fn ansi_is_stripped() {
