@@ -25,8 +25,7 @@
 //! ```
 
 use serde::Deserialize;
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The name of the suite config file, looked for in the suite folder.
 pub const FILE_NAME: &str = "proposal-eval.toml";
@@ -92,36 +91,7 @@ impl Default for SuiteConfig {
 }
 
 /// A config file that could not be read or understood.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The config file.
-    pub file: PathBuf,
-    /// 1-based line of the problem (0 when the file could not be read at all).
-    pub line: usize,
-    /// 1-based column of the problem (0 when unknown).
-    pub column: usize,
-    /// What is wrong, and what is allowed.
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
-            write!(
-                f,
-                "{}:{}:{}: {}",
-                self.file.display(),
-                self.line,
-                self.column,
-                self.message
-            )
-        } else {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
+pub type ConfigError = crate::fixture::FileError;
 
 /// 1-based line and column of a byte offset in `text`.
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {

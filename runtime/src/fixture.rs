@@ -51,12 +51,13 @@ pub struct FixtureFile {
     pub draft: Option<crate::draft::Draft>,
 }
 
-/// A fixture that could not be read or understood.
+/// A file of the user's (fixture, config, recording) that could not be read or understood, with
+/// the place in it: printed as `file:line:column: message`, as compilers do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FixtureError {
-    /// The fixture file (as given to the parser: crate-relative when found by discovery).
+pub struct FileError {
+    /// The file (crate-relative when found by discovery).
     pub file: PathBuf,
-    /// 1-based line (0 when unknown).
+    /// 1-based line (0 when unknown or when the file could not be read at all).
     pub line: usize,
     /// 1-based column (0 when unknown).
     pub column: usize,
@@ -64,7 +65,10 @@ pub struct FixtureError {
     pub message: String,
 }
 
-impl fmt::Display for FixtureError {
+/// A fixture that could not be read or understood.
+pub type FixtureError = FileError;
+
+impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line > 0 {
             write!(
@@ -81,7 +85,7 @@ impl fmt::Display for FixtureError {
     }
 }
 
-impl std::error::Error for FixtureError {}
+impl std::error::Error for FileError {}
 
 impl FixtureFile {
     /// Parses a fixture; `file` is used in error messages.
@@ -166,6 +170,17 @@ pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
         .map(|n| n + 1)
 }
 
+/// `path` relative to `root`, `/`-separated whatever the platform: the form of every path the
+/// product prints or stores. A path outside `root` is given whole.
+pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// A fixture file found in a suite, before it is parsed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FixturePath {
@@ -205,13 +220,7 @@ pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixtureP
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let relative = path
-            .strip_prefix(suite)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
+        let relative = relative_slash(suite, path);
         found.push(FixturePath {
             relative,
             absolute: path.to_path_buf(),

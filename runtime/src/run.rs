@@ -64,12 +64,7 @@ impl Suite {
 
     /// A crate-relative, `/`-separated form of `path` for messages and recordings.
     pub fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.crate_root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/")
+        crate::fixture::relative_slash(&self.crate_root, path)
     }
 
     pub fn test_name(&self, fixture: &FixturePath) -> String {

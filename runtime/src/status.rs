@@ -170,12 +170,7 @@ impl SuiteStatus {
 
     /// A crate-relative, `/`-separated form of `path`.
     pub fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.crate_root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/")
+        crate::fixture::relative_slash(&self.crate_root, path)
     }
 
     /// The machine-readable form that `status --format json` prints.
