@@ -154,7 +154,7 @@ impl LoadedCase {
 /// on the test threads rather than one after another before the first test starts.
 pub(crate) enum PendingCase {
     /// Parsed already: the fixture may set `status`, which decides whether its test is ignored.
-    Loaded(LoadedCase),
+    Loaded(Box<LoadedCase>),
     /// Read, not parsed: it cannot set `status`, so its test runs.
     Read(FixturePath, std::io::Result<Vec<u8>>),
 }
@@ -163,7 +163,7 @@ impl PendingCase {
     pub fn read(suite: &Suite, path: FixturePath) -> PendingCase {
         match std::fs::read(&path.absolute) {
             Ok(bytes) if may_set_status(&bytes) => {
-                PendingCase::Loaded(LoadedCase::from_bytes(suite, path, Ok(bytes)))
+                PendingCase::Loaded(Box::new(LoadedCase::from_bytes(suite, path, Ok(bytes))))
             }
             bytes => PendingCase::Read(path, bytes),
         }
@@ -179,7 +179,7 @@ impl PendingCase {
 
     pub fn load(self, suite: &Suite) -> LoadedCase {
         match self {
-            PendingCase::Loaded(loaded) => loaded,
+            PendingCase::Loaded(loaded) => *loaded,
             PendingCase::Read(path, bytes) => LoadedCase::from_bytes(suite, path, bytes),
         }
     }
