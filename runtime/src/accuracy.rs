@@ -52,12 +52,13 @@
 //! ```
 
 use crate::fuzzy::Algorithm;
-use crate::path::{Location, Pattern};
+use crate::path::{Location, Pattern, PatternSegment, Segment};
 use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How the counted fields become one score (`aggregation = "..."`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -152,7 +153,7 @@ impl Matcher {
 /// [`FieldSpec::date`], [`FieldSpec::fuzzy`]) and the chained options. The constructors and
 /// options panic on a malformed path or an option that does not apply to the match type, the
 /// same mistakes that are errors in `proposal-eval.toml`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, PartialEq, Deserialize)]
 #[serde(try_from = "RawFieldSpec")]
 pub struct FieldSpec {
     /// The field: a concrete path, or a pattern naming every location it matches in `expected`.
@@ -169,6 +170,40 @@ pub struct FieldSpec {
     pub ignore_case: bool,
     /// Trim strings and collapse runs of whitespace before comparing (`exact` and `fuzzy`).
     pub normalize_whitespace: bool,
+    resolved: Resolved,
+}
+
+/// The location of a wildcard-free `path`, built once with the spec so that scoring the field
+/// builds no path: every hit and miss shares it. Derived from `path`, so it takes no part in
+/// equality or `Debug`; `path` is a public field, so [`FieldSpec::location`] checks the two
+/// still agree before trusting it.
+#[derive(Clone, Default)]
+struct Resolved(Option<Arc<Location>>);
+
+impl Resolved {
+    fn of(path: &Pattern) -> Resolved {
+        Resolved(path.as_location().map(Arc::new))
+    }
+}
+
+impl PartialEq for Resolved {
+    fn eq(&self, _: &Resolved) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for FieldSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldSpec")
+            .field("path", &self.path)
+            .field("matcher", &self.matcher)
+            .field("required", &self.required)
+            .field("weight", &self.weight)
+            .field("array_match", &self.array_match)
+            .field("ignore_case", &self.ignore_case)
+            .field("normalize_whitespace", &self.normalize_whitespace)
+            .finish()
+    }
 }
 
 /// `[field_accuracy]`: the fields to score, the aggregation and the pass threshold.
@@ -261,6 +296,7 @@ impl FieldSpec {
     /// Like [`FieldSpec::new`], with an already parsed path.
     pub fn with_pattern(path: Pattern, matcher: Matcher) -> FieldSpec {
         FieldSpec {
+            resolved: Resolved::of(&path),
             path,
             matcher,
             required: true,
@@ -425,6 +461,15 @@ impl FieldSpec {
         self
     }
 
+    /// The location `path` names when it has no wildcard: the one built with the spec, unless
+    /// `path` was replaced since.
+    fn location(&self) -> Option<Arc<Location>> {
+        match &self.resolved.0 {
+            Some(location) if names(&self.path, location) => Some(Arc::clone(location)),
+            _ => self.path.as_location().map(Arc::new),
+        }
+    }
+
     fn assert_folds(&self, option: &str) {
         assert!(
             matches!(self.matcher, Matcher::Exact | Matcher::Fuzzy { .. }),
@@ -432,6 +477,17 @@ impl FieldSpec {
             self.matcher.kind().name()
         );
     }
+}
+
+/// Whether the wildcard-free `pattern` names exactly `location`.
+fn names(pattern: &Pattern, location: &Location) -> bool {
+    let (p, l) = (pattern.segments(), location.segments());
+    p.len() == l.len()
+        && p.iter().zip(l).all(|pair| match pair {
+            (PatternSegment::Key(x), Segment::Key(y)) => x == y,
+            (PatternSegment::Index(x), Segment::Index(y)) => x == y,
+            _ => false,
+        })
 }
 
 /// The TOML shape of a field: flat, as users write it; checked and turned into a [`FieldSpec`].
@@ -551,6 +607,7 @@ impl TryFrom<RawFieldSpec> for FieldSpec {
             }
         };
         Ok(FieldSpec {
+            resolved: Resolved::of(&raw.path),
             path: raw.path,
             matcher,
             required: raw.required.unwrap_or(true),
@@ -950,8 +1007,8 @@ fn read_date(text: &str, formats: &[DateFormat]) -> Result<NaiveDate, DateError>
 /// A field that matched.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldHit {
-    /// Where the field is, in the path grammar.
-    pub path: Location,
+    /// Where the field is, in the path grammar (shared with the config for a wildcard-free path).
+    pub path: Arc<Location>,
     /// How it was compared.
     pub match_kind: MatchKind,
     /// The expected value.
@@ -960,15 +1017,74 @@ pub struct FieldHit {
     pub actual: Value,
     /// The field's weight.
     pub weight: f64,
+    detail: Detail,
+}
+
+impl FieldHit {
     /// How close it was: `"equal"`, `"diff 0.004 within tolerance 0.01"`, `"similarity 0.91 ≥ 0.85"`.
-    pub detail: String,
+    ///
+    /// Written on request rather than while scoring: hits are the passing path, and most are
+    /// never printed.
+    ///
+    /// ```
+    /// use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+    /// use serde_json::json;
+    /// let config = FieldAccuracyConfig::new().field(FieldSpec::numeric_tolerance("total", 0.01));
+    /// let verdict = evaluate(&json!({"total": 10}), &json!({"total": 10.004}), &config);
+    /// assert_eq!(verdict.hits[0].detail(), "diff 0.004 within tolerance 0.01");
+    /// ```
+    pub fn detail(&self) -> String {
+        self.detail.to_string()
+    }
+}
+
+/// What a hit's [`FieldHit::detail`] says, kept as numbers until someone asks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Detail {
+    Equal,
+    WithinTolerance { diff: f64, tolerance: f64 },
+    WithinRelative { rel: f64, tolerance: f64 },
+    SameDate(NaiveDate),
+    Similar { similarity: f64, threshold: f64 },
+    AllElements(usize),
+    AllElementsAnyOrder(usize),
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Detail::Equal => f.write_str("equal"),
+            Detail::WithinTolerance { diff, tolerance } => write!(
+                f,
+                "diff {} within tolerance {}",
+                fmt_num(diff),
+                fmt_num(tolerance)
+            ),
+            Detail::WithinRelative { rel, tolerance } => write!(
+                f,
+                "relative diff {} within {}",
+                fmt_num(rel),
+                fmt_num(tolerance)
+            ),
+            Detail::SameDate(date) => write!(f, "same date {date}"),
+            Detail::Similar {
+                similarity,
+                threshold,
+            } => {
+                let (s, t) = fmt_apart(similarity, threshold, true);
+                write!(f, "similarity {s} ≥ {t}")
+            }
+            Detail::AllElements(n) => write!(f, "all {n} elements match"),
+            Detail::AllElementsAnyOrder(n) => write!(f, "all {n} elements match (any order)"),
+        }
+    }
 }
 
 /// A field that did not match, with why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldMiss {
-    /// Where the field is, in the path grammar.
-    pub path: Location,
+    /// Where the field is, in the path grammar (shared with the config for a wildcard-free path).
+    pub path: Arc<Location>,
     /// How it was compared.
     pub match_kind: MatchKind,
     /// The expected value.
@@ -1034,34 +1150,17 @@ pub struct AccuracyVerdict {
 /// assert_eq!(verdict.skipped[0].why, "optional, absent from actual");
 /// ```
 pub fn evaluate(expected: &Value, actual: &Value, config: &FieldAccuracyConfig) -> AccuracyVerdict {
-    let mut hits = Vec::new();
+    // Sized for the common case, every field present and matching; misses are the failure path.
+    let mut hits = Vec::with_capacity(config.fields.len());
     let mut misses = Vec::new();
     let mut skipped = Vec::new();
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(config.fields.len());
     let mut present_in_expected = 0usize;
     for spec in &config.fields {
         let kind = spec.matcher.kind();
-        let locations = match spec.path.as_location() {
-            Some(location) => match location.get(expected) {
-                Some(_) => vec![location],
-                None => Vec::new(),
-            },
-            None => spec.path.find(expected),
-        };
-        if locations.is_empty() {
-            rows.push(Row::Skip(skipped.len()));
-            skipped.push(FieldSkip {
-                path: spec.path.as_str().to_string(),
-                match_kind: kind,
-                expected: None,
-                why: "absent from expected".to_string(),
-            });
-            continue;
-        }
-        for location in locations {
-            let Some(e) = location.get(expected) else {
-                continue;
-            };
+        // A wildcard-free path is looked up once per document and its location shared; only a
+        // wildcard builds locations, one per match.
+        let mut score = |location: Arc<Location>, e: &Value| {
             present_in_expected += 1;
             match location.get(actual) {
                 None if spec.required => {
@@ -1109,6 +1208,34 @@ pub fn evaluate(expected: &Value, actual: &Value, config: &FieldAccuracyConfig) 
                     }
                 },
             }
+        };
+        let found = match spec.location() {
+            Some(location) => match location.get(expected) {
+                Some(e) => {
+                    score(location, e);
+                    true
+                }
+                None => false,
+            },
+            None => {
+                let locations = spec.path.find(expected);
+                let found = !locations.is_empty();
+                for location in locations {
+                    if let Some(e) = location.get(expected) {
+                        score(Arc::new(location), e);
+                    }
+                }
+                found
+            }
+        };
+        if !found {
+            rows.push(Row::Skip(skipped.len()));
+            skipped.push(FieldSkip {
+                path: spec.path.as_str().to_string(),
+                match_kind: kind,
+                expected: None,
+                why: "absent from expected".to_string(),
+            });
         }
     }
     let (score, passed, reasoning) = aggregate(config, &hits, &misses, present_in_expected);
@@ -1171,7 +1298,13 @@ fn aggregate(
         }
     };
     let passed = score + SCORE_EPSILON >= config.threshold;
-    let mut reasoning = format!("{}/{} fields matched", hits.len(), counted);
+    // Written without `format!`: every verdict has this line, and on a one-field config the
+    // formatting machinery would cost more than the field.
+    let mut reasoning = String::with_capacity(64);
+    push_digits(&mut reasoning, hits.len() as u64, 1);
+    reasoning.push('/');
+    push_digits(&mut reasoning, counted as u64, 1);
+    reasoning.push_str(" fields matched");
     let uniform = hits
         .iter()
         .map(|h| h.weight)
@@ -1188,19 +1321,23 @@ fn aggregate(
     if config.aggregation == Aggregation::AllOrNothing {
         reasoning.push_str(", all or nothing");
     }
-    let (s, t) = fmt_apart(score, config.threshold, passed);
-    let _ = write!(
-        reasoning,
-        ", score {s} {} {t}",
-        if passed { "≥" } else { "<" }
-    );
+    reasoning.push_str(", score ");
+    if passed {
+        // What `fmt_apart` prints for a pass: two decimals each.
+        push_fixed(&mut reasoning, score, 2);
+        reasoning.push_str(" ≥ ");
+        push_fixed(&mut reasoning, config.threshold, 2);
+    } else {
+        let (s, t) = fmt_apart(score, config.threshold, passed);
+        let _ = write!(reasoning, "{s} < {t}");
+    }
     (score, passed, reasoning)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Comparing one field
 
-fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, String> {
+fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     if let Matcher::Exact = spec.matcher {
         return compare_exact(spec, e, a);
     }
@@ -1217,7 +1354,7 @@ fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, Strin
                 for (i, (x, y)) in es.iter().zip(as_).enumerate() {
                     compare_scalar(spec, x, y).map_err(|why| format!("[{i}]: {why}"))?;
                 }
-                Ok(format!("all {} elements match", es.len()))
+                Ok(Detail::AllElements(es.len()))
             }
             ArrayMatch::AnyOrder => any_order(es, as_, |x, y| compare_scalar(spec, x, y).is_ok()),
         },
@@ -1225,7 +1362,7 @@ fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, Strin
     }
 }
 
-fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, String> {
+fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     match &spec.matcher {
         Matcher::Exact => compare_exact(spec, e, a),
         Matcher::NumericTolerance {
@@ -1240,7 +1377,7 @@ fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, Stri
     }
 }
 
-fn compare_exact(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, String> {
+fn compare_exact(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     if let (ArrayMatch::AnyOrder, Value::Array(es), Value::Array(as_)) = (spec.array_match, e, a) {
         return any_order(es, as_, |x, y| {
             first_difference(spec, x, y, &mut String::new()).is_none()
@@ -1248,7 +1385,7 @@ fn compare_exact(spec: &FieldSpec, e: &Value, a: &Value) -> Result<String, Strin
     }
     let mut at = String::new();
     match first_difference(spec, e, a, &mut at) {
-        None => Ok("equal".to_string()),
+        None => Ok(Detail::Equal),
         Some(what) if at.is_empty() => Err(what),
         Some(what) => Err(format!("at {at}: {what}")),
     }
@@ -1352,7 +1489,7 @@ fn any_order(
     es: &[Value],
     as_: &[Value],
     matches: impl Fn(&Value, &Value) -> bool,
-) -> Result<String, String> {
+) -> Result<Detail, String> {
     if es.len() != as_.len() {
         return Err(format!(
             "{} elements expected, {} actual (any order)",
@@ -1390,7 +1527,7 @@ fn any_order(
         }
     }
     if unmatched.is_empty() {
-        return Ok(format!("all {n} elements match (any order)"));
+        return Ok(Detail::AllElementsAnyOrder(n));
     }
     let listed: Vec<String> = unmatched
         .iter()
@@ -1423,7 +1560,7 @@ fn as_number(v: &Value) -> Option<f64> {
     }
 }
 
-fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Result<String, String> {
+fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Result<Detail, String> {
     let Some(x) = as_number(e) else {
         return Err(format!("expected {} is not a number", brief(e)));
     };
@@ -1439,13 +1576,9 @@ fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Resu
         let rel = diff / x.abs();
         if diff <= allowed + slack {
             Ok(if diff <= slack {
-                "equal".to_string()
+                Detail::Equal
             } else {
-                format!(
-                    "relative diff {} within {}",
-                    fmt_num(rel),
-                    fmt_num(tolerance)
-                )
+                Detail::WithinRelative { rel, tolerance }
             })
         } else {
             Err(format!(
@@ -1456,13 +1589,9 @@ fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Resu
         }
     } else if diff <= tolerance + slack {
         Ok(if diff <= slack {
-            "equal".to_string()
+            Detail::Equal
         } else {
-            format!(
-                "diff {} within tolerance {}",
-                fmt_num(diff),
-                fmt_num(tolerance)
-            )
+            Detail::WithinTolerance { diff, tolerance }
         })
     } else {
         Err(format!(
@@ -1473,7 +1602,7 @@ fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Resu
     }
 }
 
-fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<String, String> {
+fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<Detail, String> {
     let read = |v: &Value, side: &str| -> Result<NaiveDate, String> {
         let Value::String(s) = v else {
             return Err(format!("{side} {} is not a date string", brief(v)));
@@ -1497,22 +1626,81 @@ fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<String, 
     let x = read(e, "expected")?;
     let y = read(a, "actual")?;
     if x == y {
-        Ok(format!("same date {x}"))
+        Ok(Detail::SameDate(x))
     } else {
         Err(format!("dates differ: expected {x}, actual {y}"))
     }
 }
 
-fn fold<'a>(spec: &FieldSpec, s: &'a str) -> std::borrow::Cow<'a, str> {
-    let mut out = std::borrow::Cow::Borrowed(s);
+/// The longest string folded on the stack; field values are mostly shorter.
+const INLINE: usize = 64;
+
+/// A string folded for comparison: unchanged, folded into a stack buffer (ASCII up to
+/// [`INLINE`] bytes, so a typical field folds without allocating), or folded into a `String`.
+enum Folded<'a> {
+    Same(&'a str),
+    Inline([u8; INLINE], usize),
+    Owned(String),
+}
+
+impl Folded<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Folded::Same(s) => s,
+            Folded::Inline(buf, len) => {
+                std::str::from_utf8(&buf[..*len]).expect("folded from ASCII")
+            }
+            Folded::Owned(s) => s,
+        }
+    }
+}
+
+/// `s` with the field's `normalize_whitespace` (words joined by one space) and `ignore_case`
+/// (lowercase) applied.
+fn fold<'a>(spec: &FieldSpec, s: &'a str) -> Folded<'a> {
+    let lower = spec.ignore_case;
+    if !spec.normalize_whitespace && !lower {
+        return Folded::Same(s);
+    }
+    let ascii = s.is_ascii();
+    // Only ASCII is cheap to check for case; other text goes through `to_lowercase`.
+    if !spec.normalize_whitespace && ascii && !s.bytes().any(|b| b.is_ascii_uppercase()) {
+        return Folded::Same(s);
+    }
+    if ascii && s.len() <= INLINE {
+        let mut buf = [0u8; INLINE];
+        let mut len = 0;
+        let mut push = |bytes: &[u8]| {
+            buf[len..len + bytes.len()].copy_from_slice(bytes);
+            len += bytes.len();
+        };
+        if spec.normalize_whitespace {
+            for (n, word) in s.split_whitespace().enumerate() {
+                if n > 0 {
+                    push(b" ");
+                }
+                push(word.as_bytes());
+            }
+        } else {
+            push(s.as_bytes());
+        }
+        if lower {
+            buf[..len].make_ascii_lowercase();
+        }
+        return Folded::Inline(buf, len);
+    }
+    let mut out = Cow::Borrowed(s);
     if spec.normalize_whitespace {
         let words: Vec<&str> = out.split_whitespace().collect();
-        out = std::borrow::Cow::Owned(words.join(" "));
+        out = Cow::Owned(words.join(" "));
     }
-    if spec.ignore_case {
-        out = std::borrow::Cow::Owned(out.to_lowercase());
+    if lower {
+        out = Cow::Owned(out.to_lowercase());
     }
-    out
+    match out {
+        Cow::Borrowed(s) => Folded::Same(s),
+        Cow::Owned(s) => Folded::Owned(s),
+    }
 }
 
 fn compare_fuzzy(
@@ -1521,7 +1709,7 @@ fn compare_fuzzy(
     threshold: f64,
     e: &Value,
     a: &Value,
-) -> Result<String, String> {
+) -> Result<Detail, String> {
     let (Value::String(x), Value::String(y)) = (e, a) else {
         let (side, v) = if e.is_string() {
             ("actual", a)
@@ -1530,13 +1718,20 @@ fn compare_fuzzy(
         };
         return Err(format!("{side} {} is not a string", brief(v)));
     };
-    let similarity = algorithm.similarity(&fold(spec, x), &fold(spec, y));
-    let passed = similarity + SCORE_EPSILON >= threshold;
-    let (s, t) = fmt_apart(similarity, threshold, passed);
-    if passed {
-        Ok(format!("similarity {s} ≥ {t}"))
+    let similarity = algorithm.similarity(fold(spec, x).as_str(), fold(spec, y).as_str());
+    if similarity + SCORE_EPSILON >= threshold {
+        Ok(Detail::Similar {
+            similarity,
+            threshold,
+        })
     } else {
-        Err(format!("similarity {s} < {t}"))
+        let (s, t) = fmt_apart(similarity, threshold, false);
+        let mut why = String::with_capacity(16 + s.len() + t.len());
+        why.push_str("similarity ");
+        why.push_str(&s);
+        why.push_str(" < ");
+        why.push_str(&t);
+        Err(why)
     }
 }
 
@@ -1578,7 +1773,7 @@ fn fmt_num(x: f64) -> String {
         return format!("{x:e}");
     }
     let decimals = (5 - magnitude).clamp(0, 12) as usize;
-    let s = format!("{x:.decimals$}");
+    let s = fixed(x, decimals);
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -1590,7 +1785,7 @@ fn fmt_num(x: f64) -> String {
 /// (`0.849 < 0.85` must not print as `0.85 < 0.85`).
 fn fmt_apart(x: f64, y: f64, passed: bool) -> (String, String) {
     for decimals in 2..=6 {
-        let (p, q) = (format!("{x:.decimals$}"), format!("{y:.decimals$}"));
+        let (p, q) = (fixed(x, decimals), fixed(y, decimals));
         if passed || p != q {
             return (trim_decimals(p), trim_decimals(q));
         }
@@ -1598,11 +1793,74 @@ fn fmt_apart(x: f64, y: f64, passed: bool) -> (String, String) {
     (x.to_string(), y.to_string())
 }
 
-fn trim_decimals(s: String) -> String {
+fn trim_decimals(mut s: String) -> String {
     // Keep two decimals (0.80), but drop zeros beyond them (0.8500 → 0.85).
     let Some(dot) = s.find('.') else { return s };
     let keep = (dot + 3).max(s.trim_end_matches('0').len()).min(s.len());
-    s[..keep].to_string()
+    s.truncate(keep);
+    s
+}
+
+/// `format!("{x:.decimals$}")` (see [`push_fixed`]).
+fn fixed(x: f64, decimals: usize) -> String {
+    let mut out = String::with_capacity(24);
+    push_fixed(&mut out, x, decimals);
+    out
+}
+
+/// Appends `format!("{x:.decimals$}")`. Every verdict prints its score and threshold, and the
+/// exact float formatter behind `format!` costs more than scoring a field; for the numbers
+/// printed here (small, non-negative, not at a rounding tie) scaling to an integer gives the
+/// same text. Anything else goes to `format!`.
+fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+    const POW10: [u64; 13] = [
+        1,
+        10,
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+        1_000_000_000,
+        10_000_000_000,
+        100_000_000_000,
+        1_000_000_000_000,
+    ];
+    if let Some(&pow) = POW10.get(decimals) {
+        let scaled = x * pow as f64;
+        // Below 2^32 the product is within 1e-6 of the exact decimal value, so away from a tie
+        // (.5) rounding it rounds the exact value; `x >= 0.0` also turns away NaN, and the
+        // sign test -0.0, which prints as `-0`.
+        // `as` and a subtraction rather than `round`/`fract`, which are library calls on
+        // the baseline x86-64 target.
+        let whole = scaled as u64;
+        let frac = scaled - whole as f64;
+        if x >= 0.0 && x.is_sign_positive() && scaled < 4e9 && (frac - 0.5).abs() > 1e-3 {
+            let n = whole + u64::from(frac > 0.5);
+            push_digits(out, n / pow, 1);
+            if decimals > 0 {
+                out.push('.');
+                push_digits(out, n % pow, decimals);
+            }
+            return;
+        }
+    }
+    let _ = write!(out, "{x:.decimals$}");
+}
+
+/// Appends `n` in decimal, zero-padded to at least `width` digits (at most 20).
+fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut start = buf.len();
+    while n > 0 || start == buf.len() {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    start = start.min(buf.len() - width.min(buf.len()));
+    out.extend(buf[start..].iter().map(|&b| char::from(b)));
 }
 
 const RED: &str = "\x1b[31m";
@@ -1667,7 +1925,7 @@ impl AccuracyVerdict {
                         h.match_kind.name().to_string(),
                         truncate(&h.expected.to_string(), 32),
                         truncate(&h.actual.to_string(), 32),
-                        h.detail.clone(),
+                        h.detail(),
                     ]
                 }
                 Row::Miss(i) => {
@@ -2339,6 +2597,103 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn folding_matches_the_plain_definition() {
+        let plain = |s: &str, ws: bool, lower: bool| {
+            let mut out = s.to_string();
+            if ws {
+                out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            }
+            if lower {
+                out = out.to_lowercase();
+            }
+            out
+        };
+        let long = "Ab  ".repeat(30);
+        for s in [
+            "",
+            "  ",
+            "acme gmbh",
+            "Acme  GmbH",
+            " acme\tGMBH\n",
+            "A\u{b}B\u{c}c",
+            "MÜLLER  gmbh",
+            "müller\u{a0}gmbh",
+            &long,
+        ] {
+            for (ws, lower) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut spec = FieldSpec::exact("f");
+                spec.normalize_whitespace = ws;
+                spec.ignore_case = lower;
+                assert_eq!(fold(&spec, s).as_str(), plain(s, ws, lower), "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_replaced_path_is_not_shadowed_by_the_cached_one() {
+        let mut spec = FieldSpec::exact("a");
+        spec.path = Pattern::parse("b").unwrap();
+        let config = FieldAccuracyConfig::new().field(spec);
+        let v = evaluate(&json!({"a": 1, "b": 2}), &json!({"a": 1, "b": 3}), &config);
+        assert_eq!(v.misses[0].path.to_string(), "b");
+    }
+
+    #[test]
+    fn fixed_agrees_with_format() {
+        let mut samples = vec![
+            0.0,
+            1.0,
+            0.5,
+            0.75,
+            0.125,
+            0.005,
+            0.015,
+            0.849,
+            0.85,
+            0.8333333,
+            0.9999999,
+            0.995,
+            1e-9,
+            3.0,
+            1234.5678,
+            0.020000000000000018,
+            4e9,
+            1e300,
+            -0.0,
+            -0.5,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        let mut state = 1u64;
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            samples.push(unit);
+            samples.push(unit * 1e4);
+            // Ratios of small integers, as scores and similarities are.
+            samples.push(((state >> 40) % 97) as f64 / (((state >> 20) % 97) + 1) as f64);
+        }
+        for x in samples {
+            for decimals in 0..=14 {
+                assert_eq!(
+                    fixed(x, decimals),
+                    format!("{x:.decimals$}"),
+                    "{x:?} {decimals}"
+                );
+            }
+        }
+        for n in [0, 7, 10, 99, 100, 12345, u64::MAX] {
+            for width in [0, 1, 2, 5, 12, 20] {
+                let mut s = String::new();
+                push_digits(&mut s, n, width);
+                assert_eq!(s, format!("{n:0width$}"), "{n} {width}");
+            }
+        }
     }
 
     #[test]
