@@ -119,35 +119,16 @@ impl std::error::Error for RecordingError {}
 impl Recording {
     /// Parses a recording; `file` is used in error messages.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
-        let recording: Recording = serde_json::from_slice(bytes).map_err(|e| {
-            RecordingError(crate::fixture::json_error(file, bytes, &e, "recording"))
-        })?;
-        if recording.format != FORMAT {
-            return Err(RecordingError(crate::fixture::FixtureError {
-                file: file.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!(
-                    "recording format {} is not the format {} this version reads: re-record it",
-                    recording.format, FORMAT
-                ),
-            }));
-        }
+        let recording: Recording = parse_json(bytes, file)?;
+        check_format(recording.format, file)?;
         Ok(recording)
     }
 
     /// Reads a recording; `Ok(None)` when there is none.
     pub fn read(file: &Path) -> Result<Option<Recording>, RecordingError> {
-        match std::fs::read(file) {
-            Ok(bytes) => Recording::parse(&bytes, file).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(RecordingError(crate::fixture::FixtureError {
-                file: file.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!("cannot read: {e}"),
-            })),
-        }
+        read_bytes(file)?
+            .map(|bytes| Recording::parse(&bytes, file))
+            .transpose()
     }
 
     /// Reads only what the staleness check needs (format, case, time, sources); `Ok(None)` when
@@ -155,32 +136,11 @@ impl Recording {
     /// which makes checking a recording several times cheaper than [`Recording::read`]. A
     /// recording whose interactions are malformed passes here and fails when it is replayed.
     pub fn read_head(file: &Path) -> Result<Option<RecordingHead>, RecordingError> {
-        let bytes = match std::fs::read(file) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(RecordingError(crate::fixture::FixtureError {
-                    file: file.to_path_buf(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}"),
-                }))
-            }
+        let Some(bytes) = read_bytes(file)? else {
+            return Ok(None);
         };
-        let head: RecordingHead = serde_json::from_slice(&bytes).map_err(|e| {
-            RecordingError(crate::fixture::json_error(file, &bytes, &e, "recording"))
-        })?;
-        if head.format != FORMAT {
-            return Err(RecordingError(crate::fixture::FixtureError {
-                file: file.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!(
-                    "recording format {} is not the format {} this version reads: re-record it",
-                    head.format, FORMAT
-                ),
-            }));
-        }
+        let head: RecordingHead = parse_json(&bytes, file)?;
+        check_format(head.format, file)?;
         Ok(Some(head))
     }
 
@@ -195,6 +155,44 @@ impl Recording {
     pub fn write(&self, file: &Path) -> std::io::Result<()> {
         write_atomic(file, self.to_pretty().as_bytes())
     }
+}
+
+fn located(file: &Path, message: String) -> RecordingError {
+    RecordingError(crate::fixture::FileError {
+        file: file.to_path_buf(),
+        line: 0,
+        column: 0,
+        message,
+    })
+}
+
+/// The bytes of a recording file; `None` when there is none.
+fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
+    match std::fs::read(file) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(located(file, format!("cannot read: {e}"))),
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    file: &Path,
+) -> Result<T, RecordingError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| RecordingError(crate::fixture::json_error(file, bytes, &e, "recording")))
+}
+
+fn check_format(format: u32, file: &Path) -> Result<(), RecordingError> {
+    if format == FORMAT {
+        return Ok(());
+    }
+    Err(located(
+        file,
+        format!(
+            "recording format {format} is not the format {FORMAT} this version reads: re-record it"
+        ),
+    ))
 }
 
 /// Pretty JSON with every object's keys sorted and a final newline, whatever serde_json's map
