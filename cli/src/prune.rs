@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 pub const HELP: &str = "\
 List orphaned recordings (recordings whose fixture is gone); delete them with --yes.
 
-Usage: cargo proposal-eval prune [PATH...] [--yes]
+Usage: cargo proposal-eval prune [PATH...] [--yes] [--config FILE] [--recordings DIR]
 
 PATH is found as for `cargo proposal-eval status` (default: the current folder).
 
 Options:
   --yes       Delete the orphaned recordings (and folders they leave empty)
+  --config FILE, --recordings DIR
+              As for `status`: a suite config or recordings folder outside the defaults
   -h, --help  Print this help
 
 Exit status: 0, 1 when a suite cannot be read or a file cannot be deleted, 2 on a usage error.
@@ -28,6 +30,8 @@ pub struct Options {
     pub paths: Vec<PathBuf>,
     /// `--yes`.
     pub yes: bool,
+    /// `--config` and `--recordings`.
+    pub layout: crate::status::Layout,
 }
 
 /// Parses the arguments after `prune`; `Ok(None)` means `--help` was printed.
@@ -36,6 +40,7 @@ pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
     let mut options = Options {
         paths: Vec::new(),
         yes: false,
+        layout: crate::status::Layout::default(),
     };
     while let Some(arg) = args.next_arg() {
         match arg {
@@ -48,7 +53,11 @@ pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
                     no_value(&flag, inline)?;
                     options.yes = true;
                 }
-                _ => return Err(UsageError(format!("unknown option {flag}"))),
+                other => {
+                    if !options.layout.parse_flag(other, inline, &mut args)? {
+                        return Err(UsageError(format!("unknown option {flag}")));
+                    }
+                }
             },
             Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
         }
@@ -59,7 +68,7 @@ pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
 
 /// Runs `prune`; returns the exit code.
 pub fn run(options: Options) -> Result<i32, String> {
-    let suites = crate::status::statuses(&options.paths)?;
+    let suites = crate::status::statuses(&options.paths, &options.layout)?;
     let mut orphans: Vec<(PathBuf, &Path)> = Vec::new();
     for suite in &suites {
         for case in &suite.cases {

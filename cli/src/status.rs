@@ -21,6 +21,7 @@ pub const HELP: &str = "\
 Show the state of every case's recording.
 
 Usage: cargo proposal-eval status [PATH...] [--check] [--format text|json]
+                                 [--config FILE] [--recordings DIR]
 
 Each PATH is a suite folder, or a folder searched for suites (folders holding
 proposal-eval.toml; target/ and hidden folders are skipped). Default: the current folder.
@@ -38,6 +39,10 @@ Options:
   --check          Exit 1 when a case that runs has a stale or unreadable recording, or a
                    recording is orphaned (draft cases are shown but never fail the check)
   --format FORMAT  text (default) or json
+  --config FILE    The suite config, crate-relative, for suites whose test names one
+                   (`config = ...`, `Harness::config`); default <suite>/proposal-eval.toml
+  --recordings DIR The recordings folder, crate-relative (`recordings = ...`,
+                   `Harness::recordings`); default <suite>/recordings
   -h, --help       Print this help
 
 Exit status: 0, or 1 when --check fails or a suite cannot be read, 2 on a usage error.
@@ -52,6 +57,34 @@ pub struct Options {
     pub check: bool,
     /// `--format json`.
     pub json: bool,
+    /// `--config` and `--recordings`.
+    pub layout: Layout,
+}
+
+/// Where a suite's config and recordings are, when not in the default places.
+#[derive(Debug, Default)]
+pub struct Layout {
+    /// `--config FILE`, crate-relative.
+    pub config: Option<PathBuf>,
+    /// `--recordings DIR`, crate-relative.
+    pub recordings: Option<PathBuf>,
+}
+
+impl Layout {
+    /// Reads `--config` and `--recordings`; `false` when `flag` is neither.
+    pub fn parse_flag(
+        &mut self,
+        flag: &str,
+        inline: Option<String>,
+        args: &mut Args,
+    ) -> Result<bool, UsageError> {
+        match flag {
+            "--config" => self.config = Some(PathBuf::from(args.value(flag, inline)?)),
+            "--recordings" => self.recordings = Some(PathBuf::from(args.value(flag, inline)?)),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 /// Parses the arguments after `status`; `Ok(None)` means `--help` was printed.
@@ -61,6 +94,7 @@ pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
         paths: Vec::new(),
         check: false,
         json: false,
+        layout: Layout::default(),
     };
     while let Some(arg) = args.next_arg() {
         match arg {
@@ -82,7 +116,11 @@ pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
                         )))
                     }
                 },
-                _ => return Err(UsageError(format!("unknown option {flag}"))),
+                other => {
+                    if !options.layout.parse_flag(other, inline, &mut args)? {
+                        return Err(UsageError(format!("unknown option {flag}")));
+                    }
+                }
             },
             Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
         }
@@ -177,12 +215,17 @@ fn suites_below(root: &Path) -> Vec<PathBuf> {
 }
 
 /// Checks every suite found.
-pub fn statuses(paths: &[PathBuf]) -> Result<Vec<SuiteStatus>, String> {
+pub fn statuses(paths: &[PathBuf], layout: &Layout) -> Result<Vec<SuiteStatus>, String> {
     find_suites(paths)?
         .into_iter()
         .map(|found| {
-            SuiteStatus::check(&found.crate_root, &found.dir)
-                .map_err(|e| format!("cannot read the suite {}: {e}", display(&found.dir)))
+            SuiteStatus::check_with(
+                &found.crate_root,
+                &found.dir,
+                layout.config.as_deref(),
+                layout.recordings.as_deref(),
+            )
+            .map_err(|e| format!("cannot read the suite {}: {e}", display(&found.dir)))
         })
         .collect()
 }
@@ -227,7 +270,7 @@ fn count(suites: &[SuiteStatus]) -> Counts {
 
 /// Runs `status`; returns the exit code.
 pub fn run(options: Options) -> Result<i32, String> {
-    let suites = statuses(&options.paths)?;
+    let suites = statuses(&options.paths, &options.layout)?;
     let counts = count(&suites);
     if options.json {
         let value = json!({

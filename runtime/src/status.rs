@@ -114,7 +114,19 @@ impl SuiteStatus {
     /// Checks the suite folder `dir` of the crate at `crate_root`, with the default config
     /// (`<dir>/proposal-eval.toml`) and recordings folder (`<dir>/recordings`).
     pub fn check(crate_root: &Path, dir: &Path) -> std::io::Result<SuiteStatus> {
-        let suite = Suite::new(crate_root.to_path_buf(), dir, None, None, None);
+        SuiteStatus::check_with(crate_root, dir, None, None)
+    }
+
+    /// As [`SuiteStatus::check`], for a suite whose front end names its config file or its
+    /// recordings folder (`config = …` / `recordings = …`, `Harness::config` /
+    /// `Harness::recordings`; crate-relative).
+    pub fn check_with(
+        crate_root: &Path,
+        dir: &Path,
+        config: Option<&Path>,
+        recordings: Option<&Path>,
+    ) -> std::io::Result<SuiteStatus> {
+        let suite = Suite::new(crate_root.to_path_buf(), dir, config, recordings, None);
         let fixtures = suite.discover()?;
         let (validation, config_error) = match &suite.config {
             Ok(config) => (config.recording.validation, None),

@@ -314,3 +314,59 @@ fn error_paths() {
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("no Cargo.toml"), "{}", out.stderr);
 }
+
+#[test]
+fn config_and_recordings_outside_the_suite_are_honoured() {
+    // A suite whose test says `Harness::new("suite").config("evals.toml")`, with its prompt as a
+    // suite-wide source, and its recordings moved to `recorded/`.
+    let env = crate_with_suite("");
+    env.write("evals.toml", "[recording]\nsources = [\"prompts/*.md\"]\n");
+    env.write("prompts/system.md", "You propose data changes.\n");
+    simple(&env, "a");
+    record(&env, "a", &["prompts/system.md"]);
+    std::fs::create_dir_all(env.path("recorded")).unwrap();
+    std::fs::rename(
+        env.path("suite/recordings/a.json"),
+        env.path("recorded/a.json"),
+    )
+    .unwrap();
+
+    // With the defaults, the case has no recording (and the moved file is not seen).
+    let out = env.run(&["status", "suite"]);
+    assert!(out.stdout.contains("1 no recording"), "{}", out.stdout);
+
+    let out = env.run(&[
+        "status",
+        "suite",
+        "--config",
+        "evals.toml",
+        "--recordings",
+        "recorded",
+        "--check",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("1 fresh"), "{}", out.stdout);
+
+    // The config's suite-wide source is a source: editing it makes the case stale.
+    env.write("prompts/system.md", "You propose other changes.\n");
+    let out = env.run(&[
+        "status",
+        "suite",
+        "--config=evals.toml",
+        "--recordings=recorded",
+        "--check",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("prompts/system.md changed"),
+        "{}",
+        out.stdout
+    );
+
+    let out = env.run(&["prune", "suite", "--recordings", "recorded"]);
+    assert!(
+        out.stdout.contains("no orphaned recordings"),
+        "{}",
+        out.stdout
+    );
+}
