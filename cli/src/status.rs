@@ -216,7 +216,15 @@ fn suites_below(root: &Path) -> Vec<PathBuf> {
 
 /// Checks every suite found.
 pub fn statuses(paths: &[PathBuf], layout: &Layout) -> Result<Vec<SuiteStatus>, String> {
-    find_suites(paths)?
+    let found = find_suites(paths)?;
+    if (layout.config.is_some() || layout.recordings.is_some()) && found.len() > 1 {
+        // Another suite's recordings would all look orphaned (and prune would delete them).
+        return Err(format!(
+            "--config and --recordings describe one suite, and {} were found; name the suite's folder",
+            found.len()
+        ));
+    }
+    found
         .into_iter()
         .map(|found| {
             SuiteStatus::check_with(

@@ -37,7 +37,9 @@ mod naming;
 /// | `model = path` | a `fn() -> impl Model`, called only when a case records |
 ///
 /// The function takes `(&Case, &mut Llm)` and returns `Vec<T: Serialize>`, `serde_json::Value`
-/// or a `Result` of either; it may be `async fn`. The tests land in a module named after the
+/// or a `Result` of either; it may be `async fn`, driven on the test's thread by a minimal
+/// executor (no reactor: a case that needs tokio's timers or I/O should start its own runtime,
+/// e.g. `tokio::runtime::Runtime::new()?.block_on(...)`, inside a plain `fn`). The tests land in a module named after the
 /// suite folder: `payments::raise_amount`. Each fixture file is included in the build, so editing
 /// one rebuilds; for a *new* file to rebuild the tests, add a `build.rs` with
 /// `println!("cargo:rerun-if-changed=fixtures");` (or use the run-time `Harness`, which needs no
@@ -127,6 +129,10 @@ fn discover(dir: &Path, exclude: &Path) -> std::io::Result<Vec<String>> {
             if name.starts_with('.') || path == exclude {
                 continue;
             }
+            // A folder with its own config below the suite is a suite of its own.
+            if path.is_dir() && path.join("proposal-eval.toml").is_file() {
+                continue;
+            }
             let relative = if prefix.is_empty() {
                 name.clone()
             } else {
@@ -149,12 +155,22 @@ fn discover(dir: &Path, exclude: &Path) -> std::io::Result<Vec<String>> {
 
 /// Whether a fixture is marked non-active. A fixture that does not parse is not ignored, so the
 /// runtime reports its error as a failing test.
+///
+/// Only a well-formed fixture (known keys only) with a known non-active status is ignored: a typo
+/// in `status` or anywhere else must fail the test, as the harness does, never turn it off.
 fn ignored(file: &Path) -> Option<String> {
     let bytes = std::fs::read(file).ok()?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let object = value.as_object()?;
+    if object
+        .keys()
+        .any(|k| !naming::FIXTURE_KEYS.contains(&k.as_str()))
+    {
+        return None;
+    }
     match value.get("status")?.as_str()? {
-        "active" => None,
-        other => Some(format!("status: {other}")),
+        status @ ("draft" | "needs_human_input") => Some(format!("status: {status}")),
+        _ => None,
     }
 }
 

@@ -209,7 +209,11 @@ pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixtureP
         .into_iter()
         .filter_entry(|e| {
             let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
-            !hidden && e.path() != recordings
+            // A folder with its own config below the suite is a suite of its own.
+            let nested_suite = e.depth() > 0
+                && e.file_type().is_dir()
+                && e.path().join(crate::config::FILE_NAME).is_file();
+            !hidden && !nested_suite && e.path() != recordings
         });
     for entry in walker {
         let entry = entry.map_err(std::io::Error::other)?;
@@ -233,6 +237,16 @@ pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixtureP
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_macros_key_list_is_the_parsers() {
+        let err = FixtureFile::parse(b"{\"zzz\": 1}", "a.json").unwrap_err();
+        let mut listed: Vec<&str> = err.message.split('`').skip(3).step_by(2).collect();
+        let mut known = crate::naming::FIXTURE_KEYS.to_vec();
+        listed.sort();
+        known.sort();
+        assert_eq!(listed, known, "{err}");
+    }
 
     #[test]
     fn camel_case_aliases_are_accepted() {
@@ -272,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn discovery_skips_recordings_and_hidden() {
+    fn discovery_skips_recordings_hidden_and_nested_suites() {
         let dir = std::env::temp_dir().join(format!("pe-discover-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for f in [
@@ -281,6 +295,8 @@ mod tests {
             "recordings/a.json",
             ".proposal-eval/x.json",
             "c.txt",
+            "inner/proposal-eval.toml",
+            "inner/x.json",
         ] {
             let p = dir.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();

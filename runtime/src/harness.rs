@@ -121,8 +121,19 @@ impl Harness {
             _ => true,
         };
         let mut trials = Vec::new();
+        let mut seen: std::collections::HashMap<String, String> = Default::default();
         for (name, path) in names {
             if !wanted(&name) {
+                continue;
+            }
+            // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses
+            // them at compile time; here the second is a failing test saying so.
+            if let Some(first) = seen.insert(name.clone(), path.relative.clone()) {
+                let message = format!(
+                    "the fixtures `{first}` and `{}` would both be the test `{name}`; rename one",
+                    path.relative
+                );
+                trials.push(Trial::test(name, move || Err(Failed::from(message))));
                 continue;
             }
             // Parsing and hashing wait for the test's own thread; only a fixture that may set

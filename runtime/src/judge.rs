@@ -134,9 +134,15 @@ impl TryFrom<RawJudgeConfig> for JudgeConfig {
     }
 }
 
+/// Whether `key` is a near miss of the judge setting `known`. Only the long settings are
+/// guarded: short script keys (`case`, `time`, `names`, `thresh`) are too close to `name` or
+/// `threshold` by distance alone, and DESIGN passes every unknown key to the script.
 fn looks_like(key: &str, known: &str) -> bool {
     let (k, n) = (key.to_ascii_lowercase(), known.to_ascii_lowercase());
-    k != n && (crate::fuzzy::levenshtein(&k, &n) <= 2 || (k.len() >= 4 && n.starts_with(&k)))
+    if k == n || n.len() < 7 || k.len() < 6 {
+        return false;
+    }
+    crate::fuzzy::levenshtein(&k, &n) <= 2 || n.strip_suffix("_ms") == Some(k.as_str())
 }
 
 impl JudgeConfig {
@@ -705,5 +711,12 @@ mod tests {
         assert!(!looks_like("iou_min", "name"));
         assert!(!looks_like("min_similarity", "threshold"));
         assert!(!looks_like("names_file", "name"));
+        for script_key in [
+            "case", "time", "names", "thresh", "iou_min", "aliases", "path",
+        ] {
+            for known in KNOWN_KEYS {
+                assert!(!looks_like(script_key, known), "{script_key} vs {known}");
+            }
+        }
     }
 }

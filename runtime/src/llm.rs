@@ -169,7 +169,7 @@ pub struct Llm {
     calls: usize,
     interactions: Vec<Interaction>,
     failure: Option<String>,
-    model_failed: bool,
+    model_failed: Option<String>,
 }
 
 impl fmt::Debug for Llm {
@@ -226,7 +226,7 @@ impl Llm {
             calls: 0,
             interactions: Vec::new(),
             failure: None,
-            model_failed: false,
+            model_failed: None,
         }
     }
 
@@ -290,7 +290,7 @@ impl Llm {
                                 Ok(response)
                             }
                             Err(e) => {
-                                self.model_failed = true;
+                                self.model_failed.get_or_insert_with(|| e.to_string());
                                 Err(LlmError::Model(e))
                             }
                         }
@@ -329,10 +329,15 @@ impl Llm {
         None
     }
 
+    /// While recording: the first live call's failure, if one failed.
+    pub(crate) fn model_failure(&self) -> Option<&str> {
+        self.model_failed.as_deref()
+    }
+
     /// While recording: the interactions to write, unless a live call failed.
     pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
         match self.mode {
-            Mode::Record { .. } if !self.model_failed => {
+            Mode::Record { .. } if self.model_failed.is_none() => {
                 Some(std::mem::take(&mut self.interactions))
             }
             _ => None,

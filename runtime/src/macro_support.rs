@@ -22,8 +22,8 @@ pub struct MacroSuite {
     pub model: Option<fn() -> Box<dyn Model>>,
 }
 
-/// Suites by (crate root, fixtures folder): built once per test binary.
-type Suites = Mutex<HashMap<(String, String), Arc<Suite>>>;
+/// Suites by the address of their invocation's static: built once per test binary.
+type Suites = Mutex<HashMap<usize, Arc<Suite>>>;
 
 fn suite(spec: &MacroSuite) -> Arc<Suite> {
     static SUITES: OnceLock<Suites> = OnceLock::new();
@@ -32,7 +32,9 @@ fn suite(spec: &MacroSuite) -> Arc<Suite> {
         .lock()
         .unwrap_or_else(|p| p.into_inner());
     suites
-        .entry((spec.crate_root.to_string(), spec.fixtures.to_string()))
+        // One static MacroSuite per invocation: two invocations over the same folder with
+        // other arguments are other suites.
+        .entry(spec as *const MacroSuite as usize)
         .or_insert_with(|| {
             let model = spec.model.map(|make| Arc::new(make) as ModelFactory);
             Arc::new(Suite::new(

@@ -51,3 +51,19 @@ pub fn test_name(suite: &str, relative: &str) -> String {
     }
     name
 }
+
+/// Every key a fixture may hold (with the seeds' camelCase aliases). The macro reads it to tell a
+/// well-formed non-active fixture (an ignored test) from a malformed one (a failing test, as in
+/// the harness); `fixture.rs` checks it against the parser.
+#[cfg_attr(not(test), allow(dead_code))]
+pub const FIXTURE_KEYS: &[&str] = &[
+    "description",
+    "input",
+    "expected",
+    "expectedDataProposal",
+    "ignore_paths",
+    "ignorePaths",
+    "sources",
+    "status",
+    "draft",
+];

@@ -71,6 +71,7 @@ pub struct Interaction {
 
 /// A recording file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Recording {
     /// [`FORMAT`].
     pub format: u32,
@@ -349,6 +350,16 @@ pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError
         if glob_match(&segments, &refs) {
             found.push(parts.join("/"));
         }
+    }
+    if found.is_empty() {
+        // A typo in a suite source must not silently turn staleness checking off.
+        return Err(SourceError {
+            path: pattern.to_string(),
+            message: format!(
+                "the pattern matches no file below the crate root {}; fix it or remove it from [recording] sources",
+                crate_root.display()
+            ),
+        });
     }
     found.sort();
     Ok(found)

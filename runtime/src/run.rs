@@ -57,7 +57,7 @@ impl Suite {
             recordings,
             config,
             model,
-            settings: Settings::from_env(),
+            settings: crate::settings().cloned(),
             suite_sources: OnceLock::new(),
         }
     }
@@ -416,25 +416,45 @@ where
     if let Some(failure) = llm.finish_failure() {
         return Err(failure);
     }
-    if record {
-        if let (Ok(_), Some(interactions)) = (&output, llm.take_recorded()) {
-            if !interactions.is_empty() {
-                let recording = Recording {
-                    format: recording::FORMAT,
-                    case: loaded.path.case_path().to_string(),
-                    recorded_at: now,
-                    sources: sources.clone(),
-                    input: fixture.input.clone(),
-                    interactions,
-                };
-                recording.write(&recording_file).map_err(|e| {
-                    format!(
-                        "cannot write the recording {}: {e}",
-                        suite.relative(&recording_file)
-                    )
-                })?;
-            } else {
-                result.recording = RecordingUse::None;
+    if record && output.is_ok() {
+        let Some(interactions) = llm.take_recorded() else {
+            // The code under test swallowed a failed live call: its output is not what the model
+            // would answer, so nothing is recorded and the case does not pass.
+            result.recording = RecordingUse::None;
+            return Err(format!(
+                "a live model call failed while recording: {}\nnothing was recorded; {}",
+                llm.model_failure().unwrap_or("(no message)"),
+                if recording_file.exists() {
+                    "the previous recording is unchanged"
+                } else {
+                    "there is no recording yet"
+                }
+            ));
+        };
+        if !interactions.is_empty() {
+            let recording = Recording {
+                format: recording::FORMAT,
+                case: loaded.path.case_path().to_string(),
+                recorded_at: now,
+                sources: sources.clone(),
+                input: fixture.input.clone(),
+                interactions,
+            };
+            recording.write(&recording_file).map_err(|e| {
+                format!(
+                    "cannot write the recording {}: {e}",
+                    suite.relative(&recording_file)
+                )
+            })?;
+        } else {
+            // The case no longer calls the model: an old recording would make replays fail
+            // ("0 calls but the recording has 1") with no way to re-record it away.
+            result.recording = RecordingUse::None;
+            if std::fs::remove_file(&recording_file).is_ok() {
+                eprintln!(
+                    "note: {name}: removed {}: the case no longer calls the model",
+                    suite.relative(&recording_file)
+                );
             }
         }
     }

@@ -436,6 +436,15 @@ fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
         &format!("{SUITE}/changes/typo.json"),
         "{\n  \"input\": { \"message\": \"Please change my payment to 120 EUR\" },\n  \"expcted\": []\n}\n",
     );
+    // A typo in `status`, and a draft with a typo elsewhere: both must fail, never be ignored.
+    example.write(
+        &format!("{SUITE}/changes/bad_status.json"),
+        "{\n  \"input\": { \"message\": \"x\" },\n  \"expected\": [],\n  \"status\": \"actve\"\n}\n",
+    );
+    example.write(
+        &format!("{SUITE}/drafts/typo_draft.json"),
+        "{\n  \"inptu\": { \"message\": \"x\" },\n  \"status\": \"draft\"\n}\n",
+    );
     // A strict failure too: a recorded answer that differs from the expected proposal.
     let mut r: Value = serde_json::from_str(&example.read(&recording(RAISE))).unwrap();
     r["interactions"][0]["response"]["proposals"][0]["mutationQuery"]["variables"]["data"]
@@ -454,7 +463,14 @@ fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
         "{}",
         harness.text()
     );
-    harness.assert_summary(ACTIVE - 1, 2, IGNORED);
+    harness.assert_summary(ACTIVE - 1, 4, IGNORED);
+    for (case, needle) in [
+        ("changes/bad_status", "unknown variant `actve`"),
+        ("drafts/typo_draft", "unknown field `inptu`"),
+    ] {
+        let message = failure_of(&harness, &test_name(case));
+        assert!(message.contains(needle), "{case}: {message}");
+    }
     let message = failure_of(&harness, &typo);
     assert!(
         message.contains(&format!("{SUITE}/changes/typo.json:3:3")),
@@ -484,7 +500,7 @@ fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
         harness.text(),
         macros.text()
     );
-    macros.assert_summary(ACTIVE - 1, 2, IGNORED);
+    macros.assert_summary(ACTIVE - 1, 4, IGNORED);
     for name in [&typo, &test_name(RAISE)] {
         let from_macro = failure_of(&macros, name).replace("--test macro_evals", "--test evals");
         assert_eq!(
@@ -493,4 +509,24 @@ fn a_bad_fixture_is_one_failing_test_and_both_front_ends_agree() {
             "messages differ for {name}"
         );
     }
+}
+
+#[test]
+fn the_harness_refuses_two_fixtures_that_make_one_test_name() {
+    let _cargo = lock();
+    let example = Example::new();
+    // `raise-amount.json` and `raise_amount.json` are both `…::raise_amount`.
+    let original = example.read(&fixture(RAISE));
+    example.write(&format!("{SUITE}/changes/raise-amount.json"), original);
+    let harness = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    let name = test_name(RAISE);
+    let text = harness.text();
+    assert!(
+        text.contains(&format!(
+            "the fixtures `changes/raise-amount.json` and `changes/raise_amount.json` would both be the test `{name}`; rename one"
+        )) || text.contains(&format!(
+            "the fixtures `changes/raise_amount.json` and `changes/raise-amount.json` would both be the test `{name}`; rename one"
+        )),
+        "{text}"
+    );
 }

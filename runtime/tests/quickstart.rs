@@ -1,4 +1,4 @@
-//! The crate docs' quickstart, run as a user runs it: the macro over `fixtures/quickstart`,
+//! The crate docs' quickstart, run as a user runs it: the macro over `tests/fixtures/quickstart`,
 //! replaying the committed recordings.
 
 use proposal_eval::{proposal_eval, Case, Llm, Model, ModelError};
@@ -23,7 +23,7 @@ pub fn live_model() -> impl Model {
     }
 }
 
-#[proposal_eval(fixtures = "../fixtures/quickstart", model = live_model)]
+#[proposal_eval(fixtures = "tests/fixtures/quickstart", model = live_model)]
 fn quickstart(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Value>> {
     let message = case.input["message"].as_str().unwrap_or_default();
     if message.starts_with("Hello") {

@@ -369,4 +369,10 @@ fn config_and_recordings_outside_the_suite_are_honoured() {
         "{}",
         out.stdout
     );
+
+    // With two suites found, --recordings would make the other's recordings look orphaned.
+    env.write("other/proposal-eval.toml", "");
+    let out = env.run(&["prune", ".", "--recordings", "recorded", "--yes"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(out.stderr.contains("describe one suite"), "{}", out.stderr);
 }
