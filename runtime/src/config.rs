@@ -155,6 +155,13 @@ impl SuiteConfig {
                     .into(),
             );
         }
+        if self.evaluators.contains(&Evaluator::FieldAccuracy)
+            && self.field_accuracy.fields.is_empty()
+        {
+            return Err(
+                "`evaluators` names field_accuracy but [field_accuracy] lists no fields: add [[field_accuracy.fields]] entries".into(),
+            );
+        }
         if self.evaluators.contains(&Evaluator::CodeJudge) && self.code_judge.is_empty() {
             return Err(
                 "`evaluators` names code_judge but there is no [[code_judge]] section".into(),
@@ -184,6 +191,24 @@ mod tests {
             err.to_string().starts_with("s/proposal-eval.toml:2:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn selected_evaluators_need_their_sections() {
+        let err =
+            SuiteConfig::from_toml_str("evaluators = [\"field_accuracy\"]", "x.toml").unwrap_err();
+        assert!(err.message.contains("lists no fields"), "{err}");
+        let err =
+            SuiteConfig::from_toml_str("evaluators = [\"code_judge\"]", "x.toml").unwrap_err();
+        assert!(err.message.contains("no [[code_judge]]"), "{err}");
+    }
+
+    #[test]
+    fn a_condition_must_test_something() {
+        let toml = "[strict.transformers.\"a.b\"]\ntransform = \"trim\"\nstrategy = \"transform_always\"\nwhen = { path = \"changeType\" }\n";
+        let err = SuiteConfig::from_toml_str(toml, "x.toml").unwrap_err();
+        assert!(err.message.contains("tests nothing"), "{err}");
+        assert_eq!(err.line, 4, "{err}");
     }
 
     #[test]

@@ -501,7 +501,19 @@ fn one_or_many_conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Conditi
             Vec::<Condition>::deserialize(de::value::SeqAccessDeserializer::new(seq))
         }
     }
-    d.deserialize_any(V)
+    let conditions = d.deserialize_any(V)?;
+    // A condition without a test would always hold: a transformer meant for some proposals
+    // would silently apply to all.
+    if let Some(c) = conditions
+        .iter()
+        .find(|c| c.equals.is_none() && c.not_equals.is_none() && c.exists.is_none())
+    {
+        return Err(de::Error::custom(format!(
+            "the condition on `{}` tests nothing: give it equals, not_equals or exists",
+            c.path
+        )));
+    }
+    Ok(conditions)
 }
 
 /// A transformer: a transform, where it applies, and when.
