@@ -221,23 +221,7 @@ pub fn canonical_json(value: &Value) -> String {
     sorted(value).to_string()
 }
 
-/// A copy of a value whose objects have their keys in sorted order at every level.
-pub fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted(v)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
+pub use crate::recording::sorted;
 
 #[cfg(test)]
 mod tests {

@@ -204,7 +204,9 @@ pub fn canonical_pretty(value: &Value) -> String {
     text
 }
 
-fn sorted(value: &Value) -> Value {
+/// A copy of `value` whose objects have their keys in sorted order at every level, whatever map
+/// type `serde_json` was built with.
+pub fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -234,11 +236,11 @@ pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io:
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "recording".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
+    // The pid and a counter make the name unique among writers; the leading dot and the suffix
+    // keep it out of fixture discovery and orphan checks.
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
