@@ -161,7 +161,7 @@ impl Harness {
             let orphans = crate::recording::orphans(&suite.recordings, &cases);
             if !orphans.is_empty() {
                 eprintln!(
-                    "note: {} recording(s) have no fixture any more (remove them with `cargo proposal-eval prune`):",
+                    "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `cargo proposal-eval prune --yes`):",
                     orphans.len()
                 );
                 for orphan in orphans {

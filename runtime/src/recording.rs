@@ -463,7 +463,8 @@ pub fn compare_sources(recorded: &[Source], current: &[Source]) -> Vec<SourceCha
     changes
 }
 
-/// Recordings below `recordings` whose case path is not in `cases`: orphans.
+/// Recordings below `recordings` whose case path is not in `cases`, and temp files left by an
+/// interrupted write (older than a minute): orphans.
 pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
     let cases: std::collections::HashSet<&str> = cases.iter().copied().collect();
     let mut out = Vec::new();
@@ -473,9 +474,22 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_file())
     {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json")
-            || entry.file_name().to_string_lossy().starts_with('.')
-        {
+        let name = entry.file_name().to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            // A write that a kill interrupted leaves its temp file (never the recording half
+            // written); one older than a minute belongs to no running write.
+            let old = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(60));
+            if old {
+                out.push(path.to_path_buf());
+            }
+            continue;
+        }
+        if path.extension().and_then(|e| e.to_str()) != Some("json") || name.starts_with('.') {
             continue;
         }
         let Ok(relative) = path.strip_prefix(recordings) else {
@@ -499,6 +513,31 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn orphans_include_old_temp_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, age_secs: u64| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "{}").unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        };
+        write("kept.json", 0);
+        write("gone.json", 0);
+        write(".kept.json.1-0.tmp", 3600);
+        write(".kept.json.2-0.tmp", 0);
+        let found: Vec<String> = orphans(dir.path(), &["kept"])
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(found, [".kept.json.1-0.tmp", "gone.json"]);
+    }
 
     #[test]
     fn crlf_hashes_like_lf() {
