@@ -149,8 +149,12 @@ pub fn run(options: Options) -> Result<i32, String> {
     draft.updated_at = Utc::now().trunc_subsecs(0);
     fixture["status"] = json!("active");
     fixture["draft"] = serde_json::to_value(&draft).expect("a draft always serializes");
-    write_atomic(&path, pretty_json(&fixture).as_bytes())
-        .map_err(|e| format!("writing {shown}: {e}"))?;
+    let text = pretty_json(&fixture);
+    // The promoted case must be one the tests accept: checked by the runtime's own parser.
+    proposal_eval::fixture::FixtureFile::parse(text.as_bytes(), &shown).map_err(|e| {
+        format!("{shown} would not be a valid case once promoted ({e}); fix it and promote again")
+    })?;
+    write_atomic(&path, text.as_bytes()).map_err(|e| format!("writing {shown}: {e}"))?;
     println!(
         "promoted {}: {shown} is now an active case (edit_source = \"human\"); record it with \
          RECORD=1 cargo test",

@@ -118,11 +118,18 @@ impl SuiteConfig {
                 message: e.message().trim().to_string(),
             }
         })?;
-        config.validate().map_err(|message| ConfigError {
-            file,
-            line: 0,
-            column: 0,
-            message,
+        config.validate().map_err(|message| {
+            // The checks are about the `evaluators` list: point at it when it is written.
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("evaluators"))
+                .map_or(0, |n| n + 1);
+            ConfigError {
+                file,
+                line,
+                column: usize::from(line > 0),
+                message,
+            }
         })?;
         Ok(config)
     }
@@ -198,6 +205,7 @@ mod tests {
         let err =
             SuiteConfig::from_toml_str("evaluators = [\"field_accuracy\"]", "x.toml").unwrap_err();
         assert!(err.message.contains("lists no fields"), "{err}");
+        assert_eq!((err.line, err.column), (1, 1), "{err}");
         let err =
             SuiteConfig::from_toml_str("evaluators = [\"code_judge\"]", "x.toml").unwrap_err();
         assert!(err.message.contains("no [[code_judge]]"), "{err}");

@@ -96,3 +96,25 @@ fn promote_reports_an_invalid_draft_key() {
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("invalid `draft` key"), "{}", out.stderr);
 }
+
+#[test]
+fn promote_refuses_a_case_the_tests_would_reject() {
+    let env = Env::new();
+    drafted(&env);
+    let mut fixture = env.json("suite/drafts/eval_s1.json");
+    fixture["expected"] = json!([]);
+    fixture["ignore_paths"] = json!(["a..b"]);
+    env.write(
+        "suite/drafts/eval_s1.json",
+        &serde_json::to_string(&fixture).unwrap(),
+    );
+    let before = env.read("suite/drafts/eval_s1.json");
+    let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("would not be a valid case") && out.stderr.contains("a..b"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.read("suite/drafts/eval_s1.json"), before);
+}
