@@ -94,7 +94,7 @@ impl Default for SuiteConfig {
 pub type ConfigError = crate::fixture::FileError;
 
 /// 1-based line and column of a byte offset in `text`.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;

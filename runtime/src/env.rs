@@ -104,7 +104,7 @@ impl Settings {
 
 /// The crate root at run time: `CARGO_MANIFEST_DIR` (set by cargo and nextest when they run a
 /// test), else the working directory.
-pub fn crate_root() -> std::path::PathBuf {
+pub(crate) fn crate_root() -> std::path::PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(Into::into)
         .or_else(|| std::env::current_dir().ok())
@@ -112,7 +112,7 @@ pub fn crate_root() -> std::path::PathBuf {
 }
 
 /// `-p <package>` for commands printed to the user, when the package is known.
-pub fn package_name() -> Option<String> {
+pub(crate) fn package_name() -> Option<String> {
     std::env::var("CARGO_PKG_NAME")
         .ok()
         .filter(|s| !s.is_empty())

@@ -96,7 +96,7 @@ pub mod judge;
 mod llm;
 mod naming;
 pub mod normalize;
-pub mod output;
+pub(crate) mod output;
 pub mod path;
 pub mod recording;
 pub mod report;

@@ -1,10 +1,4 @@
 //! Rendering, apart from deciding: how mismatches, verdicts and diffs are written for a person.
-//!
-//! ```
-//! use proposal_eval::output::unified_diff;
-//! let diff = unified_diff("a\nb\n", "a\nc\n", "expected", "actual", false);
-//! assert_eq!(diff, "--- expected\n+++ actual\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
-//! ```
 
 use crate::compare::{Mismatch, MismatchKind, StrictVerdict};
 use crate::path::{Matcher, Pattern, SegmentRef};

@@ -519,7 +519,7 @@ pub fn get<'a>(value: &'a Value, path: &[Segment]) -> Option<&'a Value> {
 
 /// Writes a location in the path grammar. Shared by [`Location`]'s `Display` and by callers that
 /// print a location built from a parent prefix plus one segment, without allocating a new one.
-pub fn write_segments(f: &mut impl fmt::Write, segments: &[Segment]) -> fmt::Result {
+pub(crate) fn write_segments(f: &mut impl fmt::Write, segments: &[Segment]) -> fmt::Result {
     if segments.is_empty() {
         return f.write_str("$");
     }
@@ -560,7 +560,7 @@ impl serde::Serialize for Location {
 }
 
 /// Deserializes a concrete [`Location`] from a path string (for `#[serde(deserialize_with)]`).
-pub fn deserialize_location<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn deserialize_location<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Location, D::Error> {
     let text = <String as serde::Deserialize>::deserialize(deserializer)?;
@@ -568,7 +568,7 @@ pub fn deserialize_location<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Like [`deserialize_location`], for an optional field.
-pub fn deserialize_opt_location<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn deserialize_opt_location<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Location>, D::Error> {
     deserialize_location(deserializer).map(Some)

@@ -204,7 +204,7 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
 
 /// A total order on JSON values, used by `sort`: null, booleans, numbers (by value), strings,
 /// arrays, objects.
-pub fn json_cmp(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn json_cmp(a: &Value, b: &Value) -> Ordering {
     fn rank(v: &Value) -> u8 {
         match v {
             Value::Null => 0,
