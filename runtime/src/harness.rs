@@ -2,6 +2,7 @@
 //! a new fixture file is a new test without a rebuild.
 
 use crate::case::{Case, CaseOutput};
+use crate::config::SuiteConfig;
 use crate::llm::{Llm, Model, ModelFactory};
 use crate::run::{PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -33,6 +34,7 @@ use std::sync::Arc;
 pub struct Harness {
     fixtures: PathBuf,
     config: Option<PathBuf>,
+    built_config: Option<SuiteConfig>,
     recordings: Option<PathBuf>,
     model: Option<ModelFactory>,
 }
@@ -43,6 +45,7 @@ impl Harness {
         Harness {
             fixtures: fixtures.into(),
             config: None,
+            built_config: None,
             recordings: None,
             model: None,
         }
@@ -51,6 +54,34 @@ impl Harness {
     /// Reads the suite config from this file instead of `<suite>/proposal-eval.toml`.
     pub fn config(mut self, file: impl Into<PathBuf>) -> Harness {
         self.config = Some(file.into());
+        self
+    }
+
+    /// Uses this configuration, built in Rust, instead of a file: what lets a transform be a
+    /// closure.
+    ///
+    /// ```no_run
+    /// use proposal_eval::compare::StrictConfig;
+    /// use proposal_eval::config::SuiteConfig;
+    /// use proposal_eval::transform::{Strategy, Transform, Transformer};
+    /// use proposal_eval::{Case, Harness, Llm};
+    /// use serde_json::{json, Value};
+    ///
+    /// fn agent(case: &Case, _llm: &mut Llm) -> Value {
+    ///     json!([{ "changeType": "change", "reference": case.input["ref"] }])
+    /// }
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     let upper = Transform::custom(|v, _| json!(v.and_then(Value::as_str).unwrap_or("").to_uppercase()));
+    ///     let strict = StrictConfig::new()
+    ///         .ignore_path("metadata.*").unwrap()
+    ///         .transformer("reference", Transformer::new(upper, Strategy::TransformAlways)).unwrap();
+    ///     let config = SuiteConfig { strict, ..SuiteConfig::default() };
+    ///     Harness::new("fixtures/payments").with_config(config).run(agent)
+    /// }
+    /// ```
+    pub fn with_config(mut self, config: SuiteConfig) -> Harness {
+        self.built_config = Some(config);
         self
     }
 
@@ -78,13 +109,17 @@ impl Harness {
         R: CaseOutput + 'static,
     {
         let args = Arguments::from_args();
-        let suite = Arc::new(Suite::new(
+        let mut suite = Suite::new(
             crate::env::crate_root(),
             &self.fixtures,
             self.config.as_deref(),
             self.recordings.as_deref(),
             self.model,
-        ));
+        );
+        if let Some(config) = self.built_config {
+            suite.config = Ok(config);
+        }
+        let suite = Arc::new(suite);
         let f = Arc::new(f);
         let fixtures = match suite.discover() {
             Ok(found) => found,
