@@ -111,11 +111,34 @@ pub(crate) fn crate_root() -> std::path::PathBuf {
         .unwrap_or_else(|| ".".into())
 }
 
-/// `-p <package>` for commands printed to the user, when the package is known.
-pub(crate) fn package_name() -> Option<String> {
-    std::env::var("CARGO_PKG_NAME")
-        .ok()
-        .filter(|s| !s.is_empty())
+/// The package of the running test (`CARGO_PKG_NAME`, set by cargo and nextest), read once.
+pub(crate) fn package_name() -> Option<&'static str> {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::var("CARGO_PKG_NAME")
+            .ok()
+            .filter(|s| !s.is_empty())
+    })
+    .as_deref()
+}
+
+/// The running test binary's target name (`evals` for `tests/evals.rs`), without cargo's hash
+/// suffix; read once.
+pub(crate) fn test_binary() -> Option<&'static str> {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let stem = exe.file_stem()?.to_string_lossy().into_owned();
+        Some(match stem.rsplit_once('-') {
+            Some((name, hash))
+                if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                name.to_string()
+            }
+            _ => stem,
+        })
+    })
+    .as_deref()
 }
 
 #[cfg(test)]

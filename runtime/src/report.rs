@@ -144,8 +144,8 @@ impl Entry {
             Some(evaluators.iter().map(|e| e.score).sum::<f64>() / evaluators.len() as f64)
         };
         Entry {
-            package: crate::env::package_name().unwrap_or_else(|| "unknown".into()),
-            binary: binary_name(),
+            package: crate::env::package_name().unwrap_or("unknown").to_string(),
+            binary: crate::env::test_binary().unwrap_or("unknown").to_string(),
             suite: suite.name.clone(),
             suite_dir: suite.relative(&suite.dir),
             case: loaded.path.case_path().to_string(),
@@ -185,24 +185,11 @@ fn safe(part: &str) -> String {
     }
 }
 
-/// The test binary's name without cargo's hash suffix.
-fn binary_name() -> String {
-    let Some(stem) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
-    else {
-        return "unknown".into();
-    };
-    match stem.rsplit_once('-') {
-        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            name.to_string()
-        }
-        _ => stem,
-    }
-}
-
 /// Removes ANSI colour sequences (`ESC [ … letter`).
 fn strip_ansi(text: &str) -> String {
+    if !text.contains('\u{1b}') {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -624,16 +611,20 @@ fn writer_alive(file: &Path, own_done: bool) -> bool {
     }
 }
 
-/// The entries of one `.json` (one entry) or `.jsonl` (one per line) file; what does not parse
-/// is counted in `bad`.
-fn read_entries(path: &Path, bad: &mut usize) -> Vec<Entry> {
+/// The entries of one `.json` (one entry) or `.jsonl` (one per line) file, each with its line as
+/// written (compaction copies lines rather than writing entries again); what does not parse is
+/// counted in `bad`.
+fn read_entries(path: &Path, bad: &mut usize) -> Vec<(Entry, String)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         *bad += 1;
         return Vec::new();
     };
     if path.extension().and_then(|e| e.to_str()) == Some("json") {
         return match serde_json::from_str::<Entry>(&text) {
-            Ok(entry) => vec![entry],
+            Ok(entry) => match serde_json::to_string(&entry) {
+                Ok(line) => vec![(entry, line)],
+                Err(_) => Vec::new(),
+            },
             Err(_) => {
                 *bad += 1;
                 Vec::new()
@@ -643,7 +634,7 @@ fn read_entries(path: &Path, bad: &mut usize) -> Vec<Entry> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .filter_map(|l| match serde_json::from_str::<Entry>(l) {
-            Ok(entry) => Some(entry),
+            Ok(entry) => Some((entry, l.to_string())),
             Err(_) => {
                 *bad += 1;
                 None
@@ -656,7 +647,7 @@ type CaseKey = (String, String, String, String);
 
 fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
     let entries_dir = dir.join("entries");
-    let mut latest: BTreeMap<CaseKey, Entry> = BTreeMap::new();
+    let mut latest: BTreeMap<CaseKey, (Entry, String)> = BTreeMap::new();
     let mut unreadable = Vec::new();
     let mut compacted = Vec::new();
     if entries_dir.is_dir() {
@@ -689,7 +680,7 @@ fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
             if finished_writer || single {
                 compacted.push(path.to_path_buf());
             }
-            for entry in entries {
+            for (entry, line) in entries {
                 // An entry whose fixture is gone is dropped: the case no longer exists.
                 if !entry.fixture.exists() {
                     continue;
@@ -701,29 +692,27 @@ fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
                     entry.case.clone(),
                 );
                 match latest.get(&key) {
-                    Some(old) if old.finished_at > entry.finished_at => {}
+                    Some((old, _)) if old.finished_at > entry.finished_at => {}
                     _ => {
-                        latest.insert(key, entry);
+                        latest.insert(key, (entry, line));
                     }
                 }
             }
         }
     }
-    let entries: Vec<Entry> = latest.into_values().collect();
-    // Compaction: the latest entries go into one file, then the finished writers' files go.
+    // Compaction: the latest entries' lines go into one file, then the finished writers' files.
     if !compacted.is_empty() {
         let mut text = String::new();
-        for entry in &entries {
-            if let Ok(line) = serde_json::to_string(entry) {
-                text.push_str(&line);
-                text.push('\n');
-            }
+        for (_, line) in latest.values() {
+            text.push_str(line);
+            text.push('\n');
         }
         crate::recording::replace_file(&entries_dir.join(MERGED), text.as_bytes(), false)?;
         for file in &compacted {
             let _ = std::fs::remove_file(file);
         }
     }
+    let entries: Vec<Entry> = latest.into_values().map(|(entry, _)| entry).collect();
     let mut report = Report::from_entries(entries);
     unreadable.sort();
     report.unreadable_entries = unreadable;

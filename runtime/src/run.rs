@@ -219,24 +219,11 @@ pub(crate) fn command(test: &str, record: bool) -> String {
     cmd
 }
 
-/// `--test NAME` or `--lib`, read from the running test binary's file name (once: every case
-/// prints it, and finding the binary is a system call).
+/// `--test NAME` or `--lib`, from the running test binary's name.
 fn test_target() -> Option<String> {
-    static TARGET: OnceLock<Option<String>> = OnceLock::new();
-    TARGET.get_or_init(find_test_target).clone()
-}
-
-fn find_test_target() -> Option<String> {
-    let exe = std::env::current_exe().ok()?;
-    let stem = exe.file_stem()?.to_string_lossy().into_owned();
-    let name = match stem.rsplit_once('-') {
-        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            name.to_string()
-        }
-        _ => stem,
-    };
+    let name = crate::env::test_binary()?;
     let package = crate::env::package_name().map(|p| p.replace('-', "_"));
-    if package.as_deref() == Some(name.as_str()) {
+    if package.as_deref() == Some(name) {
         Some("--lib".into())
     } else {
         Some(format!("--test {name}"))
