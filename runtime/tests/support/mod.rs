@@ -255,8 +255,9 @@ pub fn files_below(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             let path = entry.path();
             if path.is_dir() {
                 walk(&path, &rel, out);
-            } else {
-                out.insert(rel, std::fs::read(&path).unwrap());
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                // A file gone between listing and reading was a write's temp file, renamed.
+                out.insert(rel, bytes);
             }
         }
     }
