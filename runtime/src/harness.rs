@@ -3,6 +3,7 @@
 
 use crate::case::{Case, CaseOutput};
 use crate::config::SuiteConfig;
+use crate::fixture::FixturePath;
 use crate::llm::{Llm, Model, ModelFactory};
 use crate::run::{PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -121,7 +122,13 @@ impl Harness {
         }
         let suite = Arc::new(suite);
         let f = Arc::new(f);
-        let fixtures = match suite.discover() {
+        // nextest runs one process per test with `--exact NAME`: when the name maps straight
+        // to its fixture file, that file is all there is to find.
+        let direct = match (&args.filter, args.exact) {
+            (Some(name), true) if !args.list => direct_fixture(&suite, name),
+            _ => None,
+        };
+        let fixtures = match direct.map(Ok).unwrap_or_else(|| suite.discover()) {
             Ok(found) => found,
             Err(e) => {
                 eprintln!(
@@ -137,7 +144,7 @@ impl Harness {
                 suite.dir.display()
             );
         }
-        let names: Vec<(String, crate::fixture::FixturePath)> = fixtures
+        let names: Vec<(String, FixturePath)> = fixtures
             .into_iter()
             .map(|f| (suite.test_name(&f), f))
             .collect();
@@ -206,4 +213,38 @@ impl Harness {
         }
         conclusion.exit_code()
     }
+}
+
+/// The fixture of the test `name` when its path can be read off the name (`suite::sub::case` is
+/// `sub/case.json`, with no character that naming replaces) and maps back to it; `None` sends
+/// the caller to full discovery.
+fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<FixturePath>> {
+    let rest = name.strip_prefix(&suite.name)?.strip_prefix("::")?;
+    let relative = format!("{}.json", rest.replace("::", "/"));
+    let absolute = suite.dir.join(&relative);
+    let fixture = FixturePath { relative, absolute };
+    if !fixture.absolute.is_file()
+        || fixture.absolute.starts_with(&suite.recordings)
+        || fixture.relative.split('/').any(|c| c.starts_with('.'))
+        || suite.test_name(&fixture) != name
+    {
+        return None;
+    }
+    // What discovery would skip or flag: a folder on the way that is a suite of its own, or
+    // another file of the same folder that makes the same test name.
+    let parent = fixture.absolute.parent()?;
+    let nested = parent
+        .ancestors()
+        .take_while(|dir| *dir != suite.dir)
+        .any(|dir| dir.join(crate::config::FILE_NAME).is_file());
+    let stem = |n: &str| crate::naming::identifier(n.trim_end_matches(".json"));
+    let file_name = fixture.absolute.file_name()?.to_string_lossy().into_owned();
+    let twins = std::fs::read_dir(parent)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .any(|other| {
+            other != file_name && other.ends_with(".json") && stem(&other) == stem(&file_name)
+        });
+    (!nested && !twins).then(|| vec![fixture])
 }

@@ -529,4 +529,14 @@ fn the_harness_refuses_two_fixtures_that_make_one_test_name() {
         )),
         "{text}"
     );
+    // `--exact NAME` (how nextest runs a test) must see the clash too, not just one file.
+    let exact = example.evals(
+        &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+        &[name.as_str(), "--exact"],
+    );
+    assert!(
+        exact.text().contains("would both be the test"),
+        "{}",
+        exact.text()
+    );
 }
