@@ -207,12 +207,7 @@ pub fn content_sha256(fixture: &Value) -> String {
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
+    crate::recording::lower_hex(&Sha256::digest(bytes))
 }
 
 /// A value as compact JSON with object keys sorted at every level, whatever map type

@@ -274,12 +274,18 @@ pub fn hash_content(content: &[u8]) -> (String, u64) {
     }
     hasher.update(&content[start..]);
     length += (content.len() - start) as u64;
-    let digest = hasher.finalize();
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
+    (lower_hex(&hasher.finalize()), length)
+}
+
+/// Lowercase hex of some bytes (a digest), without a formatting call per byte.
+pub(crate) fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0xf)] as char);
     }
-    (hex, length)
+    out
 }
 
 /// A source that cannot be read.
