@@ -3,6 +3,7 @@
 
 use crate::case::{Case, CaseOutput};
 use crate::config::SuiteConfig;
+use crate::discovery::StatusCache;
 use crate::fixture::FixturePath;
 use crate::llm::{Llm, Model, ModelFactory};
 use crate::run::{PendingCase, Suite};
@@ -128,6 +129,7 @@ impl Harness {
             (Some(name), true) if !args.list => direct_fixture(&suite, name),
             _ => None,
         };
+        let discovered = direct.is_none();
         let fixtures = match direct.map(Ok).unwrap_or_else(|| suite.discover()) {
             Ok(found) => found,
             Err(e) => {
@@ -144,6 +146,12 @@ impl Harness {
                 suite.dir.display()
             );
         }
+        // Whether a test is ignored comes from the discovery cache for unchanged files.
+        let mut cache = discovered.then(|| StatusCache::open(&suite));
+        let relatives: Vec<String> = match cache {
+            Some(_) => fixtures.iter().map(|f| f.relative.clone()).collect(),
+            None => Vec::new(),
+        };
         let names: Vec<(String, FixturePath)> = fixtures
             .into_iter()
             .map(|f| (suite.test_name(&f), f))
@@ -179,8 +187,12 @@ impl Harness {
                 continue;
             }
             // Parsing and hashing wait for the test's own thread; only a fixture that may set
-            // `status` is parsed here, to know whether its test is ignored.
-            let pending = PendingCase::read(&suite, path);
+            // `status` and is not in the discovery cache is parsed here, to know whether its test
+            // is ignored.
+            let pending = match &mut cache {
+                Some(cache) => cache.pending(&suite, path),
+                None => PendingCase::read(&suite, path),
+            };
             let ignored = pending.ignored();
             let (suite, f) = (suite.clone(), f.clone());
             trials.push(
@@ -196,11 +208,23 @@ impl Harness {
                 .with_ignored_flag(ignored),
             );
         }
+        if let Some(cache) = cache {
+            cache.save(&relatives);
+        }
         let conclusion = libtest_mimic::run(&args, trials);
-        crate::report::finish();
-        if full_run {
-            let cases: Vec<&str> = orphan_cases.iter().map(String::as_str).collect();
-            let orphans = crate::recording::orphans(&suite.recordings, &cases);
+        // The orphan check and the report rebuild read different files: side by side, the run
+        // ends when the longer of the two does.
+        let orphans = std::thread::scope(|scope| {
+            let orphans = full_run.then(|| {
+                scope.spawn(|| {
+                    let cases: Vec<&str> = orphan_cases.iter().map(String::as_str).collect();
+                    crate::recording::orphans(&suite.recordings, &cases)
+                })
+            });
+            crate::report::finish();
+            orphans.map(|o| o.join().unwrap_or_default())
+        });
+        if let Some(orphans) = orphans {
             if !orphans.is_empty() {
                 eprintln!(
                     "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `cargo proposal-eval prune --yes`):",

@@ -87,6 +87,7 @@ mod case;
 pub mod compare;
 pub mod config;
 mod diff;
+mod discovery;
 pub mod draft;
 pub mod env;
 pub mod fixture;

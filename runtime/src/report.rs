@@ -167,7 +167,7 @@ impl Entry {
 }
 
 /// A path component that stays inside its folder.
-fn safe(part: &str) -> String {
+pub(crate) fn safe(part: &str) -> String {
     let cleaned: String = part
         .chars()
         .map(|c| {
@@ -207,8 +207,18 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
-/// This process's entry file, opened by its first entry.
-static SINK: Mutex<Option<std::fs::File>> = Mutex::new(None);
+/// This process's entries: its entry file, opened by the first entry, and the entries written
+/// to it, which the end-of-run rebuild takes from memory instead of reading them back.
+struct Sink {
+    file: Option<std::fs::File>,
+    path: PathBuf,
+    /// Every entry with its line, in the order written.
+    entries: Vec<(Entry, String)>,
+    /// Whether every line reached the file (then the file can become the merged file as is).
+    whole: bool,
+}
+
+static SINK: Mutex<Option<Sink>> = Mutex::new(None);
 
 /// Appends one case's entry to this process's entry file. Failing to write a report never fails
 /// a test.
@@ -219,7 +229,7 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
     };
     line.push('\n');
     let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
-    if sink.is_none() {
+    let sink = sink.get_or_insert_with(|| {
         let folder = report_dir()
             .join("entries")
             .join(safe(&entry.package))
@@ -228,19 +238,29 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let file = folder.join(format!("{}-{started}.jsonl", std::process::id()));
-        *sink = std::fs::create_dir_all(&folder)
+        let path = folder.join(format!("{}-{started}.jsonl", std::process::id()));
+        let file = std::fs::create_dir_all(&folder)
             .and_then(|()| {
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(&file)
+                    .open(&path)
             })
             .ok();
-    }
-    if let Some(file) = sink.as_mut() {
-        let _ = file.write_all(line.as_bytes());
-    }
+        Sink {
+            whole: file.is_some(),
+            file,
+            path,
+            entries: Vec::new(),
+        }
+    });
+    let written = match sink.file.as_mut() {
+        Some(file) => file.write_all(line.as_bytes()).is_ok(),
+        None => false,
+    };
+    sink.whole &= written;
+    line.pop();
+    sink.entries.push((entry, line));
 }
 
 const DIRTY: &str = ".dirty";
@@ -254,7 +274,8 @@ const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_
 /// Rebuilds the report if an entry was written since the last rebuild and no other process is
 /// rebuilding it. Called at the end of a harness run and at exit of a macro test binary.
 pub(crate) fn finish() {
-    let wrote = SINK.lock().map(|s| s.is_some()).unwrap_or(true);
+    let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
+    let wrote = sink.is_some();
     let dir = report_dir();
     let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
     if wrote {
@@ -277,7 +298,21 @@ pub(crate) fn finish() {
             return;
         }
         let _ = std::fs::remove_file(&dirty);
-        let _ = rebuild_locked(&dir, true);
+        // This process writes no more entries: its own are taken from memory (once; a second
+        // round finds them in the files).
+        let own = sink.as_mut().map(|sink| {
+            // The file may become the merged file: nothing is written through this handle again.
+            sink.file = None;
+            Own {
+                path: sink.path.clone(),
+                entries: std::mem::take(&mut sink.entries),
+                whole: sink.whole,
+            }
+        });
+        // The process ends next: freeing thousands of entries one by one would only delay it.
+        if let Ok(report) = rebuild_locked(&dir, own) {
+            std::mem::forget(report);
+        }
         let _ = std::fs::remove_file(&lock);
     }
 }
@@ -577,13 +612,14 @@ pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
             lock.display()
         )));
     }
-    let result = rebuild_locked(dir, false);
+    let result = rebuild_locked(dir, None);
     let _ = std::fs::remove_file(&lock);
     result
 }
 
-/// Whether the process that wrote `file` (`<pid>-<start>.jsonl`) may still append to it.
-fn writer_alive(file: &Path, own_done: bool) -> bool {
+/// Whether the process that wrote `file` (`<pid>-<start>.jsonl`) may still append to it. The
+/// rebuilding process's own file is handled by the caller.
+fn writer_alive(file: &Path) -> bool {
     let Some(pid) = file
         .file_stem()
         .and_then(|s| s.to_str())
@@ -593,7 +629,8 @@ fn writer_alive(file: &Path, own_done: bool) -> bool {
         return false;
     };
     if pid == std::process::id() {
-        return !own_done;
+        // An older file of this pid (a pid reused) or this process's own when it still writes.
+        return true;
     }
     #[cfg(unix)]
     {
@@ -611,45 +648,148 @@ fn writer_alive(file: &Path, own_done: bool) -> bool {
     }
 }
 
-/// The entries of one `.json` (one entry) or `.jsonl` (one per line) file, each with its line as
-/// written (compaction copies lines rather than writing entries again); what does not parse is
-/// counted in `bad`.
-fn read_entries(path: &Path, bad: &mut usize) -> Vec<(Entry, String)> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        *bad += 1;
-        return Vec::new();
-    };
-    if path.extension().and_then(|e| e.to_str()) == Some("json") {
-        return match serde_json::from_str::<Entry>(&text) {
-            Ok(entry) => match serde_json::to_string(&entry) {
-                Ok(line) => vec![(entry, line)],
-                Err(_) => Vec::new(),
-            },
-            Err(_) => {
-                *bad += 1;
-                Vec::new()
-            }
-        };
-    }
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| match serde_json::from_str::<Entry>(l) {
-            Ok(entry) => Some((entry, l.to_string())),
-            Err(_) => {
-                *bad += 1;
-                None
-            }
-        })
-        .collect()
+/// The entries of the finishing process, handed to the rebuild from memory.
+struct Own {
+    /// Its entry file.
+    path: PathBuf,
+    entries: Vec<(Entry, String)>,
+    /// Whether the file holds exactly these lines.
+    whole: bool,
 }
 
-type CaseKey = (String, String, String, String);
+/// What identifies a case across runs, and when its entry was written: read from a line without
+/// building the rest of the entry, so a line that a newer entry replaces costs a scan only.
+#[derive(Deserialize)]
+struct EntryKey<'a> {
+    #[serde(borrow)]
+    package: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    binary: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    suite_dir: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    case: std::borrow::Cow<'a, str>,
+    finished_at: DateTime<Utc>,
+}
 
-fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
+/// What identifies a case across runs: package, binary, suite folder and case, joined by NULs
+/// (which sort before every other character, so the order is that of the four fields).
+fn case_key(out: &mut String, package: &str, binary: &str, suite_dir: &str, case: &str) {
+    out.clear();
+    for (i, part) in [package, binary, suite_dir, case].into_iter().enumerate() {
+        if i > 0 {
+            out.push('\0');
+        }
+        out.push_str(part);
+    }
+}
+
+fn key_of(entry: &Entry) -> String {
+    let mut key = String::new();
+    case_key(
+        &mut key,
+        &entry.package,
+        &entry.binary,
+        &entry.suite_dir,
+        &entry.case,
+    );
+    key
+}
+
+/// The latest entry of one case, and the file its line came from (`None`: this process).
+struct Latest {
+    entry: Entry,
+    line: String,
+    file: Option<PathBuf>,
+}
+
+/// Reads one entry file (`.jsonl`: one entry per line; `.json`: one entry) into `latest`; lines
+/// older than the case's entry already there are skipped after reading their key only. Returns
+/// how many lines could not be read.
+fn read_entries(path: &Path, latest: &mut BTreeMap<String, Latest>) -> usize {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return 1;
+    };
+    let single = path.extension().and_then(|e| e.to_str()) == Some("json");
+    let lines: Vec<&str> = if single {
+        vec![text.as_str()]
+    } else {
+        text.lines().filter(|l| !l.trim().is_empty()).collect()
+    };
+    let mut bad = 0;
+    let mut lookup = String::new();
+    for line in lines {
+        let Ok(key) = serde_json::from_str::<EntryKey>(line) else {
+            bad += 1;
+            continue;
+        };
+        case_key(
+            &mut lookup,
+            &key.package,
+            &key.binary,
+            &key.suite_dir,
+            &key.case,
+        );
+        if latest
+            .get(lookup.as_str())
+            .is_some_and(|l| l.entry.finished_at >= key.finished_at)
+        {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Entry>(line) else {
+            bad += 1;
+            continue;
+        };
+        // An entry whose fixture is gone is dropped: the case no longer exists.
+        if !entry.fixture.exists() {
+            continue;
+        }
+        let line = if single {
+            match serde_json::to_string(&entry) {
+                Ok(line) => line,
+                Err(_) => continue,
+            }
+        } else {
+            line.to_string()
+        };
+        latest.insert(
+            lookup.clone(),
+            Latest {
+                entry,
+                line,
+                file: Some(path.to_path_buf()),
+            },
+        );
+    }
+    bad
+}
+
+fn rebuild_locked(dir: &Path, own: Option<Own>) -> std::io::Result<Report> {
     let entries_dir = dir.join("entries");
-    let mut latest: BTreeMap<CaseKey, (Entry, String)> = BTreeMap::new();
+    let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
+    // This process's entries are the newest of their cases: taken first, they let every older
+    // line of the same cases be skipped unparsed.
+    let (own_path, own_count, own_whole) = match own {
+        Some(own) => {
+            let count = own.entries.len();
+            for (entry, line) in own.entries {
+                latest.insert(
+                    key_of(&entry),
+                    Latest {
+                        entry,
+                        line,
+                        file: None,
+                    },
+                );
+            }
+            (Some(own.path), count, own.whole)
+        }
+        None => (None, 0, false),
+    };
+    let own_path = own_path.as_deref();
     let mut unreadable = Vec::new();
-    let mut compacted = Vec::new();
+    // Per folder (one per package and test binary): the files to fold into its merged file.
+    let mut compact: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     if entries_dir.is_dir() {
         for item in walkdir::WalkDir::new(&entries_dir)
             .sort_by_file_name()
@@ -664,62 +804,77 @@ fn rebuild_locked(dir: &Path, own_done: bool) -> std::io::Result<Report> {
             {
                 continue;
             }
-            let mut bad = 0;
-            let entries = read_entries(path, &mut bad);
+            let folder = path.parent().unwrap_or(&entries_dir).to_path_buf();
+            if Some(path) == own_path {
+                compact.entry(folder).or_default().push(path.to_path_buf());
+                continue;
+            }
+            let bad = read_entries(path, &mut latest);
             if bad > 0 {
                 unreadable.push(format!(
                     "{} ({bad} unreadable)",
                     path.strip_prefix(dir).unwrap_or(path).to_string_lossy()
                 ));
             }
-            let finished_writer =
-                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path, own_done);
             // A single-entry `.json` file (written by hand, or by an older version) is folded
             // into the merged file like a finished writer's; one that does not parse is kept.
-            let single = ext == Some("json") && bad == 0;
-            if finished_writer || single {
-                compacted.push(path.to_path_buf());
-            }
-            for (entry, line) in entries {
-                // An entry whose fixture is gone is dropped: the case no longer exists.
-                if !entry.fixture.exists() {
-                    continue;
-                }
-                let key = (
-                    entry.package.clone(),
-                    entry.binary.clone(),
-                    entry.suite_dir.clone(),
-                    entry.case.clone(),
-                );
-                match latest.get(&key) {
-                    Some((old, _)) if old.finished_at > entry.finished_at => {}
-                    _ => {
-                        latest.insert(key, (entry, line));
-                    }
-                }
+            let finished_writer =
+                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path);
+            if finished_writer || (ext == Some("json") && bad == 0) {
+                compact.entry(folder).or_default().push(path.to_path_buf());
             }
         }
     }
-    // Compaction: the latest entries' lines go into one file, then the finished writers' files.
-    if !compacted.is_empty() {
-        let mut text = String::new();
-        for (_, line) in latest.values() {
-            text.push_str(line);
-            text.push('\n');
+    for (folder, files) in &compact {
+        let merged = folder.join(MERGED);
+        // Each folder's merged file holds the latest lines that came from that folder.
+        let from_here = |l: &&Latest| match &l.file {
+            Some(file) => file.parent() == Some(folder.as_path()),
+            None => own_path.and_then(Path::parent) == Some(folder.as_path()),
+        };
+        let lines: Vec<&Latest> = latest.values().filter(from_here).collect();
+        // A full run replaces every older line: its own file, written line by line, already is
+        // the merged file.
+        let own_only =
+            own_whole && lines.len() == own_count && lines.iter().all(|l| l.file.is_none());
+        match own_path {
+            Some(own_file) if own_only && files.iter().any(|f| f == own_file) => {
+                std::fs::rename(own_file, &merged)?;
+            }
+            _ => {
+                let mut text = String::new();
+                for l in &lines {
+                    text.push_str(&l.line);
+                    text.push('\n');
+                }
+                crate::recording::replace_file(&merged, text.as_bytes(), false)?;
+            }
         }
-        crate::recording::replace_file(&entries_dir.join(MERGED), text.as_bytes(), false)?;
-        for file in &compacted {
+        for file in files {
             let _ = std::fs::remove_file(file);
         }
     }
-    let entries: Vec<Entry> = latest.into_values().map(|(entry, _)| entry).collect();
+    let line_bytes: usize = latest.values().map(|l| l.line.len()).sum();
+    let entries: Vec<Entry> = latest.into_values().map(|l| l.entry).collect();
     let mut report = Report::from_entries(entries);
     unreadable.sort();
     report.unreadable_entries = unreadable;
-    let mut json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
-    json.push('\n');
-    crate::recording::replace_file(&dir.join("report.json"), json.as_bytes(), false)?;
-    crate::recording::replace_file(&dir.join("report.html"), report.to_html().as_bytes(), false)?;
+    // The two renderings are independent: on two cores they take the time of the longer one.
+    let (json, html) = std::thread::scope(|scope| {
+        let html = scope.spawn(|| report.to_html());
+        // Sized from the entries' lines up front: growing a buffer of megabytes step by step
+        // costs page faults and copies.
+        let mut json = Vec::with_capacity(line_bytes * 3 / 2 + 4096);
+        let json = serde_json::to_writer_pretty(&mut json, &report).map(|()| {
+            json.push(b'\n');
+            json
+        });
+        (json, html.join())
+    });
+    let json = json.map_err(std::io::Error::other)?;
+    let html = html.map_err(|_| std::io::Error::other("rendering report.html panicked"))?;
+    crate::recording::replace_file(&dir.join("report.json"), &json, false)?;
+    crate::recording::replace_file(&dir.join("report.html"), html.as_bytes(), false)?;
     Ok(report)
 }
 
@@ -1044,13 +1199,92 @@ mod tests {
             !first.exists() && !second.exists(),
             "finished writers are compacted"
         );
-        let merged = std::fs::read_to_string(dir.path().join("entries").join(MERGED)).unwrap();
+        let merged = std::fs::read_to_string(writers.join(MERGED)).unwrap();
         assert_eq!(merged.lines().count(), 1);
 
         // Rebuilding again reads the merged file and gives the same cases.
         let again = rebuild(dir.path()).unwrap();
         assert_eq!(again.cases, report.cases);
         assert!(dir.path().join("report.html").exists());
+    }
+
+    /// A finishing process's own entries, as `finish` hands them over, with its file written.
+    fn own(folder: &Path, lines: &[String]) -> Own {
+        let path = folder.join(format!("{}-7.jsonl", std::process::id()));
+        std::fs::write(&path, lines.concat()).unwrap();
+        let entries = lines
+            .iter()
+            .map(|l| {
+                (
+                    serde_json::from_str::<Entry>(l).unwrap(),
+                    l.trim_end().to_string(),
+                )
+            })
+            .collect();
+        Own {
+            path,
+            entries,
+            whole: true,
+        }
+    }
+
+    #[test]
+    fn a_finishing_process_merges_its_own_entries_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&b, "{}").unwrap();
+        let evals = dir.path().join("entries/demo/evals");
+        let other = dir.path().join("entries/demo/other");
+        std::fs::create_dir_all(&evals).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let old_a = entry_line(&a, "a", "2026-01-01T00:00:00Z", false);
+        let old_b = entry_line(&b, "b", "2026-01-01T00:00:00Z", false);
+        std::fs::write(evals.join(MERGED), old_a.clone() + &old_b).unwrap();
+        let other_binary =
+            entry_line(&a, "a", "2026-01-01T00:00:00Z", true).replace("\"evals\"", "\"other\"");
+        std::fs::write(other.join(MERGED), &other_binary).unwrap();
+
+        // A run of one case: the other case's older line stays in the merged file.
+        let new_a = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
+        let mine = own(&evals, std::slice::from_ref(&new_a));
+        let own_file = mine.path.clone();
+        let report = rebuild_locked(dir.path(), Some(mine)).unwrap();
+        assert_eq!(report.cases.len(), 3);
+        assert_eq!(
+            report.cases.iter().filter(|c| c.passed).count(),
+            2,
+            "the new `a` and the other binary's"
+        );
+        assert!(!own_file.exists());
+        assert_eq!(
+            std::fs::read_to_string(evals.join(MERGED)).unwrap(),
+            new_a.clone() + &old_b
+        );
+
+        // A run of every case: its own file becomes the merged file, line for line.
+        let (newer_a, newer_b) = (
+            entry_line(&a, "a", "2026-01-03T00:00:00Z", true),
+            entry_line(&b, "b", "2026-01-03T00:00:00Z", true),
+        );
+        let mine = own(&evals, &[newer_b.clone(), newer_a.clone()]);
+        let report = rebuild_locked(dir.path(), Some(mine)).unwrap();
+        assert!(report.cases.iter().all(|c| c.passed), "{report:?}");
+        assert_eq!(
+            std::fs::read_to_string(evals.join(MERGED)).unwrap(),
+            newer_b + &newer_a
+        );
+        assert_eq!(
+            std::fs::read_to_string(other.join(MERGED)).unwrap(),
+            other_binary
+        );
+        assert_eq!(
+            std::fs::read_dir(&evals).unwrap().count(),
+            1,
+            "only the merged file is left"
+        );
+        // Rebuilt from the files alone, the report is the same.
+        assert_eq!(rebuild(dir.path()).unwrap().cases, report.cases);
     }
 
     #[test]

@@ -157,6 +157,8 @@ pub(crate) enum PendingCase {
     Loaded(Box<LoadedCase>),
     /// Read, not parsed: it cannot set `status`, so its test runs.
     Read(FixturePath, std::io::Result<Vec<u8>>),
+    /// Not read yet: unchanged since a run that found whether its test is ignored (the flag).
+    Unread(FixturePath, bool),
 }
 
 impl PendingCase {
@@ -174,6 +176,7 @@ impl PendingCase {
         match self {
             PendingCase::Loaded(loaded) => loaded.ignored(),
             PendingCase::Read(..) => false,
+            PendingCase::Unread(_, ignored) => *ignored,
         }
     }
 
@@ -181,6 +184,7 @@ impl PendingCase {
         match self {
             PendingCase::Loaded(loaded) => *loaded,
             PendingCase::Read(path, bytes) => LoadedCase::from_bytes(suite, path, bytes),
+            PendingCase::Unread(path, _) => LoadedCase::load(suite, path),
         }
     }
 }

@@ -540,3 +540,59 @@ fn the_harness_refuses_two_fixtures_that_make_one_test_name() {
         exact.text()
     );
 }
+
+#[test]
+fn a_status_edited_between_runs_counts_on_the_next_run() {
+    let _cargo = lock();
+    let example = Example::new();
+    let env = [("PAYMENTS_AGENT_FORBID_MODEL", "1")];
+    // Whether a test is ignored is cached between runs for files unchanged for two seconds: let
+    // the copied fixtures age past that, so the runs below answer from the cache.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    example.evals(&env, &[]).assert_summary(ACTIVE, 0, IGNORED);
+    example.evals(&env, &[]).assert_summary(ACTIVE, 0, IGNORED);
+
+    // A cached active case turned draft is ignored at once, and active again runs at once.
+    let original = example.read(&fixture(RAISE));
+    let mut draft: Value = serde_json::from_str(&original).unwrap();
+    draft["status"] = "draft".into();
+    example.write(
+        &fixture(RAISE),
+        serde_json::to_string_pretty(&draft).unwrap() + "\n",
+    );
+    let run = example.evals(&env, &[]);
+    run.assert_summary(ACTIVE - 1, 0, IGNORED + 1);
+    assert_eq!(
+        run.verdicts().get(&test_name(RAISE)).map(String::as_str),
+        Some("ignored")
+    );
+    example.write(&fixture(RAISE), &original);
+    let run = example.evals(&env, &[]);
+    run.assert_summary(ACTIVE, 0, IGNORED);
+    assert_eq!(
+        run.verdicts().get(&test_name(RAISE)).map(String::as_str),
+        Some("ok")
+    );
+
+    // A cached draft promoted by hand (status removed) runs at once.
+    let promoted = "drafts/refund_last_payment";
+    let mut case: Value = serde_json::from_str(&example.read(&fixture(promoted))).unwrap();
+    assert_eq!(case["status"], "draft");
+    case.as_object_mut().unwrap().remove("status");
+    example.write(
+        &fixture(promoted),
+        serde_json::to_string_pretty(&case).unwrap() + "\n",
+    );
+    let run = example.evals(&env, &[]);
+    let verdict = run.verdicts().get(&test_name(promoted)).cloned();
+    assert!(
+        matches!(verdict.as_deref(), Some("ok" | "FAILED")),
+        "{verdict:?}\n{}",
+        run.text()
+    );
+    assert!(
+        run.stdout.contains(&format!("; {} ignored", IGNORED - 1)),
+        "{}",
+        run.text()
+    );
+}

@@ -1,0 +1,312 @@
+//! What the harness must know about every fixture before the first test starts: whether its test
+//! is ignored (a non-`active` `status`). Finding out means reading the file, and reading 5,000
+//! fixtures one after another before any test runs costs more than the tests' own parsing on the
+//! test threads; so the answer is kept between runs in a cache under `target/proposal-eval/`,
+//! keyed by each file's size, modification and change times and inode, as git's index does.
+//!
+//! A file whose stamp differs from the cached one is read again. A file changed within the last
+//! two seconds is read but not cached (a rewrite within the file system's timestamp granularity
+//! would otherwise keep its stamp), so the cache never answers for a file that might have changed
+//! since. A cache that cannot be read is rebuilt; one that cannot be written costs only speed.
+
+use crate::fixture::FixturePath;
+use crate::run::{PendingCase, Suite};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The first line of a cache file; a file with another one is ignored and rebuilt.
+const HEADER: &str = "proposal-eval discovery cache 1";
+/// Files changed more recently than this are not cached (see the module docs).
+const SETTLE_NANOS: i128 = 2_000_000_000;
+
+/// What identifies a version of a file without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime: i128,
+    ctime: i128,
+    inode: u64,
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(path: &std::path::Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        let nanos = |secs: i64, nsec: i64| secs as i128 * 1_000_000_000 + nsec as i128;
+        Some(Stamp {
+            size: meta.size(),
+            mtime: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime: nanos(meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
+        })
+    }
+
+    /// Without a change time and an inode a stamp is not trustworthy: nothing is cached.
+    #[cfg(not(unix))]
+    fn of(_path: &std::path::Path) -> Option<Stamp> {
+        None
+    }
+
+    /// Whether the file last changed before `settled_before` (nanoseconds since the epoch), so
+    /// the stamp can be trusted on a later run.
+    fn settled(&self, settled_before: i128) -> bool {
+        self.mtime.max(self.ctime) < settled_before
+    }
+}
+
+/// The cached answers for one suite, and the answers of this run.
+pub(crate) struct StatusCache {
+    file: PathBuf,
+    old: HashMap<String, (Stamp, bool)>,
+    /// This run's answers; `None` for a file read but too fresh to cache.
+    new: HashMap<String, Option<(Stamp, bool)>>,
+    /// Files changed at or after this time (nanoseconds since the epoch) are not cached.
+    settled_before: i128,
+}
+
+impl StatusCache {
+    /// The cache of `suite` for the running test binary (empty when there is none yet).
+    pub fn open(suite: &Suite) -> StatusCache {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0);
+        StatusCache::at(cache_file(suite), now - SETTLE_NANOS)
+    }
+
+    fn at(file: PathBuf, settled_before: i128) -> StatusCache {
+        let old = std::fs::read_to_string(&file)
+            .ok()
+            .map(|text| parse(&text))
+            .unwrap_or_default();
+        StatusCache {
+            file,
+            old,
+            new: HashMap::new(),
+            settled_before,
+        }
+    }
+
+    /// The fixture, ready for its test: from the cache when its file is unchanged (read later,
+    /// on the test's thread), else read now to find its status.
+    pub fn pending(&mut self, suite: &Suite, path: FixturePath) -> PendingCase {
+        let Some(stamp) = Stamp::of(&path.absolute) else {
+            return PendingCase::read(suite, path);
+        };
+        if let Some(&(cached, ignored)) = self.old.get(&path.relative) {
+            if cached == stamp {
+                self.new
+                    .insert(path.relative.clone(), Some((stamp, ignored)));
+                return PendingCase::Unread(path, ignored);
+            }
+        }
+        let relative = path.relative.clone();
+        let pending = PendingCase::read(suite, path);
+        let cacheable = stamp.settled(self.settled_before) && !relative.contains(['\n', '\r']);
+        self.new
+            .insert(relative, cacheable.then(|| (stamp, pending.ignored())));
+        pending
+    }
+
+    /// Writes the cache when this run's answers differ from the cached ones. `discovered` is
+    /// every fixture of the suite: cached answers for fixtures this run did not look at are kept.
+    pub fn save(mut self, discovered: &[String]) {
+        for relative in discovered {
+            if !self.new.contains_key(relative) {
+                if let Some(old) = self.old.get(relative) {
+                    self.new.insert(relative.clone(), Some(*old));
+                }
+            }
+        }
+        let new: HashMap<String, (Stamp, bool)> = self
+            .new
+            .into_iter()
+            .filter_map(|(relative, answer)| Some((relative, answer?)))
+            .collect();
+        if new == self.old {
+            return;
+        }
+        let mut lines: Vec<(&String, &(Stamp, bool))> = new.iter().collect();
+        lines.sort_by(|a, b| a.0.cmp(b.0));
+        let mut text = format!("{HEADER}\n");
+        for (relative, (stamp, ignored)) in lines {
+            text.push_str(&format!(
+                "{} {} {} {} {}\t{relative}\n",
+                stamp.size,
+                stamp.mtime,
+                stamp.ctime,
+                stamp.inode,
+                if *ignored { "ignored" } else { "runs" }
+            ));
+        }
+        let _ = crate::recording::replace_file(&self.file, text.as_bytes(), false);
+    }
+}
+
+/// `target/proposal-eval/discovery/<package>/<binary>/<hash of the suite's folders>.txt`: one
+/// cache per test binary and suite, so binaries never share (or fight over) one.
+fn cache_file(suite: &Suite) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(suite.dir.as_os_str().as_encoded_bytes());
+    hasher.update([0]);
+    hasher.update(suite.recordings.as_os_str().as_encoded_bytes());
+    let hash = crate::recording::lower_hex(&hasher.finalize()[..8]);
+    let dir = crate::report::report_dir()
+        .join("discovery")
+        .join(crate::report::safe(
+            crate::env::package_name().unwrap_or("unknown"),
+        ))
+        .join(crate::report::safe(
+            crate::env::test_binary().unwrap_or("unknown"),
+        ));
+    dir.join(format!("{}-{hash}.txt", suite.name))
+}
+
+/// The cache file's lines: `size mtime ctime inode runs|ignored<TAB>relative path`. A line that
+/// does not read that way is skipped (its fixture is then read again).
+fn parse(text: &str) -> HashMap<String, (Stamp, bool)> {
+    let mut lines = text.lines();
+    if lines.next() != Some(HEADER) {
+        return HashMap::new();
+    }
+    let mut map = HashMap::new();
+    for line in lines {
+        let Some((numbers, relative)) = line.split_once('\t') else {
+            continue;
+        };
+        let mut parts = numbers.split(' ');
+        let mut next = || parts.next();
+        let stamp = (|| {
+            Some(Stamp {
+                size: next()?.parse().ok()?,
+                mtime: next()?.parse().ok()?,
+                ctime: next()?.parse().ok()?,
+                inode: next()?.parse().ok()?,
+            })
+        })();
+        let ignored = match next() {
+            Some("ignored") => true,
+            Some("runs") => false,
+            _ => continue,
+        };
+        if let Some(stamp) = stamp {
+            map.insert(relative.to_string(), (stamp, ignored));
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// What discovery hands the harness for each fixture: `Some(ignored)` from the cache, `None`
+    /// when the file was read.
+    fn run_once(
+        suite: &Suite,
+        cache: &Path,
+        settled_before: i128,
+    ) -> Vec<(String, Option<bool>, bool)> {
+        let mut status = StatusCache::at(cache.to_path_buf(), settled_before);
+        let found = suite.discover().unwrap();
+        let relatives: Vec<String> = found.iter().map(|f| f.relative.clone()).collect();
+        let out = found
+            .into_iter()
+            .map(|path| {
+                let relative = path.relative.clone();
+                let pending = status.pending(suite, path);
+                let cached = matches!(pending, PendingCase::Unread(..)).then(|| pending.ignored());
+                (relative, cached, pending.ignored())
+            })
+            .collect();
+        status.save(&relatives);
+        out
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unchanged_files_are_answered_from_the_cache_and_changed_ones_are_read() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("s");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.json"), r#"{"input": 1}"#).unwrap();
+        std::fs::write(dir.join("b.json"), r#"{"input": 1, "status": "draft"}"#).unwrap();
+        let suite = Suite::new(root.path().into(), Path::new("s"), None, None, None);
+        let cache = root.path().join("cache/s.txt");
+        let everything_settled = i128::MAX;
+
+        let first = run_once(&suite, &cache, everything_settled);
+        assert_eq!(
+            first,
+            [
+                ("a.json".into(), None, false),
+                ("b.json".into(), None, true)
+            ]
+        );
+        let second = run_once(&suite, &cache, everything_settled);
+        assert_eq!(
+            second,
+            [
+                ("a.json".into(), Some(false), false),
+                ("b.json".into(), Some(true), true)
+            ]
+        );
+
+        // An edit changes the stamp: the file is read again and its new status counts.
+        std::fs::write(dir.join("b.json"), r#"{"input": 2, "status": "active"}"#).unwrap();
+        std::fs::write(dir.join("c.json"), r#"{"status": "needs_human_input"}"#).unwrap();
+        let third = run_once(&suite, &cache, everything_settled);
+        assert_eq!(
+            third,
+            [
+                ("a.json".into(), Some(false), false),
+                ("b.json".into(), None, false),
+                ("c.json".into(), None, true)
+            ]
+        );
+
+        // Files changed too recently to trust their stamps are never cached.
+        std::fs::remove_file(&cache).unwrap();
+        let nothing_settled = 0;
+        run_once(&suite, &cache, nothing_settled);
+        assert!(parse(&std::fs::read_to_string(&cache).unwrap_or_default()).is_empty());
+        let again = run_once(&suite, &cache, nothing_settled);
+        assert!(
+            again.iter().all(|(_, cached, _)| cached.is_none()),
+            "{again:?}"
+        );
+
+        // A cache that is not one is ignored and rewritten.
+        std::fs::write(&cache, "garbage").unwrap();
+        let rebuilt = run_once(&suite, &cache, everything_settled);
+        assert!(rebuilt.iter().all(|(_, cached, _)| cached.is_none()));
+        assert_eq!(parse(&std::fs::read_to_string(&cache).unwrap()).len(), 3);
+    }
+
+    #[test]
+    fn lines_round_trip_and_bad_lines_are_skipped() {
+        let text = format!(
+            "{HEADER}\n10 1700000000000000001 1700000000000000002 42 ignored\tdrafts/a b.json\n\
+             garbage\n1 2 3 runs\tshort.json\n5 6 7 8 maybe\tx.json\n3 4 5 6 runs\tok.json\n"
+        );
+        let map = parse(&text);
+        assert_eq!(map.len(), 2, "{map:?}");
+        assert_eq!(
+            map["drafts/a b.json"],
+            (
+                Stamp {
+                    size: 10,
+                    mtime: 1_700_000_000_000_000_001,
+                    ctime: 1_700_000_000_000_000_002,
+                    inode: 42
+                },
+                true
+            )
+        );
+        assert!(!map["ok.json"].1);
+        assert!(parse("another header\n3 4 5 6 runs\tok.json\n").is_empty());
+    }
+}
