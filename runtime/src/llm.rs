@@ -260,13 +260,15 @@ impl Llm {
             Mode::Missing { record_command } => Err(LlmError::NoRecording {
                 record_command: record_command.clone(),
             }),
-            Mode::Replay { recorded } => match recorded.get(index) {
+            Mode::Replay { recorded } => match recorded.get_mut(index) {
                 None => Err(LlmError::TooManyCalls {
                     recorded: recorded.len(),
                 }),
                 Some(interaction) => {
                     match request_diff(&interaction.request, request, &self.ignore_request_paths) {
-                        None => Ok(interaction.response.clone()),
+                        // Each recorded answer is handed out once (the index only grows), so it
+                        // is moved, not copied.
+                        None => Ok(std::mem::take(&mut interaction.response)),
                         Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
                     }
                 }
