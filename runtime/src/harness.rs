@@ -156,15 +156,15 @@ impl Harness {
             .into_iter()
             .map(|f| (suite.test_name(&f), f))
             .collect();
-        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list;
-        let orphan_cases: Vec<String> = if full_run {
-            names
+        // Every case of the suite, when discovery found them all (not for a direct `--exact`).
+        let known = discovered.then(|| crate::report::KnownCases {
+            suite_dir: suite.relative(&suite.dir),
+            cases: names
                 .iter()
                 .map(|(_, f)| f.case_path().to_string())
-                .collect()
-        } else {
-            Vec::new()
-        };
+                .collect(),
+        });
+        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list;
         // nextest runs one process per test with `--exact NAME`: parse only that fixture.
         let wanted = |name: &str| match (&args.filter, args.exact) {
             (Some(filter), true) => filter == name,
@@ -215,13 +215,16 @@ impl Harness {
         // The orphan check and the report rebuild read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {
-            let orphans = full_run.then(|| {
+            let orphans = (full_run && known.is_some()).then(|| {
                 scope.spawn(|| {
-                    let cases: Vec<&str> = orphan_cases.iter().map(String::as_str).collect();
+                    let cases: Vec<&str> = match &known {
+                        Some(known) => known.cases.iter().map(String::as_str).collect(),
+                        None => Vec::new(),
+                    };
                     crate::recording::orphans(&suite.recordings, &cases)
                 })
             });
-            crate::report::finish();
+            crate::report::finish(known.as_ref());
             orphans.map(|o| o.join().unwrap_or_default())
         });
         if let Some(orphans) = orphans {

@@ -7,7 +7,8 @@
 //! an entry.
 //!
 //! [`rebuild`] aggregates the entries into `report.json` and `report.html`, keeping the latest
-//! entry of each case, and compacts the files of finished processes into `entries/merged.jsonl`.
+//! entry of each case, and compacts the files of finished processes into one `merged.jsonl` per
+//! package and binary folder.
 //! It runs under a lock file:
 //!
 //! - at the end of a [`Harness`](crate::Harness) run, and when a `#[proposal_eval]` test binary
@@ -271,9 +272,34 @@ const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
 /// Under nextest, a report younger than this is not rebuilt by a finishing test process.
 const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The cases a harness found in its suite: an entry of that suite (same package, same folder) for
+/// any other case belongs to a fixture that is gone, known without asking the file system.
+pub(crate) struct KnownCases {
+    /// The suite folder, crate-relative, as entries hold it.
+    pub suite_dir: String,
+    /// Case paths, as entries hold them.
+    pub cases: std::collections::HashSet<String>,
+}
+
+impl KnownCases {
+    /// Whether `entry` is of a case that no longer exists.
+    fn gone(known: Option<&KnownCases>, entry: &Entry) -> bool {
+        match known {
+            Some(known)
+                if entry.suite_dir == known.suite_dir
+                    && entry.package == crate::env::package_name().unwrap_or("unknown") =>
+            {
+                !known.cases.contains(&entry.case)
+            }
+            _ => !entry.fixture.exists(),
+        }
+    }
+}
+
 /// Rebuilds the report if an entry was written since the last rebuild and no other process is
-/// rebuilding it. Called at the end of a harness run and at exit of a macro test binary.
-pub(crate) fn finish() {
+/// rebuilding it. Called at the end of a harness run (with the cases it found) and at exit of a
+/// macro test binary.
+pub(crate) fn finish(known: Option<&KnownCases>) {
     let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
     let wrote = sink.is_some();
     let dir = report_dir();
@@ -310,7 +336,7 @@ pub(crate) fn finish() {
             }
         });
         // The process ends next: freeing thousands of entries one by one would only delay it.
-        if let Ok(report) = rebuild_locked(&dir, own) {
+        if let Ok(report) = rebuild_locked(&dir, own, known) {
             std::mem::forget(report);
         }
         let _ = std::fs::remove_file(&lock);
@@ -348,7 +374,7 @@ pub(crate) fn finish_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         extern "C" fn at_exit() {
-            let _ = std::panic::catch_unwind(finish);
+            let _ = std::panic::catch_unwind(|| finish(None));
         }
         // SAFETY: `at_exit` is a plain function that catches its own panics.
         unsafe {
@@ -612,7 +638,7 @@ pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
             lock.display()
         )));
     }
-    let result = rebuild_locked(dir, None);
+    let result = rebuild_locked(dir, None, None);
     let _ = std::fs::remove_file(&lock);
     result
 }
@@ -706,7 +732,11 @@ struct Latest {
 /// Reads one entry file (`.jsonl`: one entry per line; `.json`: one entry) into `latest`; lines
 /// older than the case's entry already there are skipped after reading their key only. Returns
 /// how many lines could not be read.
-fn read_entries(path: &Path, latest: &mut BTreeMap<String, Latest>) -> usize {
+fn read_entries(
+    path: &Path,
+    latest: &mut BTreeMap<String, Latest>,
+    known: Option<&KnownCases>,
+) -> usize {
     let Ok(text) = std::fs::read_to_string(path) else {
         return 1;
     };
@@ -741,7 +771,7 @@ fn read_entries(path: &Path, latest: &mut BTreeMap<String, Latest>) -> usize {
             continue;
         };
         // An entry whose fixture is gone is dropped: the case no longer exists.
-        if !entry.fixture.exists() {
+        if KnownCases::gone(known, &entry) {
             continue;
         }
         let line = if single {
@@ -764,7 +794,11 @@ fn read_entries(path: &Path, latest: &mut BTreeMap<String, Latest>) -> usize {
     bad
 }
 
-fn rebuild_locked(dir: &Path, own: Option<Own>) -> std::io::Result<Report> {
+fn rebuild_locked(
+    dir: &Path,
+    own: Option<Own>,
+    known: Option<&KnownCases>,
+) -> std::io::Result<Report> {
     let entries_dir = dir.join("entries");
     let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
     // This process's entries are the newest of their cases: taken first, they let every older
@@ -809,7 +843,7 @@ fn rebuild_locked(dir: &Path, own: Option<Own>) -> std::io::Result<Report> {
                 compact.entry(folder).or_default().push(path.to_path_buf());
                 continue;
             }
-            let bad = read_entries(path, &mut latest);
+            let bad = read_entries(path, &mut latest, known);
             if bad > 0 {
                 unreadable.push(format!(
                     "{} ({bad} unreadable)",
@@ -1249,7 +1283,7 @@ mod tests {
         let new_a = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
         let mine = own(&evals, std::slice::from_ref(&new_a));
         let own_file = mine.path.clone();
-        let report = rebuild_locked(dir.path(), Some(mine)).unwrap();
+        let report = rebuild_locked(dir.path(), Some(mine), None).unwrap();
         assert_eq!(report.cases.len(), 3);
         assert_eq!(
             report.cases.iter().filter(|c| c.passed).count(),
@@ -1268,7 +1302,7 @@ mod tests {
             entry_line(&b, "b", "2026-01-03T00:00:00Z", true),
         );
         let mine = own(&evals, &[newer_b.clone(), newer_a.clone()]);
-        let report = rebuild_locked(dir.path(), Some(mine)).unwrap();
+        let report = rebuild_locked(dir.path(), Some(mine), None).unwrap();
         assert!(report.cases.iter().all(|c| c.passed), "{report:?}");
         assert_eq!(
             std::fs::read_to_string(evals.join(MERGED)).unwrap(),
