@@ -101,7 +101,7 @@ pub(crate) mod output;
 pub mod path;
 pub mod recording;
 pub mod report;
-pub mod run;
+mod run;
 pub mod status;
 pub mod transform;
 

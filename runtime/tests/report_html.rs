@@ -2,7 +2,7 @@
 //! which `.ci/run` installs). Skipped, with a message, where there is no Chromium.
 
 use proposal_eval::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
-use proposal_eval::run::RecordingUse;
+use proposal_eval::report::RecordingUse;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
