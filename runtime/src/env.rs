@@ -6,7 +6,7 @@
 //! | `RECORD` | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only |
 //! | `NO_COLOR` | any non-empty value turns colours off |
 //! | `CLICOLOR_FORCE` | any value other than `0` turns colours on even when not on a terminal |
-//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4) |
+//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across the test processes of a target folder |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
 use std::fmt;

@@ -183,19 +183,77 @@ impl fmt::Debug for Llm {
 static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
 static LIVE_CALL_DONE: Condvar = Condvar::new();
 
-/// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped.
-struct LivePermit;
+/// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
+/// process's, and one shared by every test process of the target folder.
+struct LivePermit {
+    _shared: Option<SharedSlot>,
+}
 
 impl LivePermit {
     fn acquire(limit: usize) -> LivePermit {
+        let limit = limit.max(1);
         let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        while *running >= limit.max(1) {
+        while *running >= limit {
             running = LIVE_CALL_DONE
                 .wait(running)
                 .unwrap_or_else(|p| p.into_inner());
         }
         *running += 1;
-        LivePermit
+        drop(running);
+        let dir = crate::report::report_dir().join("live-calls");
+        LivePermit {
+            _shared: SharedSlot::acquire(&dir, limit),
+        }
+    }
+}
+
+/// A place among the live calls of every process that shares a target folder: nextest runs each
+/// test in a process of its own, so a bound per process would bound nothing. The places are lock
+/// files (`slot-<n>.lock`) held with `flock`, which the kernel releases when the holder exits or
+/// is killed, so a crashed process never keeps one. Where the folder cannot be written, or on a
+/// platform without `flock`, only the bound per process applies.
+struct SharedSlot {
+    #[cfg(unix)]
+    _file: std::fs::File,
+}
+
+impl SharedSlot {
+    #[cfg(unix)]
+    fn acquire(dir: &std::path::Path, limit: usize) -> Option<SharedSlot> {
+        use std::os::unix::io::AsRawFd;
+        std::fs::create_dir_all(dir).ok()?;
+        let mut files: Vec<std::fs::File> = (0..limit)
+            .filter_map(|n| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(dir.join(format!("slot-{n}.lock")))
+                    .ok()
+            })
+            .collect();
+        if files.is_empty() {
+            return None;
+        }
+        let mut pause = std::time::Duration::from_millis(2);
+        loop {
+            let free = files.iter().position(|file| {
+                // SAFETY: flock on a descriptor this function owns; it touches no memory.
+                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+            });
+            if let Some(n) = free {
+                return Some(SharedSlot {
+                    _file: files.swap_remove(n),
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn acquire(_dir: &std::path::Path, _limit: usize) -> Option<SharedSlot> {
+        None
     }
 }
 
@@ -480,6 +538,34 @@ mod tests {
         // Other tests in this binary may hold places too, so the peak here is at most 2.
         assert!(PEAK.load(SeqCst) <= 2, "peak {}", PEAK.load(SeqCst));
         assert!(PEAK.load(SeqCst) >= 1);
+    }
+
+    /// Separate opens of a lock file are separate holders for `flock`, as separate processes are:
+    /// threads that each open the slots stand for nextest's processes.
+    #[cfg(unix)]
+    #[test]
+    fn live_calls_are_bounded_across_processes() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let dir = tempfile::tempdir().unwrap();
+        let running = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let _slot = SharedSlot::acquire(dir.path(), 2).expect("a writable folder");
+                    let now = running.fetch_add(1, SeqCst) + 1;
+                    peak.fetch_max(now, SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    running.fetch_sub(1, SeqCst);
+                });
+            }
+        });
+        assert_eq!(peak.load(SeqCst), 2);
+        // Released on drop: every place is free again.
+        let all: Vec<_> = (0..2)
+            .map(|_| SharedSlot::acquire(dir.path(), 2).unwrap())
+            .collect();
+        assert_eq!(all.len(), 2);
     }
 
     #[test]

@@ -22,8 +22,8 @@
 //! set): rebuilds are then bounded by the run's length, not its number of tests, and
 //! `cargo proposal-eval report` after the run brings the report up to date.
 
-use crate::run::{CaseResult, LoadedCase, Suite};
 pub use crate::run::RecordingUse;
+use crate::run::{CaseResult, LoadedCase, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
