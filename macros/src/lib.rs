@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, Expr, ItemFn, Lit, LitStr};
 
-#[path = "../../runtime/src/naming.rs"]
-#[allow(dead_code)]
-mod naming;
+use proposal_eval_naming as naming;
 
 /// One `#[test]` per fixture file of a suite folder.
 ///

@@ -95,7 +95,7 @@ pub mod fuzzy;
 mod harness;
 pub mod judge;
 mod llm;
-mod naming;
+use proposal_eval_naming as naming;
 pub mod normalize;
 pub(crate) mod output;
 pub mod path;

@@ -1,5 +1,13 @@
-//! Test names from fixture paths. Shared, file for file, by the runtime and the macro crate
-//! (`#[path]`), so both front ends name the same fixture the same way.
+//! Test names from fixture paths, for [proposal-eval](https://docs.rs/proposal-eval): a crate of
+//! its own because both the runtime (the harness, at run time) and the `#[proposal_eval]` macro
+//! (at compile time) need them, and they must name every fixture alike.
+//!
+//! ```
+//! use proposal_eval_naming::test_name;
+//! assert_eq!(test_name("payments", "changes/raise-amount.json"), "payments::changes::raise_amount");
+//! ```
+
+#![deny(missing_docs)]
 
 /// Rust keywords that cannot be a test function's name as they are.
 const KEYWORDS: &[&str] = &[
@@ -55,7 +63,6 @@ pub fn test_name(suite: &str, relative: &str) -> String {
 /// Every key a fixture may hold (with the seeds' camelCase aliases). The macro reads it to tell a
 /// well-formed non-active fixture (an ignored test) from a malformed one (a failing test, as in
 /// the harness); `fixture.rs` checks it against the parser.
-#[cfg_attr(not(test), allow(dead_code))]
 pub const FIXTURE_KEYS: &[&str] = &[
     "description",
     "input",
