@@ -14,8 +14,13 @@ use crate::run::{PendingCase, Suite};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// The first line of a cache file; a file with another one is ignored and rebuilt.
-const HEADER: &str = "proposal-eval discovery cache 1";
+/// The first line of a cache file; a file with another one is ignored and rebuilt. It names the
+/// version, since whether a fixture parses (and so whether it is ignored) may change with it.
+const HEADER: &str = concat!(
+    "proposal-eval ",
+    env!("CARGO_PKG_VERSION"),
+    " discovery cache 1"
+);
 /// Files changed more recently than this are not cached (see the module docs).
 const SETTLE_NANOS: i128 = 2_000_000_000;
 
@@ -103,7 +108,10 @@ impl StatusCache {
         }
         let relative = path.relative.clone();
         let pending = PendingCase::read(suite, path);
-        let cacheable = stamp.settled(self.settled_before) && !relative.contains(['\n', '\r']);
+        // A read that failed (a passing I/O error) says nothing about the file: not cached.
+        let cacheable = stamp.settled(self.settled_before)
+            && !pending.read_failed()
+            && !relative.contains(['\n', '\r']);
         self.new
             .insert(relative, cacheable.then(|| (stamp, pending.ignored())));
         pending

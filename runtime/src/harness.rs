@@ -158,7 +158,7 @@ impl Harness {
             .collect();
         // Every case of the suite, when discovery found them all (not for a direct `--exact`).
         let known = discovered.then(|| crate::report::KnownCases {
-            suite_dir: suite.relative(&suite.dir),
+            dir: suite.dir.clone(),
             cases: names
                 .iter()
                 .map(|(_, f)| f.case_path().to_string())

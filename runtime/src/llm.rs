@@ -200,9 +200,11 @@ impl LivePermit {
         }
         *running += 1;
         drop(running);
-        let dir = crate::report::report_dir().join("live-calls");
+        // Only test binaries share places: a program of the user's that holds an `Llm::live`
+        // leaves no lock files behind in its working folder.
+        let dir = crate::report::report_dir_of_test_binary().map(|d| d.join("live-calls"));
         LivePermit {
-            _shared: SharedSlot::acquire(&dir, limit),
+            _shared: dir.and_then(|dir| SharedSlot::acquire(&dir, limit)),
         }
     }
 }
@@ -210,7 +212,8 @@ impl LivePermit {
 /// A place among the live calls of every process that shares a target folder: nextest runs each
 /// test in a process of its own, so a bound per process would bound nothing. The places are lock
 /// files (`slot-<n>.lock`) held with `flock`, which the kernel releases when the holder exits or
-/// is killed, so a crashed process never keeps one. Where the folder cannot be written, or on a
+/// is killed, so a crashed process never keeps one. Processes with different limits share the
+/// first places; the largest limit is the bound. Where no slot file can be opened, or on a
 /// platform without `flock`, only the bound per process applies.
 struct SharedSlot {
     #[cfg(unix)]
@@ -221,30 +224,43 @@ impl SharedSlot {
     #[cfg(unix)]
     fn acquire(dir: &std::path::Path, limit: usize) -> Option<SharedSlot> {
         use std::os::unix::io::AsRawFd;
-        std::fs::create_dir_all(dir).ok()?;
-        let mut files: Vec<std::fs::File> = (0..limit)
-            .filter_map(|n| {
+        let _ = std::fs::create_dir_all(dir);
+        let open = |n: usize| {
+            let path = dir.join(format!("slot-{n}.lock"));
+            let options = |write: bool| {
                 std::fs::OpenOptions::new()
-                    .create(true)
+                    .read(true)
+                    .write(write)
+                    .create(write)
                     .truncate(false)
-                    .write(true)
-                    .open(dir.join(format!("slot-{n}.lock")))
-                    .ok()
-            })
-            .collect();
-        if files.is_empty() {
-            return None;
-        }
+                    .open(&path)
+            };
+            // flock needs no write access: a slot file another user made still serves.
+            options(true).or_else(|_| options(false)).ok()
+        };
         let mut pause = std::time::Duration::from_millis(2);
+        let waiting_since = std::time::Instant::now();
+        let mut told = false;
         loop {
-            let free = files.iter().position(|file| {
-                // SAFETY: flock on a descriptor this function owns; it touches no memory.
-                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-            });
-            if let Some(n) = free {
-                return Some(SharedSlot {
-                    _file: files.swap_remove(n),
-                });
+            let mut opened = false;
+            for n in 0..limit {
+                let Some(file) = open(n) else { continue };
+                opened = true;
+                // SAFETY: flock on a descriptor owned here; it touches no memory.
+                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    return Some(SharedSlot { _file: file });
+                }
+            }
+            if !opened {
+                return None;
+            }
+            if !told && waiting_since.elapsed() > std::time::Duration::from_secs(30) {
+                // A holder that is stopped (a debugger, ^Z) keeps its place: say what we wait for.
+                eprintln!(
+                    "note: waiting for a live model call place: {limit} are held by other test processes (PROPOSAL_EVAL_MAX_CONCURRENCY; places in {})",
+                    dir.display()
+                );
+                told = true;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(50));

@@ -37,18 +37,22 @@ pub const FORMAT: u32 = 1;
 
 /// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
 pub fn report_dir() -> PathBuf {
-    let from_exe = std::env::current_exe().ok().and_then(|exe| {
-        let deps = exe.parent()?;
-        if deps.file_name()? != "deps" {
-            return None;
-        }
-        Some(deps.parent()?.parent()?.join("proposal-eval"))
-    });
-    from_exe.unwrap_or_else(|| {
+    report_dir_of_test_binary().unwrap_or_else(|| {
         crate::env::crate_root()
             .join("target")
             .join("proposal-eval")
     })
+}
+
+/// `target/proposal-eval` when the running program is a test binary that cargo built
+/// (`target/<profile>/deps/…`); `None` for any other program.
+pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    if deps.file_name()? != "deps" {
+        return None;
+    }
+    Some(deps.parent()?.parent()?.join("proposal-eval"))
 }
 
 /// One evaluator's result in an entry.
@@ -273,11 +277,12 @@ const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
 /// Under nextest, a report younger than this is not rebuilt by a finishing test process.
 const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The cases a harness found in its suite: an entry of that suite (same package, same folder) for
-/// any other case belongs to a fixture that is gone, known without asking the file system.
+/// The cases a harness found in its suite when it started: an entry of one of them needs no
+/// look at the file system to know its fixture exists. Any other entry is checked on disk (a
+/// fixture may have been added while the run went on).
 pub(crate) struct KnownCases {
-    /// The suite folder, crate-relative, as entries hold it.
-    pub suite_dir: String,
+    /// The suite folder, absolute, as entries' fixture paths start.
+    pub dir: PathBuf,
     /// Case paths, as entries hold them.
     pub cases: std::collections::HashSet<String>,
 }
@@ -285,15 +290,10 @@ pub(crate) struct KnownCases {
 impl KnownCases {
     /// Whether `entry` is of a case that no longer exists.
     fn gone(known: Option<&KnownCases>, entry: &Entry) -> bool {
-        match known {
-            Some(known)
-                if entry.suite_dir == known.suite_dir
-                    && entry.package == crate::env::package_name().unwrap_or("unknown") =>
-            {
-                !known.cases.contains(&entry.case)
-            }
-            _ => !entry.fixture.exists(),
-        }
+        let known = known.is_some_and(|known| {
+            known.cases.contains(&entry.case) && entry.fixture.starts_with(&known.dir)
+        });
+        !known && !entry.fixture.exists()
     }
 }
 
@@ -325,16 +325,13 @@ pub(crate) fn finish(known: Option<&KnownCases>) {
             return;
         }
         let _ = std::fs::remove_file(&dirty);
-        // This process writes no more entries: its own are taken from memory (once; a second
-        // round finds them in the files).
-        let own = sink.as_mut().map(|sink| {
-            // The file may become the merged file: nothing is written through this handle again.
-            sink.file = None;
-            Own {
-                path: sink.path.clone(),
-                entries: std::mem::take(&mut sink.entries),
-                whole: sink.whole,
-            }
+        // This process's entries are handed over from memory, once: its file may become the
+        // merged file, and a later round (or a later run in this process, with a file of its
+        // own) reads whatever is left on disk like any other writer's.
+        let own = sink.take().map(|sink| Own {
+            path: sink.path,
+            entries: sink.entries,
+            whole: sink.whole,
         });
         // The process ends next: freeing thousands of entries one by one would only delay it.
         if let Ok(report) = rebuild_locked(&dir, own, known) {
@@ -844,6 +841,9 @@ fn rebuild_locked(
                 compact.entry(folder).or_default().push(path.to_path_buf());
                 continue;
             }
+            // Asked before reading: a writer found finished has written its last line.
+            let finished_writer =
+                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path);
             let bad = read_entries(path, &mut latest, known);
             if bad > 0 {
                 unreadable.push(format!(
@@ -853,8 +853,6 @@ fn rebuild_locked(
             }
             // A single-entry `.json` file (written by hand, or by an older version) is folded
             // into the merged file like a finished writer's; one that does not parse is kept.
-            let finished_writer =
-                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path);
             if finished_writer || (ext == Some("json") && bad == 0) {
                 compact.entry(folder).or_default().push(path.to_path_buf());
             }
@@ -1320,6 +1318,35 @@ mod tests {
         );
         // Rebuilt from the files alone, the report is the same.
         assert_eq!(rebuild(dir.path()).unwrap().cases, report.cases);
+    }
+
+    #[test]
+    fn known_cases_spare_the_stat_but_a_case_added_during_the_run_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, added, gone) = (
+            dir.path().join("a.json"),
+            dir.path().join("added.json"),
+            dir.path().join("gone.json"),
+        );
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&added, "{}").unwrap();
+        let evals = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&evals).unwrap();
+        std::fs::write(
+            evals.join("999999999-1.jsonl"),
+            entry_line(&added, "added", "2026-01-01T00:00:00Z", true)
+                + &entry_line(&gone, "gone", "2026-01-01T00:00:00Z", true),
+        )
+        .unwrap();
+        // The run started before `added.json` existed: only `a` is known.
+        let known = KnownCases {
+            dir: dir.path().to_path_buf(),
+            cases: ["a".to_string()].into_iter().collect(),
+        };
+        let mine = own(&evals, &[entry_line(&a, "a", "2026-01-02T00:00:00Z", true)]);
+        let report = rebuild_locked(dir.path(), Some(mine), Some(&known)).unwrap();
+        let cases: Vec<&str> = report.cases.iter().map(|c| c.case.as_str()).collect();
+        assert_eq!(cases, ["a", "added"]);
     }
 
     #[test]

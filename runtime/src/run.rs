@@ -180,6 +180,15 @@ impl PendingCase {
         }
     }
 
+    /// Whether reading the file failed.
+    pub fn read_failed(&self) -> bool {
+        match self {
+            PendingCase::Loaded(loaded) => loaded.source.sha256.is_empty(),
+            PendingCase::Read(_, bytes) => bytes.is_err(),
+            PendingCase::Unread(..) => false,
+        }
+    }
+
     pub fn load(self, suite: &Suite) -> LoadedCase {
         match self {
             PendingCase::Loaded(loaded) => *loaded,
