@@ -214,8 +214,9 @@ fn may_set_status(bytes: &[u8]) -> bool {
     }
 }
 
-/// The commands printed to the user for one test.
-pub(crate) fn command(test: &str, record: bool) -> String {
+/// The commands printed to the user for one test; `ignored` (a draft's test) adds
+/// `--include-ignored`, without which `--exact` would skip it.
+pub(crate) fn command(test: &str, record: bool, ignored: bool) -> String {
     let mut cmd = String::new();
     if record {
         cmd.push_str("RECORD=1 ");
@@ -229,6 +230,9 @@ pub(crate) fn command(test: &str, record: bool) -> String {
         cmd.push_str(&target);
     }
     cmd.push_str(&format!(" -- {test} --exact"));
+    if ignored {
+        cmd.push_str(" --include-ignored");
+    }
     cmd
 }
 
@@ -338,7 +342,8 @@ where
         .file
         .as_ref()
         .map_err(|e| format!("bad fixture: {e}"))?;
-    let record_command = command(name, true);
+    let ignored = fixture.status != Status::Active;
+    let record_command = command(name, true, ignored);
     let sources = current_sources(suite, loaded, fixture)
         .map_err(|e| format!("{e}\n(file {})", loaded.source.path))?;
     let recording_file = suite.recording_file(&loaded.path);
@@ -666,7 +671,10 @@ fn evaluate(
             message.push('\n');
         }
     }
-    message.push_str(&format!("re-run: {}", command(name, false)));
+    message.push_str(&format!(
+        "re-run: {}",
+        command(name, false, fixture.status != Status::Active)
+    ));
     Err(message)
 }
 
@@ -690,7 +698,18 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::may_set_status;
+    use super::{command, may_set_status};
+
+    #[test]
+    fn a_drafts_commands_include_ignored_tests() {
+        let draft = command("s::drafts::a", true, true);
+        assert!(draft.starts_with("RECORD=1 cargo test"), "{draft}");
+        assert!(
+            draft.ends_with(" -- s::drafts::a --exact --include-ignored"),
+            "{draft}"
+        );
+        assert!(command("s::a", false, false).ends_with(" -- s::a --exact"));
+    }
 
     #[test]
     fn status_is_read_without_parsing_the_rest() {
