@@ -12,7 +12,7 @@ bin() { # the newest test binary of a target, as cargo prints it
     grep -o '"executable":"[^"]*/deps/'"$1"'-[^"]*"' | tail -1 | cut -d'"' -f4
 }
 ours=$(bin ours); theirs=$(bin theirs)
-export CARGO_MANIFEST_DIR=$PWD   # what cargo test sets; the harness resolves the suite from it
+export CARGO_MANIFEST_DIR=$PWD CARGO_PKG_NAME=suite-scale-bench   # what cargo test sets; the harness resolves the suite from it
 declare -A times
 for name in ours theirs; do "${!name}" -q "$@" >/dev/null 2>&1 || { echo "$name failed"; exit 1; }; done  # warm the page cache
 for ((r = 0; r < rounds; r++)); do
