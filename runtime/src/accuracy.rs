@@ -1328,8 +1328,7 @@ fn aggregate(
         reasoning.push_str(" ≥ ");
         push_fixed(&mut reasoning, config.threshold, 2);
     } else {
-        let (s, t) = fmt_apart(score, config.threshold, passed);
-        let _ = write!(reasoning, "{s} < {t}");
+        push_apart_failed(&mut reasoning, score, " < ", config.threshold);
     }
     (score, passed, reasoning)
 }
@@ -1725,12 +1724,10 @@ fn compare_fuzzy(
             threshold,
         })
     } else {
-        let (s, t) = fmt_apart(similarity, threshold, false);
-        let mut why = String::with_capacity(16 + s.len() + t.len());
+        // Room for the longest usual message, `similarity 0.849999 < 0.85`: one allocation.
+        let mut why = String::with_capacity(32);
         why.push_str("similarity ");
-        why.push_str(&s);
-        why.push_str(" < ");
-        why.push_str(&t);
+        push_apart_failed(&mut why, similarity, " < ", threshold);
         Err(why)
     }
 }
@@ -1793,6 +1790,42 @@ fn fmt_apart(x: f64, y: f64, passed: bool) -> (String, String) {
     (x.to_string(), y.to_string())
 }
 
+/// `x`, `sep` and `y` the way [`fmt_apart`] prints a failed comparison (`0.73 < 0.85`),
+/// appended straight to `out`. Every fuzzy miss writes this into its `why`, and every failed
+/// verdict into its reasoning: going through `fmt_apart` costs two strings per attempt and a
+/// text comparison, more than comparing the field. Here the numbers stay integers (rounded at
+/// `decimals`) until they differ, and only then are written.
+fn push_apart_failed(out: &mut String, x: f64, sep: &str, y: f64) {
+    for decimals in 2..=6 {
+        let (Some(p), Some(q)) = (rounded(x, decimals), rounded(y, decimals)) else {
+            // Outside the fast path (huge, not finite, at a rounding tie): the general code.
+            let (s, t) = fmt_apart(x, y, false);
+            out.push_str(&s);
+            out.push_str(sep);
+            out.push_str(&t);
+            return;
+        };
+        // Same decimals, so equal integers are equal text.
+        if p != q {
+            push_trimmed(out, p, decimals);
+            out.push_str(sep);
+            push_trimmed(out, q, decimals);
+            return;
+        }
+    }
+    let _ = write!(out, "{x}{sep}{y}");
+}
+
+/// Appends a number as [`trim_decimals`] leaves its text: at least two decimals, no zeros
+/// beyond them.
+fn push_trimmed(out: &mut String, mut n: Rounded, mut decimals: usize) {
+    while decimals > 2 && n.scaled % 10 == 0 {
+        n.scaled /= 10;
+        decimals -= 1;
+    }
+    push_scaled(out, n, decimals);
+}
+
 fn trim_decimals(mut s: String) -> String {
     // Keep two decimals (0.80), but drop zeros beyond them (0.8500 → 0.85).
     let Some(dot) = s.find('.') else { return s };
@@ -1810,45 +1843,93 @@ fn fixed(x: f64, decimals: usize) -> String {
 
 /// Appends `format!("{x:.decimals$}")`. Every verdict prints its score and threshold, and the
 /// exact float formatter behind `format!` costs more than scoring a field; for the numbers
-/// printed here (small, non-negative, not at a rounding tie) scaling to an integer gives the
-/// same text. Anything else goes to `format!`.
+/// printed here (small, not at a rounding tie) scaling to an integer gives the same text (see
+/// [`rounded`]). Anything else goes to `format!`.
 fn push_fixed(out: &mut String, x: f64, decimals: usize) {
-    const POW10: [u64; 13] = [
-        1,
-        10,
-        100,
-        1_000,
-        10_000,
-        100_000,
-        1_000_000,
-        10_000_000,
-        100_000_000,
-        1_000_000_000,
-        10_000_000_000,
-        100_000_000_000,
-        1_000_000_000_000,
-    ];
-    if let Some(&pow) = POW10.get(decimals) {
-        let scaled = x * pow as f64;
-        // Below 2^32 the product is within 1e-6 of the exact decimal value, so away from a tie
-        // (.5) rounding it rounds the exact value; `x >= 0.0` also turns away NaN, and the
-        // sign test -0.0, which prints as `-0`.
-        // `as` and a subtraction rather than `round`/`fract`, which are library calls on
-        // the baseline x86-64 target.
-        let whole = scaled as u64;
-        let frac = scaled - whole as f64;
-        if x >= 0.0 && x.is_sign_positive() && scaled < 4e9 && (frac - 0.5).abs() > 1e-3 {
-            let n = whole + u64::from(frac > 0.5);
-            push_digits(out, n / pow, 1);
-            if decimals > 0 {
-                out.push('.');
-                push_digits(out, n % pow, decimals);
-            }
-            return;
+    match rounded(x, decimals) {
+        Some(n) => push_scaled(out, n, decimals),
+        None => {
+            let _ = write!(out, "{x:.decimals$}");
         }
     }
-    let _ = write!(out, "{x:.decimals$}");
 }
+
+/// A number rounded to some count of decimals, as `format!` writes it: a sign and the digits
+/// as one integer (`-0.849` at 2 decimals is `-`, 85). At the same decimals, two are the same
+/// text exactly when they are equal.
+#[derive(Clone, Copy, PartialEq)]
+struct Rounded {
+    negative: bool,
+    scaled: u64,
+}
+
+/// `x` rounded to `decimals` decimals, when [`push_scaled`] then writes exactly
+/// `format!("{x:.decimals$}")`: for small numbers away from a rounding tie. `None` otherwise.
+fn rounded(x: f64, decimals: usize) -> Option<Rounded> {
+    let pow = *POW10.get(decimals)?;
+    // `format!` writes a negative number as `-` and its magnitude, and so -0.0 as `-0`: a
+    // score with no hit is -0.0, the sum of no weights.
+    let negative = x.is_sign_negative();
+    let magnitude = x.abs();
+    let scaled = magnitude * pow as f64;
+    // Below 2^32 the product is within 1e-6 of the exact decimal value, so away from a tie
+    // (.5) rounding it rounds the exact value; `magnitude >= 0.0` turns away NaN.
+    // `as` and a subtraction rather than `round`/`fract`, which are library calls on
+    // the baseline x86-64 target.
+    let whole = scaled as u64;
+    let frac = scaled - whole as f64;
+    (magnitude >= 0.0 && scaled < 4e9 && (frac - 0.5).abs() > 1e-3).then(|| Rounded {
+        negative,
+        scaled: whole + u64::from(frac > 0.5),
+    })
+}
+
+/// Appends `n` with exactly `decimals` decimals (at most 12).
+fn push_scaled(out: &mut String, n: Rounded, decimals: usize) {
+    // Right to left into one buffer, copied out once: the decimals, the point, the whole
+    // part (at least one digit), the sign. A miss writes two numbers, so this is hot.
+    let mut buf = [0u8; 32];
+    let mut start = buf.len();
+    let mut rest = n.scaled;
+    let mut push = |byte: u8| {
+        start -= 1;
+        buf[start] = byte;
+    };
+    for _ in 0..decimals {
+        push(b'0' + (rest % 10) as u8);
+        rest /= 10;
+    }
+    if decimals > 0 {
+        push(b'.');
+    }
+    loop {
+        push(b'0' + (rest % 10) as u8);
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n.negative {
+        push(b'-');
+    }
+    out.extend(buf[start..].iter().map(|&b| char::from(b)));
+}
+
+const POW10: [u64; 13] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+    10_000_000_000,
+    100_000_000_000,
+    1_000_000_000_000,
+];
 
 /// Appends `n` in decimal, zero-padded to at least `width` digits (at most 20).
 fn push_digits(out: &mut String, mut n: u64, width: usize) {
@@ -2666,6 +2747,11 @@ mod tests {
             -0.5,
             f64::NAN,
             f64::INFINITY,
+            -0.001,
+            -0.005,
+            -1e-9,
+            -f64::NAN,
+            f64::NEG_INFINITY,
         ];
         let mut state = 1u64;
         for _ in 0..20_000 {
@@ -2675,6 +2761,8 @@ mod tests {
             let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
             samples.push(unit);
             samples.push(unit * 1e4);
+            samples.push(-unit);
+            samples.push(unit * -1e4);
             // Ratios of small integers, as scores and similarities are.
             samples.push(((state >> 40) % 97) as f64 / (((state >> 20) % 97) + 1) as f64);
         }
@@ -2711,5 +2799,49 @@ mod tests {
             fmt_apart(0.849, 0.85, false),
             ("0.849".to_string(), "0.85".to_string())
         );
+    }
+
+    #[test]
+    fn push_apart_failed_agrees_with_fmt_apart() {
+        let mut samples = vec![
+            (0.849, 0.85),
+            (0.8499999, 0.85),
+            (0.84999999999, 0.85),
+            (0.85, 0.85),
+            (0.7333333333333334, 0.85),
+            (0.0, 0.85),
+            (0.0, 0.0),
+            (1.0, 0.5),
+            (0.125, 0.5),
+            (0.995, 1.0),
+            (1234.5678, 1234.5679),
+            (4e9, 4e9 + 1.0),
+            (-0.5, 0.5),
+            (-0.0, 1.0),
+            (-0.0, 0.0),
+            (-0.001, 0.0),
+            (f64::NAN, 0.5),
+            (-f64::NAN, 0.5),
+            (f64::INFINITY, 0.5),
+        ];
+        let mut state = 3u64;
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Similarities (ratios of small integers) against thresholds with 0 to 4 decimals.
+            let x = ((state >> 40) % 97) as f64 / (((state >> 20) % 97) + 1) as f64;
+            let y = ((state >> 8) % 10_001) as f64 / 10f64.powi(((state >> 4) % 5) as i32);
+            samples.push((x, y));
+            // Close pairs, which need more decimals to print apart (or all of them).
+            samples.push((x, x + 1e-4));
+            samples.push((x, x + 1e-7));
+        }
+        for (x, y) in samples {
+            let (s, t) = fmt_apart(x, y, false);
+            let mut out = "similarity ".to_string();
+            push_apart_failed(&mut out, x, " < ", y);
+            assert_eq!(out, format!("similarity {s} < {t}"), "{x:?} {y:?}");
+        }
     }
 }
