@@ -1285,8 +1285,9 @@ fn aggregate(
             "no field counted: every field present in expected is optional and absent from actual, score 1".to_string(),
         );
     }
-    let hit_weight: f64 = hits.iter().map(|h| h.weight).sum();
-    let miss_weight: f64 = misses.iter().map(|m| m.weight).sum();
+    // `+ 0.0`: a sum of no weights is -0.0, which would print as a score of `-0.00`.
+    let hit_weight: f64 = hits.iter().map(|h| h.weight).sum::<f64>() + 0.0;
+    let miss_weight: f64 = misses.iter().map(|m| m.weight).sum::<f64>() + 0.0;
     let score = match config.aggregation {
         Aggregation::WeightedAverage => (hit_weight / (hit_weight + miss_weight)).clamp(0.0, 1.0),
         Aggregation::AllOrNothing => {
@@ -2566,6 +2567,19 @@ mod tests {
         assert_eq!(v.skipped[1].why, "absent from expected");
         assert_eq!(v.score, 0.5);
         assert_eq!(v.reasoning, "1/2 fields matched, score 0.50 < 1.00");
+    }
+
+    #[test]
+    fn no_hit_is_a_score_of_plain_zero() {
+        let config = FieldAccuracyConfig::new()
+            .field(FieldSpec::exact("a").weight(2.0))
+            .field(FieldSpec::exact("b"));
+        let v = evaluate(&json!({"a": 1, "b": 2}), &json!({"a": 0, "b": 0}), &config);
+        assert!(v.score == 0.0 && v.score.is_sign_positive(), "{}", v.score);
+        assert_eq!(
+            v.reasoning,
+            "0/2 fields matched (weight 0/3), score 0.00 < 1.00"
+        );
     }
 
     #[test]
