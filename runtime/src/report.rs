@@ -696,6 +696,43 @@ struct EntryKey<'a> {
     finished_at: DateTime<Utc>,
 }
 
+impl<'a> EntryKey<'a> {
+    /// The key of an entry line. Lines are written by [`record`], with the key's fields first
+    /// and `finished_at` last, so the usual line is read by position; anything else (an escape
+    /// in a field, another layout) goes through serde.
+    fn of_line(line: &'a str) -> Option<EntryKey<'a>> {
+        EntryKey::by_position(line).or_else(|| serde_json::from_str(line).ok())
+    }
+
+    fn by_position(line: &'a str) -> Option<EntryKey<'a>> {
+        let mut rest = line;
+        let mut field = |name: &str| -> Option<&'a str> {
+            rest = rest.strip_prefix(name)?;
+            let (value, after) = rest.split_once('"')?;
+            rest = after;
+            // An escape would need decoding (and `\"` ends no string): serde's job.
+            (!value.contains('\\')).then_some(value)
+        };
+        let package = field("{\"package\":\"")?;
+        let binary = field(",\"binary\":\"")?;
+        field(",\"suite\":\"")?;
+        let suite_dir = field(",\"suite_dir\":\"")?;
+        let case = field(",\"case\":\"")?;
+        // A quote inside a string is escaped, so this text can only be the last field itself.
+        let (_, finished) = line
+            .strip_suffix("\"}")?
+            .rsplit_once(",\"finished_at\":\"")?;
+        let finished_at = DateTime::parse_from_rfc3339(finished).ok()?.to_utc();
+        Some(EntryKey {
+            package: package.into(),
+            binary: binary.into(),
+            suite_dir: suite_dir.into(),
+            case: case.into(),
+            finished_at,
+        })
+    }
+}
+
 /// What identifies a case across runs: package, binary, suite folder and case, joined by NULs
 /// (which sort before every other character, so the order is that of the four fields).
 fn case_key(out: &mut String, package: &str, binary: &str, suite_dir: &str, case: &str) {
@@ -747,7 +784,7 @@ fn read_entries(
     let mut bad = 0;
     let mut lookup = String::new();
     for line in lines {
-        let Ok(key) = serde_json::from_str::<EntryKey>(line) else {
+        let Some(key) = EntryKey::of_line(line) else {
             bad += 1;
             continue;
         };
@@ -893,21 +930,23 @@ fn rebuild_locked(
     unreadable.sort();
     report.unreadable_entries = unreadable;
     // The two renderings are independent: on two cores they take the time of the longer one.
-    let (json, html) = std::thread::scope(|scope| {
-        let html = scope.spawn(|| report.to_html());
+    std::thread::scope(|scope| {
+        let html = scope.spawn(|| {
+            crate::recording::replace_file(
+                &dir.join("report.html"),
+                report.to_html().as_bytes(),
+                false,
+            )
+        });
         // Sized from the entries' lines up front: growing a buffer of megabytes step by step
         // costs page faults and copies.
         let mut json = Vec::with_capacity(line_bytes * 3 / 2 + 4096);
-        let json = serde_json::to_writer_pretty(&mut json, &report).map(|()| {
-            json.push(b'\n');
-            json
-        });
-        (json, html.join())
-    });
-    let json = json.map_err(std::io::Error::other)?;
-    let html = html.map_err(|_| std::io::Error::other("rendering report.html panicked"))?;
-    crate::recording::replace_file(&dir.join("report.json"), &json, false)?;
-    crate::recording::replace_file(&dir.join("report.html"), html.as_bytes(), false)?;
+        serde_json::to_writer_pretty(&mut json, &report).map_err(std::io::Error::other)?;
+        json.push(b'\n');
+        crate::recording::replace_file(&dir.join("report.json"), &json, false)?;
+        html.join()
+            .map_err(|_| std::io::Error::other("rendering report.html panicked"))?
+    })?;
     Ok(report)
 }
 
@@ -1318,6 +1357,33 @@ mod tests {
         );
         // Rebuilt from the files alone, the report is the same.
         assert_eq!(rebuild(dir.path()).unwrap().cases, report.cases);
+    }
+
+    #[test]
+    fn an_entry_lines_key_is_read_by_position_as_serde_reads_it() {
+        let entry: Entry = serde_json::from_str(&entry_line(
+            Path::new("/s/a.json"),
+            "sub/a",
+            "2026-01-02T03:04:05.123456789Z",
+            true,
+        ))
+        .unwrap();
+        let line = serde_json::to_string(&entry).unwrap();
+        let quick = EntryKey::by_position(&line).expect("a line as record writes it");
+        let slow: EntryKey = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            (&quick.package, &quick.binary, &quick.suite_dir, &quick.case),
+            (&slow.package, &slow.binary, &slow.suite_dir, &slow.case)
+        );
+        assert_eq!(quick.finished_at, entry.finished_at);
+        // An escape in a key field is left to serde, which decodes it.
+        let escaped = line.replace("\"case\":\"sub/a\"", "\"case\":\"sub\\\"a\"");
+        assert!(EntryKey::by_position(&escaped).is_none());
+        assert_eq!(EntryKey::of_line(&escaped).unwrap().case, "sub\"a");
+        assert!(
+            EntryKey::of_line(&line[..line.len() - 5]).is_none(),
+            "a cut line"
+        );
     }
 
     #[test]
