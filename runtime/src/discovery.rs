@@ -68,6 +68,9 @@ pub(crate) struct StatusCache {
     new: HashMap<String, Option<(Stamp, bool)>>,
     /// Files changed at or after this time (nanoseconds since the epoch) are not cached.
     settled_before: i128,
+    /// How many files this run found unchanged: when every cached file is, there is nothing
+    /// to write.
+    hits: usize,
 }
 
 impl StatusCache {
@@ -87,9 +90,10 @@ impl StatusCache {
             .unwrap_or_default();
         StatusCache {
             file,
+            new: HashMap::with_capacity(old.len()),
             old,
-            new: HashMap::new(),
             settled_before,
+            hits: 0,
         }
     }
 
@@ -101,6 +105,7 @@ impl StatusCache {
         };
         if let Some(&(cached, ignored)) = self.old.get(&path.relative) {
             if cached == stamp {
+                self.hits += 1;
                 self.new
                     .insert(path.relative.clone(), Some((stamp, ignored)));
                 return PendingCase::Unread(path, ignored);
@@ -120,6 +125,9 @@ impl StatusCache {
     /// Writes the cache when this run's answers differ from the cached ones. `discovered` is
     /// every fixture of the suite: cached answers for fixtures this run did not look at are kept.
     pub fn save(mut self, discovered: &[String]) {
+        if self.hits == self.old.len() && self.hits == discovered.len() {
+            return;
+        }
         for relative in discovered {
             if !self.new.contains_key(relative) {
                 if let Some(old) = self.old.get(relative) {
@@ -179,7 +187,8 @@ fn parse(text: &str) -> HashMap<String, (Stamp, bool)> {
     if lines.next() != Some(HEADER) {
         return HashMap::new();
     }
-    let mut map = HashMap::new();
+    // About 80 bytes a line.
+    let mut map = HashMap::with_capacity(text.len() / 64);
     for line in lines {
         let Some((numbers, relative)) = line.split_once('\t') else {
             continue;
