@@ -75,23 +75,18 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
 /// assert_eq!(proposal_eval::fuzzy::normalized_levenshtein("abcd", "abcf"), 0.75);
 /// ```
 pub fn normalized_levenshtein(a: &str, b: &str) -> f64 {
-    if a.is_ascii() && b.is_ascii() {
-        let longest = a.len().max(b.len());
-        if longest == 0 {
-            return 1.0;
-        }
-        let d = levenshtein_ascii(a.as_bytes(), b.as_bytes());
-        1.0 - d as f64 / longest as f64
+    let (distance, longest) = if a.is_ascii() && b.is_ascii() {
+        let distance = levenshtein_ascii(a.as_bytes(), b.as_bytes());
+        (distance, a.len().max(b.len()))
     } else {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        let longest = a.len().max(b.len());
-        if longest == 0 {
-            return 1.0;
-        }
-        let d = levenshtein_chars(&a, &b);
-        1.0 - d as f64 / longest as f64
+        (levenshtein_chars(&a, &b), a.len().max(b.len()))
+    };
+    if longest == 0 {
+        return 1.0;
     }
+    1.0 - distance as f64 / longest as f64
 }
 
 /// Levenshtein over ASCII bytes: common prefix and suffix compared a word at a time, then one
