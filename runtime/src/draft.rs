@@ -48,6 +48,7 @@
 //! ```
 
 use chrono::{DateTime, Utc};
+pub use proposal_eval_engine::json::{canonical_json, sorted};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -209,14 +210,6 @@ pub fn content_sha256(fixture: &Value) -> String {
 pub fn sha256_hex(bytes: &[u8]) -> String {
     crate::recording::lower_hex(&Sha256::digest(bytes))
 }
-
-/// A value as compact JSON with object keys sorted at every level, whatever map type
-/// `serde_json` was built with: the form that is hashed.
-pub fn canonical_json(value: &Value) -> String {
-    sorted(value).to_string()
-}
-
-pub use crate::recording::sorted;
 
 #[cfg(test)]
 mod tests {

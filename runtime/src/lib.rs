@@ -82,32 +82,25 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __macro_support;
-pub mod accuracy;
 mod case;
-pub mod compare;
 pub mod config;
-mod diff;
 mod discovery;
 pub mod draft;
 pub mod env;
 pub mod fixture;
-pub mod fuzzy;
 mod harness;
 pub mod judge;
 mod llm;
 use proposal_eval_naming as naming;
-pub mod normalize;
-pub(crate) mod output;
-pub mod path;
 pub mod recording;
 pub mod report;
 mod run;
 pub mod status;
-pub mod transform;
 
 pub use case::{Case, CaseOutput};
 pub use harness::Harness;
 pub use llm::{Llm, LlmError, Model, ModelError};
+pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, transform};
 pub use proposal_eval_macros::proposal_eval;
 
 /// The error type of a case function: anything that is an error converts into it with `?`.

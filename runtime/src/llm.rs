@@ -428,7 +428,7 @@ fn request_diff(recorded: &Value, current: &Value, ignore: &[Pattern]) -> Option
         if recorded == current {
             return None;
         }
-        return Some(crate::diff::line_diff(
+        return Some(proposal_eval_engine::render::line_diff(
             recorded,
             current,
             "recorded request",
@@ -446,7 +446,9 @@ fn request_diff(recorded: &Value, current: &Value, ignore: &[Pattern]) -> Option
         v
     };
     let (a, b) = (strip(recorded), strip(current));
-    (a != b).then(|| crate::diff::line_diff(&a, &b, "recorded request", "this request", false))
+    (a != b).then(|| {
+        proposal_eval_engine::render::line_diff(&a, &b, "recorded request", "this request", false)
+    })
 }
 
 #[cfg(test)]

@@ -9,8 +9,9 @@
 
 use crate::path::Pattern;
 use chrono::{DateTime, Utc};
+pub use proposal_eval_engine::json::{canonical_pretty, sorted};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::io::Write;
@@ -194,32 +195,6 @@ fn check_format(format: u32, file: &Path) -> Result<(), RecordingError> {
             "recording format {format} is not the format {FORMAT} this version reads: re-record it"
         ),
     ))
-}
-
-/// Pretty JSON with every object's keys sorted and a final newline, whatever serde_json's map
-/// order is.
-pub fn canonical_pretty(value: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// A copy of `value` whose objects have their keys in sorted order at every level, whatever map
-/// type `serde_json` was built with.
-pub fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let mut out = Map::new();
-            for k in keys {
-                out.insert(k.clone(), sorted(&map[k]));
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
 }
 
 /// Writes `bytes` to `file` through a temp file in the same folder and a rename.

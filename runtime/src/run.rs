@@ -535,7 +535,7 @@ fn stale_message(
     }
     if recorded_input != input {
         message.push_str("input, recorded vs current:\n");
-        message.push_str(&crate::diff::line_diff(
+        message.push_str(&proposal_eval_engine::render::line_diff(
             recorded_input,
             input,
             "recorded input",

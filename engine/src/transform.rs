@@ -9,7 +9,7 @@
 //! caller fills in (during replay, with the recording's time).
 //!
 //! ```
-//! use proposal_eval::transform::{Builtin, Context, Transform};
+//! use proposal_eval_engine::transform::{Builtin, Context, Transform};
 //! use serde_json::json;
 //! let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
 //! let midnight = Transform::from(Builtin::TodayUtcMidnight);
@@ -18,12 +18,12 @@
 //! assert_eq!(shout.apply(Some(&json!("hi")), &ctx), json!("HI"));
 //! ```
 
+use crate::json::json_cmp;
 use crate::path::{Location, PathError};
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use serde_json::Value;
-use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -202,37 +202,6 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
         .find_map(|f| NaiveDate::parse_from_str(s, f).ok())
 }
 
-/// A total order on JSON values, used by `sort`: null, booleans, numbers (by value), strings,
-/// arrays, objects.
-pub(crate) fn json_cmp(a: &Value, b: &Value) -> Ordering {
-    fn rank(v: &Value) -> u8 {
-        match v {
-            Value::Null => 0,
-            Value::Bool(_) => 1,
-            Value::Number(_) => 2,
-            Value::String(_) => 3,
-            Value::Array(_) => 4,
-            Value::Object(_) => 5,
-        }
-    }
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
-            x.total_cmp(&y)
-        }
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Array(x), Value::Array(y)) => x
-            .iter()
-            .zip(y)
-            .map(|(x, y)| json_cmp(x, y))
-            .find(|o| o.is_ne())
-            .unwrap_or_else(|| x.len().cmp(&y.len())),
-        (Value::Object(_), Value::Object(_)) => a.to_string().cmp(&b.to_string()),
-        _ => rank(a).cmp(&rank(b)),
-    }
-}
-
 /// The function type of a closure transform: the present value (or `None`) and the context in,
 /// the new value out.
 pub type TransformFn = dyn Fn(Option<&Value>, &Context) -> Value + Send + Sync;
@@ -398,7 +367,7 @@ pub enum ConditionTarget {
 /// Every given test must hold.
 ///
 /// ```
-/// use proposal_eval::transform::Condition;
+/// use proposal_eval_engine::transform::Condition;
 /// use serde_json::json;
 /// let c = Condition::equals("changeType", ["change", "update"]).unwrap();
 /// assert!(c.holds(&json!({"changeType": "update"})));
@@ -473,12 +442,12 @@ impl Condition {
         }
         if let Some(any) = &self.equals {
             match found {
-                Some(v) if any.iter().any(|x| crate::compare::json_eq(x, v)) => {}
+                Some(v) if any.iter().any(|x| crate::json::json_eq(x, v)) => {}
                 _ => return false,
             }
         }
         if let (Some(none), Some(v)) = (&self.not_equals, found) {
-            if none.iter().any(|x| crate::compare::json_eq(x, v)) {
+            if none.iter().any(|x| crate::json::json_eq(x, v)) {
                 return false;
             }
         }
@@ -524,7 +493,7 @@ fn one_or_many_conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Conditi
 /// apply_to = both`; `transform_existing` is that with `only_when_both_present`.
 ///
 /// ```
-/// use proposal_eval::transform::{Builtin, Condition, ConditionTarget, Strategy, Transformer};
+/// use proposal_eval_engine::transform::{Builtin, Condition, ConditionTarget, Strategy, Transformer};
 /// let t = Transformer::new(Builtin::TodayUtcMidnight, Strategy::AddMissingOnly)
 ///     .condition_target(ConditionTarget::Actual)
 ///     .when(Condition::equals("changeType", "change").unwrap());

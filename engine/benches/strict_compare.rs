@@ -6,9 +6,9 @@
 
 use assert_json_diff::{assert_json_matches_no_panic, CompareMode, Config};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use proposal_eval::compare::{evaluate, StrictConfig};
-use proposal_eval::path::Pattern;
-use proposal_eval::transform::{
+use proposal_eval_engine::compare::{evaluate, StrictConfig};
+use proposal_eval_engine::path::Pattern;
+use proposal_eval_engine::transform::{
     Builtin, Condition, ConditionTarget, Context, Strategy, Transformer,
 };
 use serde_json::Value;

@@ -195,17 +195,45 @@ pub fn unified_diff(
     out
 }
 
+/// A unified line diff of two values' canonical pretty JSON (sorted keys), `-` for `old`, `+` for
+/// `new`, with a few lines of context; coloured when `color` is true.
+///
+/// ```
+/// use proposal_eval_engine::render::line_diff;
+/// use serde_json::json;
+/// let d = line_diff(&json!({"a": 1, "b": 2}), &json!({"a": 1, "b": 3}), "old", "new", false);
+/// assert!(d.contains("-  \"b\": 2\n+  \"b\": 3"));
+/// ```
+pub fn line_diff(
+    old: &Value,
+    new: &Value,
+    old_label: &str,
+    new_label: &str,
+    color: bool,
+) -> String {
+    let old = crate::json::canonical_pretty(old);
+    let new = crate::json::canonical_pretty(new);
+    unified_diff(&old, &new, old_label, new_label, color)
+}
+
 fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
     text.push('\n');
     text
 }
 
-/// The body of a strict failure (DESIGN §5), without the case header and re-run line that the
-/// caller adds: the mismatch lines indented two spaces, then the unified diff of the normalized
-/// pretty JSON, ignored paths shown as `"<ignored>"` on both sides. With `any_order`, the actual
-/// side lists proposals in the order of their expected partners, unmatched ones last.
-pub fn render_verdict(verdict: &StrictVerdict<'_>, color: bool) -> String {
+impl StrictVerdict<'_> {
+    /// The failure body: one line per mismatch, indented two spaces, then a unified diff of the
+    /// normalized pretty JSON with ignored paths shown as `"<ignored>"` on both sides; ANSI
+    /// colours when `color`. The case header and the re-run line are the caller's. With
+    /// `any_order`, the actual side lists proposals in the order of their expected partners,
+    /// unmatched ones last.
+    pub fn render(&self, color: bool) -> String {
+        render_verdict(self, color)
+    }
+}
+
+fn render_verdict(verdict: &StrictVerdict<'_>, color: bool) -> String {
     let mut out = String::new();
     for mismatch in &verdict.mismatches {
         let _ = writeln!(out, "  {mismatch}");

@@ -8,15 +8,15 @@
 //! comparison reports; with no rules, proposals are compared as they are.
 //!
 //! ```
-//! use proposal_eval::normalize::{normalize, FieldSource, NormalizationRule};
-//! use proposal_eval::path::Location;
-//! use proposal_eval::transform::Context;
+//! use proposal_eval_engine::normalize::{normalize, FieldSource, NormalizationRule};
+//! use proposal_eval_engine::path::Location;
+//! use proposal_eval_engine::transform::Context;
 //! use serde_json::json;
 //! let rule = NormalizationRule::new("change")
 //!     .field("changeType", FieldSource::Literal).unwrap()
 //!     .field("mutationVariables", FieldSource::path("mutationQuery.variables").unwrap()).unwrap();
 //! let raw = json!({"changeType": "change", "mutationQuery": {"variables": {"id": 7}}, "x": 1});
-//! let ctx = Context::at(chrono::Utc::now());
+//! let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
 //! let out = normalize(&raw, &[rule], &Location::parse("changeType").unwrap(), &ctx).unwrap();
 //! assert_eq!(out, json!({"changeType": "change", "mutationVariables": {"id": 7}}));
 //! ```
@@ -217,7 +217,7 @@ pub fn normalize(
         return Ok(raw.clone());
     }
     let value = discriminator.get(raw);
-    match value.and_then(|v| rules.iter().find(|r| crate::compare::json_eq(&r.when, v))) {
+    match value.and_then(|v| rules.iter().find(|r| crate::json::json_eq(&r.when, v))) {
         Some(rule) => Ok(rule.apply(raw, ctx)),
         None => Err(NoRule {
             discriminator: discriminator.clone(),

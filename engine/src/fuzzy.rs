@@ -9,7 +9,7 @@
 //! `char`s, never bytes.
 //!
 //! ```
-//! use proposal_eval::fuzzy::{jaro_winkler, levenshtein, normalized_levenshtein, Algorithm};
+//! use proposal_eval_engine::fuzzy::{jaro_winkler, levenshtein, normalized_levenshtein, Algorithm};
 //! assert_eq!(levenshtein("kitten", "sitting"), 3);
 //! assert!((normalized_levenshtein("ACME GmbH", "ACME GmbH.") - 0.9).abs() < 1e-12);
 //! assert!(jaro_winkler("MARTHA", "MARHTA") > 0.96);
@@ -33,7 +33,7 @@ impl Algorithm {
     /// The similarity of `a` and `b`, between 0 (nothing in common) and 1 (equal).
     ///
     /// ```
-    /// use proposal_eval::fuzzy::Algorithm;
+    /// use proposal_eval_engine::fuzzy::Algorithm;
     /// assert_eq!(Algorithm::JaroWinkler.similarity("", ""), 1.0);
     /// assert_eq!(Algorithm::Levenshtein.similarity("abc", ""), 0.0);
     /// ```
@@ -57,7 +57,7 @@ impl Algorithm {
 /// substitutions that turn `a` into `b`.
 ///
 /// ```
-/// assert_eq!(proposal_eval::fuzzy::levenshtein("Müller", "Muller"), 1);
+/// assert_eq!(proposal_eval_engine::fuzzy::levenshtein("Müller", "Muller"), 1);
 /// ```
 pub fn levenshtein(a: &str, b: &str) -> usize {
     if a.is_ascii() && b.is_ascii() {
@@ -72,7 +72,7 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
 /// `1 - levenshtein(a, b) / max(len(a), len(b))`, in characters; two empty strings are equal (1).
 ///
 /// ```
-/// assert_eq!(proposal_eval::fuzzy::normalized_levenshtein("abcd", "abcf"), 0.75);
+/// assert_eq!(proposal_eval_engine::fuzzy::normalized_levenshtein("abcd", "abcf"), 0.75);
 /// ```
 pub fn normalized_levenshtein(a: &str, b: &str) -> f64 {
     let (distance, longest) = if a.is_ascii() && b.is_ascii() {
@@ -263,7 +263,7 @@ fn levenshtein_table<T: Eq>(a: &[T], b: &[T]) -> usize {
 /// transpositions. Two empty strings are equal (1); one empty string matches nothing (0).
 ///
 /// ```
-/// let s = proposal_eval::fuzzy::jaro("DWAYNE", "DUANE");
+/// let s = proposal_eval_engine::fuzzy::jaro("DWAYNE", "DUANE");
 /// assert!((s - 0.8222).abs() < 1e-4);
 /// ```
 pub fn jaro(a: &str, b: &str) -> f64 {
@@ -280,7 +280,7 @@ pub fn jaro(a: &str, b: &str) -> f64 {
 /// to 4 characters, applied when the Jaro similarity is above 0.7.
 ///
 /// ```
-/// let s = proposal_eval::fuzzy::jaro_winkler("DWAYNE", "DUANE");
+/// let s = proposal_eval_engine::fuzzy::jaro_winkler("DWAYNE", "DUANE");
 /// assert!((s - 0.84).abs() < 1e-4);
 /// ```
 pub fn jaro_winkler(a: &str, b: &str) -> f64 {

@@ -7,8 +7,8 @@
 //! 30-character strings.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
-use proposal_eval::fuzzy;
+use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+use proposal_eval_engine::fuzzy;
 use serde_json::json;
 
 const A30: &str = "ACME Industrial Supplies GmbH.";

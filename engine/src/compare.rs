@@ -19,13 +19,13 @@
 //! copied from a failure can be pasted as it is.
 //!
 //! ```
-//! use proposal_eval::compare::{evaluate, StrictConfig};
-//! use proposal_eval::transform::Context;
+//! use proposal_eval_engine::compare::{evaluate, StrictConfig};
+//! use proposal_eval_engine::transform::Context;
 //! use serde_json::json;
 //! let config = StrictConfig::new().ignore_path("metadata.*").unwrap();
 //! let expected = json!([{"changeType": "change", "newValue": 120, "metadata": {"id": "a"}}]);
 //! let actual = json!([{"changeType": "change", "newValue": "120", "metadata": {"id": "b"}}]);
-//! let verdict = evaluate(&expected, &actual, &config, None, &Context::at(chrono::Utc::now()));
+//! let verdict = evaluate(&expected, &actual, &config, None, &Context::at("2025-03-04T15:16:17Z".parse().unwrap()));
 //! assert!(!verdict.passed());
 //! assert_eq!(
 //!     verdict.mismatches[0].to_string(),
@@ -33,13 +33,14 @@
 //! );
 //! ```
 
+pub use crate::json::json_eq;
 use crate::normalize::{normalize, NormalizationRule};
 use crate::path::{
     Location, MatchFrame, Matcher, PathError, Pattern, PatternSegment, Segment, SegmentRef,
 };
 use crate::transform::{ConditionTarget, Context, OnExisting, OnMissing, Transformer};
 use serde::Deserialize;
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -59,8 +60,8 @@ pub enum Matching {
 /// From TOML (inside `proposal-eval.toml`), or built in Rust, where a transform may be a closure:
 ///
 /// ```
-/// use proposal_eval::compare::{Matching, StrictConfig};
-/// use proposal_eval::transform::{Builtin, Condition, ConditionTarget, Strategy, Transformer};
+/// use proposal_eval_engine::compare::{Matching, StrictConfig};
+/// use proposal_eval_engine::transform::{Builtin, Condition, ConditionTarget, Strategy, Transformer};
 /// let config = StrictConfig::new()
 ///     .matching(Matching::AnyOrder)
 ///     .ignore_path("mutationVariables.metadata.*")?
@@ -71,7 +72,7 @@ pub enum Matching {
 ///             .when(Condition::equals("changeType", "change")?),
 ///     )?;
 /// assert_eq!(config.transformers.len(), 1);
-/// # Ok::<(), proposal_eval::path::PathError>(())
+/// # Ok::<(), proposal_eval_engine::path::PathError>(())
 /// ```
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -244,12 +245,6 @@ impl<'a> StrictVerdict<'a> {
     /// Whether the comparison passed (score 1).
     pub fn passed(&self) -> bool {
         self.mismatches.is_empty()
-    }
-
-    /// The failure body (DESIGN §5): one line per mismatch, then a unified diff of the normalized
-    /// pretty JSON with ignored paths shown as `"<ignored>"`. ANSI colours when `color`.
-    pub fn render(&self, color: bool) -> String {
-        crate::output::render_verdict(self, color)
     }
 
     /// A verdict that owns everything.
@@ -884,66 +879,6 @@ impl<'v, S: Sink> Walker<'_, 'v, '_, S> {
             self.path.pop();
         }
         self.matcher.truncate(child);
-    }
-}
-
-/// JSON equality as the strict evaluator sees it: exact, except that numbers compare by value
-/// (`1` equals `1.0`).
-///
-/// ```
-/// use proposal_eval::compare::json_eq;
-/// use serde_json::json;
-/// assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
-/// assert!(!json_eq(&json!(1), &json!("1")));
-/// ```
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Null, Value::Null) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
-        (Value::String(x), Value::String(y)) => x == y,
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_eq(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && object_eq(x, y),
-        _ => false,
-    }
-}
-
-fn object_eq(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
-    // Maps of the same keys usually iterate in the same order (sorted, or built alike), so walk
-    // them side by side and fall back to lookups only when the orders part.
-    let mut ys = y.iter();
-    for (k, v) in x {
-        match ys.next() {
-            Some((yk, yv)) if yk == k => {
-                if !json_eq(v, yv) {
-                    return false;
-                }
-            }
-            _ => {
-                return x
-                    .iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|yv| json_eq(v, yv)))
-            }
-        }
-    }
-    true
-}
-
-fn number_eq(x: &Number, y: &Number) -> bool {
-    if x == y {
-        return true;
-    }
-    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
-        return a == b;
-    }
-    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
-        return a == b;
-    }
-    match (x.as_f64(), y.as_f64()) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
     }
 }
 

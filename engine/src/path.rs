@@ -8,7 +8,7 @@
 //! be pasted into `ignore_paths` as it is.
 //!
 //! ```
-//! use proposal_eval::path::{Location, Pattern};
+//! use proposal_eval_engine::path::{Location, Pattern};
 //! let pattern = Pattern::parse("items[*].sku").unwrap();
 //! let location = Location::parse("items[3].sku").unwrap();
 //! assert!(pattern.matches(&location));
@@ -628,7 +628,7 @@ impl MatchFrame {
 /// allocating per node (an NFA over the patterns' segments, its states kept on one stack).
 ///
 /// ```
-/// use proposal_eval::path::{Matcher, Pattern, SegmentRef};
+/// use proposal_eval_engine::path::{Matcher, Pattern, SegmentRef};
 /// let patterns = [Pattern::parse("a.*.c").unwrap(), Pattern::parse("**.ts").unwrap()];
 /// let mut m = Matcher::new(&patterns);
 /// let root = m.root(0);

@@ -31,7 +31,7 @@
 //!   optimal one-to-one assignment).
 //!
 //! ```
-//! use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+//! use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
 //! use serde_json::json;
 //!
 //! let config = FieldAccuracyConfig::new()
@@ -209,7 +209,7 @@ impl fmt::Debug for FieldSpec {
 /// `[field_accuracy]`: the fields to score, the aggregation and the pass threshold.
 ///
 /// ```
-/// use proposal_eval::accuracy::{Aggregation, FieldAccuracyConfig};
+/// use proposal_eval_engine::accuracy::{Aggregation, FieldAccuracyConfig};
 /// let config: FieldAccuracyConfig = toml::from_str(r#"
 ///     aggregation = "all_or_nothing"
 ///     [[fields]]
@@ -310,7 +310,7 @@ impl FieldSpec {
     /// `match = "exact"`.
     ///
     /// ```
-    /// use proposal_eval::accuracy::FieldSpec;
+    /// use proposal_eval_engine::accuracy::FieldSpec;
     /// let spec = FieldSpec::exact("invoice.line_items").any_order().weight(2.0);
     /// assert_eq!(spec.weight, 2.0);
     /// ```
@@ -410,7 +410,7 @@ impl FieldSpec {
     /// When a format is malformed or the field is not `date`.
     ///
     /// ```
-    /// use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+    /// use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
     /// use serde_json::json;
     /// let config = FieldAccuracyConfig::new()
     ///     .field(FieldSpec::date("due").formats(&["DD/MM/YYYY"]));
@@ -660,7 +660,7 @@ impl TryFrom<RawConfig> for FieldAccuracyConfig {
 /// is the calendar date as written.
 ///
 /// ```
-/// use proposal_eval::accuracy::DateFormat;
+/// use proposal_eval_engine::accuracy::DateFormat;
 /// use chrono::NaiveDate;
 /// let f = DateFormat::parse("DD-MMM-YYYY").unwrap();
 /// assert_eq!(f.parse_date("15-jan-2025"), Some(NaiveDate::from_ymd_opt(2025, 1, 15).unwrap()));
@@ -1027,7 +1027,7 @@ impl FieldHit {
     /// never printed.
     ///
     /// ```
-    /// use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+    /// use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
     /// use serde_json::json;
     /// let config = FieldAccuracyConfig::new().field(FieldSpec::numeric_tolerance("total", 0.01));
     /// let verdict = evaluate(&json!({"total": 10}), &json!({"total": 10.004}), &config);
@@ -1139,7 +1139,7 @@ pub struct AccuracyVerdict {
 /// Scores `actual` against `expected` field by field.
 ///
 /// ```
-/// use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+/// use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
 /// use serde_json::json;
 /// let config = FieldAccuracyConfig::new()
 ///     .field(FieldSpec::numeric_tolerance("total", 0.01))
@@ -1958,7 +1958,7 @@ impl AccuracyVerdict {
     /// the caller. `color` adds ANSI colours.
     ///
     /// ```
-    /// use proposal_eval::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
+    /// use proposal_eval_engine::accuracy::{evaluate, FieldAccuracyConfig, FieldSpec};
     /// use serde_json::json;
     /// let config = FieldAccuracyConfig::new().field(FieldSpec::exact("a")).field(FieldSpec::exact("b"));
     /// let verdict = evaluate(&json!({"a": 1, "b": 2}), &json!({"a": 1}), &config);

@@ -1,0 +1,44 @@
+//! The pure engine of proposal-eval: what a model produced, compared with what a fixture expects.
+//!
+//! Every function here takes `serde_json::Value`s and a config and returns a value: no file, no
+//! clock (the caller passes "now" in a [`transform::Context`]), no environment, no process. The
+//! crate's dependencies make that a fact: serde, serde_json, `similar` for diffs and chrono
+//! without its clock.
+//!
+//! - [`path`]: the one path grammar (`invoice.line_items[*].amount`) of ignore lists,
+//!   transformers, field-accuracy fields and every path printed.
+//! - [`normalize`], [`transform`], [`compare`]: the strict evaluator.
+//! - [`accuracy`] and [`fuzzy`]: field-by-field scoring.
+//! - [`render`]: failure text and diffs, apart from deciding.
+//! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
+//!
+//! Users reach these modules through the `proposal-eval` crate, which re-exports them at
+//! `proposal_eval::compare`, `proposal_eval::accuracy` and so on.
+//!
+//! ```
+//! use proposal_eval_engine::compare::{evaluate, StrictConfig};
+//! use proposal_eval_engine::transform::Context;
+//! use serde_json::json;
+//!
+//! let expected = json!([{"changeType": "change", "newValue": 120}]);
+//! let actual = json!([{"changeType": "change", "newValue": "120"}]);
+//! let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
+//! let config = StrictConfig::default();
+//! let verdict = evaluate(&expected, &actual, &config, None, &ctx);
+//! assert!(!verdict.passed());
+//! assert_eq!(
+//!     verdict.mismatches[0].to_string(),
+//!     r#"[0].newValue: values differ: expected 120, actual "120""#
+//! );
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod accuracy;
+pub mod compare;
+pub mod fuzzy;
+pub mod json;
+pub mod normalize;
+pub mod path;
+pub mod render;
+pub mod transform;
