@@ -23,7 +23,7 @@
 //! }
 //! ```
 //!
-//! A test file, `tests/evals.rs` (the suite below is this repository's own `runtime/tests/fixtures/quickstart`):
+//! A test file, `tests/evals.rs` (the suite below is this repository's own `fixtures/quickstart`):
 //!
 //! ```
 //! use proposal_eval::{proposal_eval, Case, Llm, Model, ModelError};
@@ -34,7 +34,7 @@
 //!     |request: &Value| -> Result<Value, ModelError> { Err(ModelError::new("no key in docs")) }
 //! }
 //!
-//! #[proposal_eval(fixtures = "tests/fixtures/quickstart", model = live_model)]
+//! #[proposal_eval(fixtures = "../fixtures/quickstart", model = live_model)]
 //! fn payments(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Value>> {
 //!     let reply = llm.complete(&json!({ "message": case.input["message"] }))?;
 //!     Ok(serde_json::from_value(reply["proposals"].clone())?)

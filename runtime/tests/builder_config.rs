@@ -36,7 +36,7 @@ fn main() -> std::process::ExitCode {
         strict,
         ..SuiteConfig::default()
     };
-    Harness::new("tests/fixtures/builder")
+    Harness::new("../fixtures/builder")
         .with_config(config)
         .run(agent)
 }
