@@ -36,6 +36,7 @@
 
 pub mod accuracy;
 pub mod compare;
+pub mod dates;
 pub mod fuzzy;
 pub mod json;
 pub mod normalize;
