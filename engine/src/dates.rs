@@ -1,4 +1,37 @@
-//! Calendar dates written as text, and the small format language that reads them.
+//! Calendar dates written as text: the one rule by which the engine reads them, for the
+//! `date_iso` transform and for `match = "date"` fields alike.
+//!
+//! A date is read with an ordered list of [`DateFormat`]s, and the first format that reads the
+//! text as a real calendar date wins. A date field's list is its `formats`, then `YYYY-MM-DD`;
+//! without `formats`, and always for `date_iso`, it is [`default_date_formats`]: the year first,
+//! or the month spelled out (`2025-01-15`, `20250115`, `15-JAN-2025`, `Jan 15, 2025`).
+//!
+//! A numeric day and month (`03/02/2025`) are in no default: that is 3 February in most of the
+//! world and 2 March in the United States, and a date read the wrong way would pass or fail
+//! silently. Such text is not a date until the user names the order (`formats =
+//! ["DD/MM/YYYY"]`). Even `01/15/2025`, which only one order can read, is refused: otherwise the
+//! same field would be read as month-first on the 15th and refused on the 12th.
+//!
+//! Also accepted: whitespace around the date; a time after it (`T10:30:00Z`, ` 10:30`), ignored
+//! and never converted, so the date is the calendar day as written whatever the offset; English
+//! month names, full or in three letters (and `Sept`), in any case. Refused: a day that does not
+//! exist (`31-FEB-2025`) and any other text after the date.
+//!
+//! ```
+//! use chrono::NaiveDate;
+//! use proposal_eval_engine::dates::{read_date, DateError, DateFormat};
+//!
+//! let jan_15 = NaiveDate::from_ymd_opt(2025, 1, 15).unwrap();
+//! assert_eq!(read_date("15-JAN-2025", &[]), Ok(jan_15));
+//! assert_eq!(read_date(" 2025-01-15T23:30:00-08:00", &[]), Ok(jan_15));
+//! assert_eq!(read_date("01/15/2025", &[]), Err(DateError::NoFormat));
+//!
+//! let us = [DateFormat::parse("MM/DD/YYYY").unwrap()];
+//! assert_eq!(read_date("01/15/2025", &us), Ok(jan_15));
+//! assert_eq!(read_date("2025-01-15", &us), Ok(jan_15), "YYYY-MM-DD after the listed formats");
+//! let err = read_date("02/31/2025", &us).unwrap_err();
+//! assert_eq!(err.to_string(), "reads as 2025-02-31 in MM/DD/YYYY, which is not a calendar date");
+//! ```
 
 use chrono::NaiveDate;
 use serde::Deserialize;
@@ -15,7 +48,7 @@ use std::sync::OnceLock;
 /// is the calendar date as written.
 ///
 /// ```
-/// use proposal_eval_engine::accuracy::DateFormat;
+/// use proposal_eval_engine::dates::DateFormat;
 /// use chrono::NaiveDate;
 /// let f = DateFormat::parse("DD-MMM-YYYY").unwrap();
 /// assert_eq!(f.parse_date("15-jan-2025"), Some(NaiveDate::from_ymd_opt(2025, 1, 15).unwrap()));
@@ -314,21 +347,46 @@ fn iso_fallback() -> &'static DateFormat {
     &default_date_formats()[0]
 }
 
-/// Why a string is not a date.
-pub(crate) enum DateError {
-    /// A format matched but the date does not exist (31 February).
-    Impossible {
+/// Why a text is not a date, from [`read_date`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DateError {
+    /// A format read the text, but as a day that does not exist (`31-FEB-2025`).
+    NotACalendarDate {
+        /// The first format that read the text, as written.
         format: String,
-        y: i32,
-        m: u32,
-        d: u32,
+        /// The year as read.
+        year: i32,
+        /// The month as read.
+        month: u32,
+        /// The day as read.
+        day: u32,
     },
+    /// No format reads the text.
     NoFormat,
 }
 
-/// Reads a date with `formats` in order (the defaults when empty). With explicit formats, ISO
-/// `YYYY-MM-DD` is tried last: it cannot be misread, and fixtures usually hold it.
-pub(crate) fn read_date(text: &str, formats: &[DateFormat]) -> Result<NaiveDate, DateError> {
+impl fmt::Display for DateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DateError::NotACalendarDate {
+                format,
+                year,
+                month,
+                day,
+            } => write!(
+                f,
+                "reads as {year:04}-{month:02}-{day:02} in {format}, which is not a calendar date"
+            ),
+            DateError::NoFormat => f.write_str("is not a date in any of the formats tried"),
+        }
+    }
+}
+
+impl std::error::Error for DateError {}
+
+/// The calendar date `text` holds, read by the rule of this module: `formats` in order, then
+/// `YYYY-MM-DD`; [`default_date_formats`] when `formats` is empty.
+pub fn read_date(text: &str, formats: &[DateFormat]) -> Result<NaiveDate, DateError> {
     let text = text.trim();
     let list = if formats.is_empty() {
         default_date_formats()
@@ -342,11 +400,11 @@ pub(crate) fn read_date(text: &str, formats: &[DateFormat]) -> Result<NaiveDate,
             match NaiveDate::from_ymd_opt(y, m, d) {
                 Some(date) => return Ok(date),
                 None if impossible.is_none() => {
-                    impossible = Some(DateError::Impossible {
+                    impossible = Some(DateError::NotACalendarDate {
                         format: format.source.clone(),
-                        y,
-                        m,
-                        d,
+                        year: y,
+                        month: m,
+                        day: d,
                     })
                 }
                 None => {}

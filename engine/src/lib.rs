@@ -10,6 +10,8 @@
 //! - [`normalize`], [`transform`], [`compare`]: the strict evaluator.
 //! - [`accuracy`] and [`fuzzy`]: field-by-field scoring.
 //! - [`render`]: failure text and diffs, apart from deciding.
+//! - [`dates`] and [`numbers`]: how a date or a number written as a string is read, one rule
+//!   each for the transformers and field accuracy.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -40,6 +42,7 @@ pub mod dates;
 pub mod fuzzy;
 pub mod json;
 pub mod normalize;
+pub mod numbers;
 pub mod path;
 pub mod render;
 pub mod transform;

@@ -5,6 +5,7 @@ use super::config::{ArrayMatch, FieldSpec, Matcher, SCORE_EPSILON};
 use super::text::{brief, fmt_apart, fmt_num, push_apart_failed, type_name};
 use crate::dates::{read_date, DateError, DateFormat};
 use crate::fuzzy::Algorithm;
+use crate::numbers::read_number;
 use chrono::NaiveDate;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -255,22 +256,11 @@ fn any_order(
     ))
 }
 
-/// A number, or a string that holds one (`"1500.00"`, `" 12 "`).
+/// A number, or a string that holds one by the rule of [`crate::numbers`].
 fn as_number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => {
-            let t = s.trim();
-            // `f64::from_str` also reads "inf", "NaN" and "infinity": not amounts.
-            if t.is_empty()
-                || !t
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
-            {
-                return None;
-            }
-            t.parse::<f64>().ok().filter(|x| x.is_finite())
-        }
+        Value::String(s) => read_number(s),
         _ => None,
     }
 }
@@ -323,10 +313,7 @@ fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<Detail, 
             return Err(format!("{side} {} is not a date string", brief(v)));
         };
         read_date(s, formats).map_err(|err| match err {
-            DateError::Impossible { format, y, m, d } => format!(
-                "{side} {} reads as {y:04}-{m:02}-{d:02} in {format}, which is not a calendar date",
-                brief(v)
-            ),
+            err @ DateError::NotACalendarDate { .. } => format!("{side} {} {err}", brief(v)),
             DateError::NoFormat => {
                 let list = if formats.is_empty() {
                     "the default formats".to_string()
@@ -600,9 +587,10 @@ mod tests {
         hit(abs(0.01), json!(0), json!(-0.01));
         hit(abs(0.01), json!("1500.00"), json!(" 1500 "));
         hit(abs(0.0), json!(1500), json!("1.5e3"));
+        hit(abs(0.01), json!(1500), json!("1,500.00"));
         assert_eq!(
-            miss(abs(0.01), json!(1500), json!("1,500.00")),
-            "actual \"1,500.00\" is not a number"
+            miss(abs(0.01), json!(1.5), json!("1,50")),
+            "actual \"1,50\" is not a number"
         );
         assert_eq!(
             miss(abs(1.0), json!(1), json!("NaN")),

@@ -2,10 +2,10 @@
 //! is a hit or a miss, and the hits' weights make the score.
 //!
 //! A field is named by a [`Pattern`](crate::path::Pattern) and compared by one [`Matcher`]:
-//! `exact` (deep equality), `numeric_tolerance`, `date` (calendar dates, parsed with an ordered
-//! list of formats, no time zone involved) or `fuzzy` (string similarity, see [`crate::fuzzy`]).
-//! The engine is pure: it takes two `serde_json::Value`s and a config and returns an
-//! [`AccuracyVerdict`].
+//! `exact` (deep equality), `numeric_tolerance`, `date` (calendar dates, read as
+//! [`crate::dates`] says, no time zone involved) or `fuzzy` (string similarity, see
+//! [`crate::fuzzy`]). The engine is pure: it takes two `serde_json::Value`s and a config and
+//! returns an [`AccuracyVerdict`].
 //!
 //! Rules worth knowing:
 //!
@@ -21,10 +21,10 @@
 //! - `weighted_average` scores `sum(weight of hits) / sum(weight of counted fields)`;
 //!   `all_or_nothing` scores 1 without a miss, else 0. The case passes when the score is at least
 //!   `threshold` (a rounding error of 1e-9 is forgiven, so weights like 0.1 + 0.2 add up).
-//! - Numbers: numeric strings (`"1500.00"`, surrounding spaces allowed) count as numbers for
-//!   `numeric_tolerance`; differences below floating-point rounding count as zero, so `100.01`
-//!   is within `0.01` of `100`. `relative = true` measures `|a - e| / |e|`, and falls back to
-//!   the absolute difference when `e` is 0.
+//! - Numbers: numeric strings (`"1500.00"`, `"1,500.00"`, read as [`crate::numbers`] says)
+//!   count as numbers for `numeric_tolerance`; differences below floating-point rounding count
+//!   as zero, so `100.01` is within `0.01` of `100`. `relative = true` measures
+//!   `|a - e| / |e|`, and falls back to the absolute difference when `e` is 0.
 //! - `exact` compares numbers by value (`1500` equals `1500.0`) but keeps types apart (`120`
 //!   differs from `"120"`); with `ignore_case` / `normalize_whitespace` its strings are folded.
 //! - When both sides of a field are arrays, each element is compared with the field's matcher:
