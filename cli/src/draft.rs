@@ -1,11 +1,12 @@
 //! `cargo proposal-eval draft`: turns production failure suggestions into draft cases.
 
-use crate::args::{no_value, Arg, Args, UsageError};
+use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
 use crate::generate::{prompt_bytes, ErrorKind, GenError, Generator, DEFAULT_TIMEOUT};
 use crate::runlog::{self, Counts, Entry, Outcome};
 use crate::suggestion::{read_input, Record, RecordError, Suggestion};
 use chrono::{DateTime, SubsecRound, Utc};
+use lexopt::{Arg, ValueExt};
 use proposal_eval::draft::{content_sha256, Draft, DraftSource, EditSource, GeneratorMeta};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -71,62 +72,58 @@ pub struct Options {
 }
 
 /// Parses the arguments after `draft`; `Ok(None)` means `--help` was printed.
-pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
-    let mut args = Args::new(args);
+pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
     let (mut from, mut suite, mut batch_size, mut force) = (None, None, None, false);
     let (mut generator, mut timeout, mut triggered_by) = (None, DEFAULT_TIMEOUT, None);
-    while let Some(arg) = args.next_arg() {
+    while let Some(arg) = parser.next()? {
         match arg {
-            Arg::Flag(flag, inline) => match flag.as_str() {
-                "--help" => {
-                    print!("{HELP}");
-                    return Ok(None);
-                }
-                "--from" => from = Some(PathBuf::from(args.value(&flag, inline)?)),
-                "--suite" => suite = Some(PathBuf::from(args.value(&flag, inline)?)),
-                "--batch-size" => {
-                    let value = args.value(&flag, inline)?;
-                    match value.parse::<usize>() {
-                        Ok(n) if n > 0 => batch_size = Some(n),
-                        _ => {
-                            return Err(UsageError(format!(
-                                "--batch-size {value:?}: expected a whole number of at least 1"
-                            )))
-                        }
-                    }
-                }
-                "--force" => {
-                    no_value(&flag, inline)?;
-                    force = true;
-                }
-                "--generator" => generator = Some(args.value(&flag, inline)?),
-                "--timeout-ms" => {
-                    let value = args.value(&flag, inline)?;
-                    match value.parse::<u64>() {
-                        Ok(ms) if ms > 0 => timeout = Duration::from_millis(ms),
-                        _ => {
-                            return Err(UsageError(format!(
-                                "--timeout-ms {value:?}: expected a number of milliseconds (at least 1)"
-                            )))
-                        }
-                    }
-                }
-                "--triggered-by" => {
-                    let value = args.value(&flag, inline)?;
-                    if value != "manual" && value != "scheduled" {
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(None);
+            }
+            Arg::Long("from") => from = Some(PathBuf::from(flag_value(&mut parser, "--from")?)),
+            Arg::Long("suite") => suite = Some(PathBuf::from(flag_value(&mut parser, "--suite")?)),
+            Arg::Long("batch-size") => {
+                let value = flag_value(&mut parser, "--batch-size")?.string()?;
+                match value.parse::<usize>() {
+                    Ok(n) if n > 0 => batch_size = Some(n),
+                    _ => {
                         return Err(UsageError(format!(
-                            "--triggered-by {value:?}: expected `manual` or `scheduled`"
-                        )));
+                            "--batch-size {value:?}: expected a whole number of at least 1"
+                        )))
                     }
-                    triggered_by = Some(value);
                 }
-                _ => return Err(UsageError(format!("unknown option {flag}"))),
-            },
-            Arg::Positional(p) => {
+            }
+            Arg::Long("force") => force = true,
+            Arg::Long("generator") => {
+                generator = Some(flag_value(&mut parser, "--generator")?.string()?)
+            }
+            Arg::Long("timeout-ms") => {
+                let value = flag_value(&mut parser, "--timeout-ms")?.string()?;
+                match value.parse::<u64>() {
+                    Ok(ms) if ms > 0 => timeout = Duration::from_millis(ms),
+                    _ => {
+                        return Err(UsageError(format!(
+                            "--timeout-ms {value:?}: expected a number of milliseconds (at least 1)"
+                        )))
+                    }
+                }
+            }
+            Arg::Long("triggered-by") => {
+                let value = flag_value(&mut parser, "--triggered-by")?.string()?;
+                if value != "manual" && value != "scheduled" {
+                    return Err(UsageError(format!(
+                        "--triggered-by {value:?}: expected `manual` or `scheduled`"
+                    )));
+                }
+                triggered_by = Some(value);
+            }
+            Arg::Value(p) => {
                 return Err(UsageError(format!(
                     "unexpected argument {p:?} (the input is given with --from)"
                 )))
             }
+            other => return Err(other.unexpected().into()),
         }
     }
     let from = from.ok_or_else(|| UsageError("missing --from FILE_OR_DIR".into()))?;

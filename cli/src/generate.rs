@@ -115,8 +115,8 @@ impl Generator {
             return Ok(Generator::Template);
         }
         if let Some(command) = spec.strip_prefix("command:") {
-            let argv = crate::args::split_command(command)
-                .map_err(|e| format!("--generator {spec:?}: {e}"))?;
+            let argv =
+                shell_words::split(command).map_err(|e| format!("--generator {spec:?}: {e}"))?;
             if argv.is_empty() {
                 return Err(
                     "--generator command: needs a program, e.g. command:python3 gen.py".into(),
@@ -441,6 +441,29 @@ mod tests {
         assert!(Generator::parse("gpt", DEFAULT_TIMEOUT)
             .unwrap_err()
             .contains("template"));
+    }
+
+    #[test]
+    fn command_specs_split_like_a_shell() {
+        let argv = |spec: &str| match Generator::parse(spec, DEFAULT_TIMEOUT) {
+            Ok(Generator::Command { argv, .. }) => Ok(argv),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(
+            argv(r#"command:python3  gen.py --name 'a b' "c \"d\"" e\ f"#).unwrap(),
+            ["python3", "gen.py", "--name", "a b", "c \"d\"", "e f"]
+        );
+        assert_eq!(argv("command:gen ''").unwrap(), ["gen", ""]);
+        // What a POSIX shell does beyond plain words: `\$` in double quotes, comments.
+        assert_eq!(
+            argv(r#"command:gen "\$HOME" # a note"#).unwrap(),
+            ["gen", "$HOME"]
+        );
+        for open in ["command:gen 'open", "command:gen \"open"] {
+            assert!(argv(open).unwrap_err().contains("missing closing quote"));
+        }
+        assert!(argv("command:   ").unwrap_err().contains("needs a program"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod status;
 mod suggestion;
 
 use args::UsageError;
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 const HELP: &str = "\
@@ -36,20 +37,22 @@ Options:
 ";
 
 fn main() -> ExitCode {
-    let mut argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("proposal-eval") {
+    let mut argv: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if argv.first().is_some_and(|arg| arg == "proposal-eval") {
         argv.remove(0);
     }
     ExitCode::from(run(argv))
 }
 
-fn run(mut argv: Vec<String>) -> u8 {
-    if argv.is_empty() {
+fn run(argv: Vec<OsString>) -> u8 {
+    let mut argv = argv.into_iter();
+    let Some(command) = argv.next() else {
         eprint!("{HELP}");
         return 2;
-    }
-    let command = argv.remove(0);
-    let result: Result<Option<Result<i32, String>>, UsageError> = match command.as_str() {
+    };
+    let command = command.to_string_lossy();
+    let parser = lexopt::Parser::from_args(argv);
+    let result: Result<Option<Result<i32, String>>, UsageError> = match command.as_ref() {
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             return 0;
@@ -58,11 +61,11 @@ fn run(mut argv: Vec<String>) -> u8 {
             println!("cargo-proposal-eval {}", env!("CARGO_PKG_VERSION"));
             return 0;
         }
-        "draft" => draft::parse(argv).map(|o| o.map(draft::run)),
-        "promote" => promote::parse(argv).map(|o| o.map(promote::run)),
-        "status" => status::parse(argv).map(|o| o.map(status::run)),
-        "prune" => prune::parse(argv).map(|o| o.map(prune::run)),
-        "report" => report::parse(argv).map(|o| o.map(report::run)),
+        "draft" => draft::parse(parser).map(|o| o.map(draft::run)),
+        "promote" => promote::parse(parser).map(|o| o.map(promote::run)),
+        "status" => status::parse(parser).map(|o| o.map(status::run)),
+        "prune" => prune::parse(parser).map(|o| o.map(prune::run)),
+        "report" => report::parse(parser).map(|o| o.map(report::run)),
         other => Err(UsageError(format!("unknown command {other:?}"))),
     };
     match result {
@@ -74,7 +77,7 @@ fn run(mut argv: Vec<String>) -> u8 {
         }
         Err(UsageError(message)) => {
             let help = if matches!(
-                command.as_str(),
+                command.as_ref(),
                 "draft" | "promote" | "status" | "prune" | "report"
             ) {
                 format!("cargo proposal-eval {command} --help")

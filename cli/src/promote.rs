@@ -1,8 +1,9 @@
 //! `cargo proposal-eval promote`: turns a completed draft into an active case.
 
-use crate::args::{Arg, Args, UsageError};
+use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
 use chrono::{SubsecRound, Utc};
+use lexopt::{Arg, ValueExt};
 use proposal_eval::draft::{Draft, EditSource};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -44,25 +45,22 @@ pub struct Options {
 }
 
 /// Parses the arguments after `promote`; `Ok(None)` means `--help` was printed.
-pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
-    let mut args = Args::new(args);
+pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
     let (mut id, mut suite) = (None, None);
-    while let Some(arg) = args.next_arg() {
+    while let Some(arg) = parser.next()? {
         match arg {
-            Arg::Flag(flag, inline) => match flag.as_str() {
-                "--help" => {
-                    print!("{HELP}");
-                    return Ok(None);
-                }
-                "--suite" => suite = Some(PathBuf::from(args.value(&flag, inline)?)),
-                _ => return Err(UsageError(format!("unknown option {flag}"))),
-            },
-            Arg::Positional(p) if id.is_none() => id = Some(p),
-            Arg::Positional(p) => {
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(None);
+            }
+            Arg::Long("suite") => suite = Some(PathBuf::from(flag_value(&mut parser, "--suite")?)),
+            Arg::Value(p) if id.is_none() => id = Some(p.string()?),
+            Arg::Value(p) => {
                 return Err(UsageError(format!(
                     "unexpected argument {p:?}: promote takes one ID"
                 )))
             }
+            other => return Err(other.unexpected().into()),
         }
     }
     let id =

@@ -1,8 +1,9 @@
 //! `cargo proposal-eval prune`: lists recordings whose fixture is gone, and deletes them with
 //! `--yes`.
 
-use crate::args::{no_value, Arg, Args, UsageError};
+use crate::args::{flag_value, UsageError};
 use crate::status::display;
+use lexopt::Arg;
 use proposal_eval::status::State;
 use std::path::{Path, PathBuf};
 
@@ -35,31 +36,27 @@ pub struct Options {
 }
 
 /// Parses the arguments after `prune`; `Ok(None)` means `--help` was printed.
-pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
-    let mut args = Args::new(args);
+pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
     let mut options = Options {
         paths: Vec::new(),
         yes: false,
         layout: crate::status::Layout::default(),
     };
-    while let Some(arg) = args.next_arg() {
+    while let Some(arg) = parser.next()? {
         match arg {
-            Arg::Flag(flag, inline) => match flag.as_str() {
-                "--help" => {
-                    print!("{HELP}");
-                    return Ok(None);
-                }
-                "--yes" | "-y" => {
-                    no_value(&flag, inline)?;
-                    options.yes = true;
-                }
-                other => {
-                    if !options.layout.parse_flag(other, inline, &mut args)? {
-                        return Err(UsageError(format!("unknown option {flag}")));
-                    }
-                }
-            },
-            Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(None);
+            }
+            Arg::Short('y') | Arg::Long("yes") => options.yes = true,
+            Arg::Long("config") => {
+                options.layout.config = Some(flag_value(&mut parser, "--config")?.into())
+            }
+            Arg::Long("recordings") => {
+                options.layout.recordings = Some(flag_value(&mut parser, "--recordings")?.into())
+            }
+            Arg::Value(path) => options.paths.push(path.into()),
+            other => return Err(other.unexpected().into()),
         }
     }
     crate::status::check_paths(&options.paths)?;

@@ -1,7 +1,8 @@
 //! `cargo proposal-eval report`: rebuilds `report.json` and `report.html` from the entries the
 //! last test runs left, and prints a summary table.
 
-use crate::args::{Arg, Args, UsageError};
+use crate::args::{flag_value, UsageError};
+use lexopt::Arg;
 use proposal_eval::report::Report;
 use std::path::{Path, PathBuf};
 
@@ -35,24 +36,23 @@ pub struct Options {
 }
 
 /// Parses the arguments after `report`; `Ok(None)` means `--help` was printed.
-pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
-    let mut args = Args::new(args);
+pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
     let mut options = Options { target_dir: None };
-    while let Some(arg) = args.next_arg() {
+    while let Some(arg) = parser.next()? {
         match arg {
-            Arg::Flag(flag, inline) => match flag.as_str() {
-                "--help" => {
-                    print!("{HELP}");
-                    return Ok(None);
-                }
-                "--target-dir" => options.target_dir = Some(args.value(&flag, inline)?.into()),
-                _ => return Err(UsageError(format!("unknown option {flag}"))),
-            },
-            Arg::Positional(p) => {
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(None);
+            }
+            Arg::Long("target-dir") => {
+                options.target_dir = Some(flag_value(&mut parser, "--target-dir")?.into())
+            }
+            Arg::Value(p) => {
                 return Err(UsageError(format!(
                     "unexpected argument {p:?}: report takes no path (use --target-dir)"
                 )))
             }
+            other => return Err(other.unexpected().into()),
         }
     }
     Ok(Some(options))

@@ -1,8 +1,9 @@
 //! `cargo proposal-eval status`: every case's recording, fresh, stale, missing, orphaned or
 //! unreadable. The states come from `proposal_eval::status`, the runtime's own staleness logic.
 
-use crate::args::{no_value, Arg, Args, UsageError};
+use crate::args::{flag_value, UsageError};
 use crate::files;
+use lexopt::{Arg, ValueExt};
 use proposal_eval::recording::SourceChange;
 use proposal_eval::status::{State, SuiteStatus};
 use serde_json::json;
@@ -70,59 +71,38 @@ pub struct Layout {
     pub recordings: Option<PathBuf>,
 }
 
-impl Layout {
-    /// Reads `--config` and `--recordings`; `false` when `flag` is neither.
-    pub fn parse_flag(
-        &mut self,
-        flag: &str,
-        inline: Option<String>,
-        args: &mut Args,
-    ) -> Result<bool, UsageError> {
-        match flag {
-            "--config" => self.config = Some(PathBuf::from(args.value(flag, inline)?)),
-            "--recordings" => self.recordings = Some(PathBuf::from(args.value(flag, inline)?)),
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
-
 /// Parses the arguments after `status`; `Ok(None)` means `--help` was printed.
-pub fn parse(args: Vec<String>) -> Result<Option<Options>, UsageError> {
-    let mut args = Args::new(args);
+pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
     let mut options = Options {
         paths: Vec::new(),
         check: false,
         json: false,
         layout: Layout::default(),
     };
-    while let Some(arg) = args.next_arg() {
+    while let Some(arg) = parser.next()? {
         match arg {
-            Arg::Flag(flag, inline) => match flag.as_str() {
-                "--help" => {
-                    print!("{HELP}");
-                    return Ok(None);
-                }
-                "--check" => {
-                    no_value(&flag, inline)?;
-                    options.check = true;
-                }
-                "--format" => match args.value(&flag, inline)?.as_str() {
-                    "json" => options.json = true,
-                    "text" => options.json = false,
-                    other => {
-                        return Err(UsageError(format!(
-                            "--format {other:?}: expected `text` or `json`"
-                        )))
-                    }
-                },
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(None);
+            }
+            Arg::Long("check") => options.check = true,
+            Arg::Long("format") => match flag_value(&mut parser, "--format")?.string()?.as_str() {
+                "json" => options.json = true,
+                "text" => options.json = false,
                 other => {
-                    if !options.layout.parse_flag(other, inline, &mut args)? {
-                        return Err(UsageError(format!("unknown option {flag}")));
-                    }
+                    return Err(UsageError(format!(
+                        "--format {other:?}: expected `text` or `json`"
+                    )))
                 }
             },
-            Arg::Positional(p) => options.paths.push(PathBuf::from(p)),
+            Arg::Long("config") => {
+                options.layout.config = Some(flag_value(&mut parser, "--config")?.into())
+            }
+            Arg::Long("recordings") => {
+                options.layout.recordings = Some(flag_value(&mut parser, "--recordings")?.into())
+            }
+            Arg::Value(path) => options.paths.push(path.into()),
+            other => return Err(other.unexpected().into()),
         }
     }
     check_paths(&options.paths)?;
