@@ -7,7 +7,9 @@ use crate::runlog::{self, Counts, Entry, Outcome};
 use crate::suggestion::{read_input, Record, RecordError, Suggestion};
 use chrono::{DateTime, SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
-use proposal_eval::draft::{content_sha256, Draft, DraftSource, EditSource, GeneratorMeta};
+use proposal_eval::__internal::draft::{
+    content_sha256, Draft, DraftSource, EditSource, GeneratorMeta,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -466,7 +468,7 @@ fn draft_one(
         .as_ref()
         .expect("a parsed record has its raw JSON");
     let prompt = prompt_bytes(raw);
-    let prompt_sha256 = proposal_eval::draft::sha256_hex(&prompt);
+    let prompt_sha256 = proposal_eval::__internal::draft::sha256_hex(&prompt);
     let generator_name = options.generator.name();
     match &before {
         Existing::Protected(reason) if !options.force => {

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-pub use proposal_eval::recording::{canonical_pretty as pretty_json, write_atomic};
+pub use proposal_eval::__internal::json::canonical_pretty as pretty_json;
+pub use proposal_eval::__internal::write_atomic;
 
 /// Every `*.json` file under a suite folder that can be a fixture, sorted: skips hidden
 /// folders (`.proposal-eval/`), `recordings/` and `target/`.

@@ -7,7 +7,7 @@
 //! `input` and timestamps are never the generator's to decide: the CLI fills them in.
 
 use crate::suggestion::Suggestion;
-use proposal_eval::draft::{canonical_json, sha256_hex, Assertions};
+use proposal_eval::__internal::draft::{canonical_json, sha256_hex, Assertions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Write};

@@ -4,7 +4,7 @@ use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
 use chrono::{SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
-use proposal_eval::draft::{Draft, EditSource};
+use proposal_eval::__internal::draft::{Draft, EditSource};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -149,9 +149,13 @@ pub fn run(options: Options) -> Result<i32, String> {
     fixture["draft"] = serde_json::to_value(&draft).expect("a draft always serializes");
     let text = pretty_json(&fixture);
     // The promoted case must be one the tests accept: checked by the runtime's own parser.
-    proposal_eval::fixture::FixtureFile::parse(text.as_bytes(), &shown).map_err(|e| {
-        format!("{shown} would not be a valid case once promoted ({e}); fix it and promote again")
-    })?;
+    proposal_eval::__internal::fixture::FixtureFile::parse(text.as_bytes(), &shown).map_err(
+        |e| {
+            format!(
+                "{shown} would not be a valid case once promoted ({e}); fix it and promote again"
+            )
+        },
+    )?;
     write_atomic(&path, text.as_bytes()).map_err(|e| format!("writing {shown}: {e}"))?;
     println!(
         "promoted {}: {shown} is now an active case (edit_source = \"human\"); record it with \

@@ -4,7 +4,7 @@
 use crate::args::{flag_value, UsageError};
 use crate::status::display;
 use lexopt::Arg;
-use proposal_eval::status::State;
+use proposal_eval::__internal::status::State;
 use std::path::{Path, PathBuf};
 
 /// `prune --help`.

@@ -3,7 +3,7 @@
 
 use crate::args::{flag_value, UsageError};
 use lexopt::Arg;
-use proposal_eval::report::Report;
+use proposal_eval::__internal::report::Report;
 use std::path::{Path, PathBuf};
 
 /// `report --help`.
@@ -95,7 +95,7 @@ pub fn run(options: Options) -> Result<i32, String> {
             dir.display()
         ));
     }
-    let report = proposal_eval::report::rebuild(&dir)
+    let report = proposal_eval::__internal::report::rebuild(&dir)
         .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
     print!("{}", table(&report));
     let html = dir.join("report.html");
@@ -118,7 +118,7 @@ pub fn table(report: &Report) -> String {
         "recorded".into(),
         "stale".into(),
     ]];
-    let row = |suite: &str, binary: &str, t: &proposal_eval::report::Totals| {
+    let row = |suite: &str, binary: &str, t: &proposal_eval::__internal::report::Totals| {
         [
             suite.to_string(),
             binary.to_string(),

@@ -23,7 +23,7 @@ pub fn new_run_id(now: DateTime<Utc>) -> String {
         std::process::id(),
         std::thread::current().id()
     );
-    let hash = proposal_eval::draft::sha256_hex(seed.as_bytes());
+    let hash = proposal_eval::__internal::draft::sha256_hex(seed.as_bytes());
     format!("draft-{}-{}", now.format("%Y%m%dT%H%M%S%3fZ"), &hash[..8])
 }
 

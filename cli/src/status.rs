@@ -1,11 +1,11 @@
 //! `cargo proposal-eval status`: every case's recording, fresh, stale, missing, orphaned or
-//! unreadable. The states come from `proposal_eval::status`, the runtime's own staleness logic.
+//! unreadable. The states come from the runtime's `status` module, the runtime's own staleness logic.
 
 use crate::args::{flag_value, UsageError};
 use crate::files;
 use lexopt::{Arg, ValueExt};
-use proposal_eval::recording::SourceChange;
-use proposal_eval::status::{State, SuiteStatus};
+use proposal_eval::__internal::recording::SourceChange;
+use proposal_eval::__internal::status::{State, SuiteStatus};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -313,7 +313,7 @@ fn print_suite(suite: &SuiteStatus) {
     }
     for case in &suite.cases {
         let draft = match case.status {
-            Some(status) if status != proposal_eval::fixture::Status::Active => {
+            Some(status) if status != proposal_eval::__internal::fixture::Status::Active => {
                 format!(
                     " ({})",
                     serde_json::to_value(status)

@@ -126,3 +126,18 @@ pub fn sorted(value: &Value) -> Value {
 pub fn canonical_json(value: &Value) -> String {
     sorted(value).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_output_sorts_keys_and_ends_with_newline() {
+        let text = canonical_pretty(&json!({"b": 1, "a": {"d": 2, "c": 3}}));
+        assert_eq!(
+            text,
+            "{\n  \"a\": {\n    \"c\": 3,\n    \"d\": 2\n  },\n  \"b\": 1\n}\n"
+        );
+    }
+}

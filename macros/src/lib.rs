@@ -111,46 +111,6 @@ fn crate_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// `sub/case.json` paths below `dir`, sorted, skipping `exclude`, hidden entries and non-JSON
-/// files: the same rule as the runtime's discovery.
-fn discover(dir: &Path, exclude: &Path) -> std::io::Result<Vec<String>> {
-    fn walk(
-        dir: &Path,
-        prefix: &str,
-        exclude: &Path,
-        out: &mut Vec<String>,
-    ) -> std::io::Result<()> {
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = entry.path();
-            if name.starts_with('.') || path == exclude {
-                continue;
-            }
-            // A folder with its own config below the suite is a suite of its own.
-            if path.is_dir() && path.join("proposal-eval.toml").is_file() {
-                continue;
-            }
-            let relative = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let meta = std::fs::metadata(&path)?;
-            if meta.is_dir() {
-                walk(&path, &relative, exclude, out)?;
-            } else if name.ends_with(".json") {
-                out.push(relative);
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    walk(dir, "", exclude, &mut out)?;
-    out.sort();
-    Ok(out)
-}
-
 /// Whether a fixture is marked non-active. A fixture that does not parse is not ignored, so the
 /// runtime reports its error as a failing test.
 ///
@@ -206,7 +166,7 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         Some(r) => root.join(r.value()),
         None => dir.join("recordings"),
     };
-    let found = discover(&dir, &recordings_dir).map_err(|e| {
+    let found = naming::fixture_files(&dir, &recordings_dir).map_err(|e| {
         syn::Error::new(
             fixtures.span(),
             format!("cannot read the fixtures folder: {e}"),
@@ -232,7 +192,7 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
             }
             Some(file)
         }
-        None => Some(dir.join("proposal-eval.toml")).filter(|f| f.is_file()),
+        None => Some(dir.join(naming::CONFIG_FILE)).filter(|f| f.is_file()),
     };
 
     let mut tree = Module::default();

@@ -1,6 +1,7 @@
-//! Test names from fixture paths, for [proposal-eval](https://docs.rs/proposal-eval): a crate of
-//! its own because both the runtime (the harness, at run time) and the `#[proposal_eval]` macro
-//! (at compile time) need them, and they must name every fixture alike.
+//! Which files of a suite are cases, and what their tests are called, for
+//! [proposal-eval](https://docs.rs/proposal-eval): a crate of its own because the runtime (the
+//! harness, at run time), the `#[proposal_eval]` macro (at compile time) and `cargo
+//! proposal-eval` all need them, and they must find and name every fixture alike.
 //!
 //! ```
 //! use proposal_eval_naming::test_name;
@@ -58,6 +59,81 @@ pub fn test_name(suite: &str, relative: &str) -> String {
         name.push_str(&segment);
     }
     name
+}
+
+/// The name of a suite's config file, in the suite folder.
+pub const CONFIG_FILE: &str = "proposal-eval.toml";
+
+/// The fixture files of the suite folder `suite`: every `*.json` file below it, recursively,
+/// as `/`-separated paths relative to `suite`, sorted. Skipped: entries whose name starts with
+/// `.` (`.proposal-eval/`, editors' files, temp files of atomic writes), the recordings folder
+/// `recordings`, and any folder holding its own [`CONFIG_FILE`] (a suite of its own). Links are
+/// followed; a link that leads back to a folder being walked is not walked twice.
+///
+/// ```
+/// # let root = std::env::temp_dir().join(format!("naming-doc-{}", std::process::id()));
+/// # for f in ["a.json", "sub/b.json", "recordings/a.json", ".hidden/c.json", "nested/proposal-eval.toml", "nested/d.json", "notes.md"] {
+/// #     let p = root.join(f);
+/// #     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+/// #     std::fs::write(p, "{}").unwrap();
+/// # }
+/// use proposal_eval_naming::fixture_files;
+/// let found = fixture_files(&root, &root.join("recordings")).unwrap();
+/// assert_eq!(found, ["a.json", "sub/b.json"]);
+/// # std::fs::remove_dir_all(&root).unwrap();
+/// ```
+pub fn fixture_files(
+    suite: &std::path::Path,
+    recordings: &std::path::Path,
+) -> std::io::Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut walking = Vec::new();
+    walk(suite, "", recordings, &mut walking, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+fn walk(
+    dir: &std::path::Path,
+    prefix: &str,
+    recordings: &std::path::Path,
+    walking: &mut Vec<std::path::PathBuf>,
+    out: &mut Vec<String>,
+) -> std::io::Result<()> {
+    // Links are followed, so a link to an ancestor would loop: remember the real folders on the
+    // way down.
+    let real = std::fs::canonicalize(dir)?;
+    if walking.contains(&real) {
+        return Ok(());
+    }
+    walking.push(real);
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if name.starts_with('.') || path == recordings {
+            continue;
+        }
+        let relative = if prefix.is_empty() {
+            name.clone().into_owned()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let mut kind = entry.file_type()?;
+        if kind.is_symlink() {
+            kind = std::fs::metadata(&path)?.file_type();
+        }
+        if kind.is_dir() {
+            if !path.join(CONFIG_FILE).is_file() {
+                walk(&path, &relative, recordings, walking, out)?;
+            }
+        } else if kind.is_file() && name.ends_with(".json") {
+            out.push(relative);
+        }
+    }
+    walking.pop();
+    Ok(())
 }
 
 /// Every key a fixture may hold (with the seeds' camelCase aliases). The macro reads it to tell a

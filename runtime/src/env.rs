@@ -141,6 +141,15 @@ pub(crate) fn test_binary() -> Option<&'static str> {
     .as_deref()
 }
 
+/// The settings read from the environment, once per process.
+pub(crate) fn settings() -> Result<&'static Settings, EnvError> {
+    static SETTINGS: std::sync::OnceLock<Result<Settings, EnvError>> = std::sync::OnceLock::new();
+    SETTINGS
+        .get_or_init(Settings::from_env)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

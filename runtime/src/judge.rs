@@ -17,7 +17,7 @@
 //! the first 16 MiB of stdout and the last 64 KiB of stderr are kept.
 //!
 //! ```no_run
-//! use proposal_eval::judge::{run, JudgeConfig, JudgeInput};
+//! use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeInput};
 //! use serde_json::json;
 //! let config = JudgeConfig::new("bbox_iou", ["python3", "judges/iou.py"])
 //!     .threshold(0.5)
@@ -46,7 +46,7 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 /// One `[[code_judge]]`: a named command, its time limit, its pass threshold and its settings.
 ///
 /// ```
-/// use proposal_eval::judge::JudgeConfig;
+/// use proposal_eval::__internal::judge::JudgeConfig;
 /// let config: JudgeConfig = toml::from_str(r#"
 ///     name = "bbox_iou"
 ///     command = ["python3", "judges/iou.py"]
@@ -295,7 +295,7 @@ impl JudgeVerdict {
     /// reasoning, indented. The headline (name, score, threshold) is left to the caller.
     ///
     /// ```
-    /// use proposal_eval::judge::JudgeVerdict;
+    /// use proposal_eval::__internal::judge::JudgeVerdict;
     /// let verdict = JudgeVerdict {
     ///     name: "iou".into(), score: 0.4, passed: false,
     ///     hits: vec!["box 1: IoU 0.91".into()], misses: vec!["box 2: IoU 0.12".into()],
@@ -345,7 +345,7 @@ const STDERR_SHOWN: usize = 2000;
 ///
 /// ```
 /// # #[cfg(unix)] {
-/// use proposal_eval::judge::{run, JudgeConfig, JudgeInput};
+/// use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeInput};
 /// let config = JudgeConfig::new("constant", ["sh", "-c",
 ///     r#"cat > /dev/null; echo '{"score": 0.8, "hits": ["ok"], "misses": [], "reasoning": "fine"}'"#]);
 /// let verdict = run(&config, std::path::Path::new("."), &JudgeInput::default());
@@ -533,61 +533,21 @@ fn describe_status(status: ExitStatus) -> String {
 fn wait_with_timeout(child: &mut Child, started: Instant, limit: Duration) -> Option<ExitStatus> {
     let mut pause = Duration::from_millis(1);
     loop {
-        if exited(child) {
+        if crate::sys::exited(child) {
             // The leader is a zombie until reaped, so its pid (the group id) cannot have been
             // reused yet: kill whatever the judge left behind in its group, then reap.
-            kill_group(child);
+            crate::sys::kill_group(child);
             return child.wait().ok();
         }
         let elapsed = started.elapsed();
         if elapsed >= limit {
-            kill_group(child);
+            crate::sys::kill_group(child);
             let _ = child.wait();
             return None;
         }
         thread::sleep(pause.min(limit - elapsed));
         pause = (pause * 2).min(Duration::from_millis(20));
     }
-}
-
-/// Whether the child has exited, without reaping it (unix), so its process group id stays ours.
-#[cfg(unix)]
-fn exited(child: &mut Child) -> bool {
-    // SAFETY: `waitid` writes only into the zeroed `siginfo_t` we own; WNOWAIT leaves the child
-    // waitable, so `Child::wait` still reaps it afterwards.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let rc = libc::waitid(
-            libc::P_PID,
-            child.id() as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        if rc != 0 {
-            // ECHILD and the like: nothing left to wait for.
-            return true;
-        }
-        info.si_pid() != 0
-    }
-}
-
-#[cfg(not(unix))]
-fn exited(child: &mut Child) -> bool {
-    !matches!(child.try_wait(), Ok(None))
-}
-
-#[cfg(unix)]
-fn kill_group(child: &mut Child) {
-    // SAFETY: plain syscall; the child was spawned with `process_group(0)`, so its pid is the
-    // group id, and it is not yet reaped, so the id is still ours.
-    unsafe {
-        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
-    let _ = child.kill();
 }
 
 type Parsed = (f64, Vec<String>, Vec<String>, String);

@@ -72,36 +72,37 @@
 //! # Design
 //!
 //! A pure engine and an I/O shell. [`path`], [`normalize`], [`transform`], [`compare`],
-//! [`accuracy`] take `serde_json::Value`s and a config and return a verdict; they never touch the
-//! file system, the clock or the environment. [`fixture`], [`recording`], [`judge`] (processes),
-//! [`env`](mod@env) (every environment variable, read once) and the two front ends are the shell. The
-//! macro generates one `#[test]` per fixture that calls one runtime function, so both front ends
-//! share every behaviour: names, verdicts and messages.
+//! [`accuracy`] and [`fuzzy`] come from the `proposal-eval-engine` crate: they take
+//! `serde_json::Value`s and a config and return a verdict, and that crate's dependencies cannot
+//! reach the file system, the clock, the environment or processes. This crate is the shell:
+//! suite files, recordings and the model handle, running a case, reports and judge processes.
+//! The macro generates one `#[test]` per fixture that calls one runtime function, so both front
+//! ends share every behaviour: names, verdicts and messages.
+//!
+//! The user's guide and the reference (fixture format, config keys, environment variables,
+//! recording format, failure output, the `cargo proposal-eval` commands) are in the repository's
+//! `docs/` folder.
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
-#[doc(hidden)]
-#[path = "macro_support.rs"]
-pub mod __macro_support;
-mod case;
-pub mod config;
-mod discovery;
-pub mod draft;
-pub mod env;
-pub mod fixture;
-mod harness;
-pub mod judge;
-mod llm;
-use proposal_eval_naming as naming;
-pub mod recording;
-pub mod report;
+mod env;
+mod files;
+mod front;
+mod judge;
+mod layout;
+mod recording;
+mod report;
 mod run;
-pub mod status;
+mod suite;
+mod sys;
 
-pub use case::{Case, CaseOutput};
-pub use harness::Harness;
-pub use llm::{Llm, LlmError, Model, ModelError};
+use proposal_eval_naming as naming;
+
+pub use front::harness::Harness;
 pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, transform};
 pub use proposal_eval_macros::proposal_eval;
+pub use recording::llm::{Llm, LlmError, Model, ModelError};
+pub use run::case::{Case, CaseOutput};
 
 /// The error type of a case function: anything that is an error converts into it with `?`.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -110,12 +111,56 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 /// JSON conversions and its own errors.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The settings read from the environment, once per process.
-pub(crate) fn settings() -> std::result::Result<&'static env::Settings, env::EnvError> {
-    static SETTINGS: std::sync::OnceLock<std::result::Result<env::Settings, env::EnvError>> =
-        std::sync::OnceLock::new();
-    SETTINGS
-        .get_or_init(env::Settings::from_env)
-        .as_ref()
-        .map_err(Clone::clone)
+/// A suite's configuration as Rust values: what `proposal-eval.toml` holds, for a suite built in
+/// code and handed to [`Harness::with_config`] (where transforms may be closures).
+///
+/// ```
+/// use proposal_eval::compare::StrictConfig;
+/// use proposal_eval::config::{Evaluator, SuiteConfig};
+///
+/// let config = SuiteConfig {
+///     evaluators: vec![Evaluator::Strict],
+///     strict: StrictConfig::new().ignore_path("metadata").unwrap(),
+///     ..SuiteConfig::default()
+/// };
+/// assert!(config.field_accuracy.fields.is_empty());
+/// ```
+pub mod config {
+    pub use crate::judge::JudgeConfig;
+    pub use crate::recording::{RecordingConfig, Validation};
+    pub use crate::suite::config::{ConfigError, Evaluator, SuiteConfig};
+}
+
+#[doc(hidden)]
+pub use front::macro_support as __macro_support;
+
+/// Not part of the API (no documentation, no semver promise): the door through which
+/// `cargo proposal-eval` and this repository's own tests reach the shell's internals.
+#[doc(hidden)]
+pub mod __internal {
+    #![allow(missing_docs)]
+    pub use crate::files::write_atomic;
+    pub use proposal_eval_engine::json;
+    pub mod env {
+        pub use crate::env::*;
+    }
+    pub mod judge {
+        pub use crate::judge::*;
+    }
+    pub mod recording {
+        pub use crate::recording::sources::*;
+        pub use crate::recording::*;
+    }
+    pub mod report {
+        pub use crate::report::*;
+    }
+    pub mod status {
+        pub use crate::report::status::*;
+    }
+    pub mod draft {
+        pub use crate::suite::draft::*;
+    }
+    pub mod fixture {
+        pub use crate::suite::fixture::*;
+    }
 }

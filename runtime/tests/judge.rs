@@ -1,7 +1,7 @@
 //! code_judge end to end: real processes, written to a temporary crate root.
 #![cfg(unix)]
 
-use proposal_eval::judge::{run, JudgeConfig, JudgeError, JudgeInput, JudgeVerdict};
+use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeError, JudgeInput, JudgeVerdict};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,8 +1,8 @@
 //! The HTML run report as a person sees it: rendered by headless Chromium (Debian's `chromium`,
 //! which `.ci/run` installs). Skipped, with a message, where there is no Chromium.
 
-use proposal_eval::report::RecordingUse;
-use proposal_eval::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
+use proposal_eval::__internal::report::RecordingUse;
+use proposal_eval::__internal::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -34,12 +34,12 @@ fn a_command_generator_gets_the_suggestion_and_its_answer_is_hashed() {
     let answer = r#"{"title":"T","rationale":"R","assertions":{"required":["says it is discontinued"],"golden_output":{"sku":"SKU-9"}},"model":"m-1","temperature":0.2}"#;
     assert_eq!(
         meta["response_sha256"],
-        proposal_eval::draft::sha256_hex(answer.as_bytes())
+        proposal_eval::__internal::draft::sha256_hex(answer.as_bytes())
     );
     let prompt = env.read("received.json");
     assert_eq!(
         meta["prompt_sha256"],
-        proposal_eval::draft::sha256_hex(prompt.as_bytes())
+        proposal_eval::__internal::draft::sha256_hex(prompt.as_bytes())
     );
     assert_eq!(
         fixture["draft"]["assertions"]["golden_output"],
@@ -94,7 +94,7 @@ fn invalid_json_is_an_error_record_with_a_redacted_excerpt() {
     let raw = "Sure! Here is the draft, key sk-abcdefghijklmnopqrstuvwx\n";
     assert_eq!(
         error["response_sha256"],
-        proposal_eval::draft::sha256_hex(raw.as_bytes())
+        proposal_eval::__internal::draft::sha256_hex(raw.as_bytes())
     );
     assert!(error["message"].as_str().unwrap().contains("not JSON"));
 }

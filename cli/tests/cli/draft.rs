@@ -44,7 +44,7 @@ fn drafts_a_suggestion_as_an_ignored_case() {
             "tools": ["inventory_lookup"]
         })
     );
-    let draft = proposal_eval::draft::Draft::from_fixture(&fixture)
+    let draft = proposal_eval::__internal::draft::Draft::from_fixture(&fixture)
         .unwrap()
         .unwrap();
     assert_eq!(draft.eval_test_id, "eval_sugg_abc123");
@@ -60,7 +60,7 @@ fn drafts_a_suggestion_as_an_ignored_case() {
     );
     assert_eq!(
         draft.edit_source,
-        proposal_eval::draft::EditSource::Generated
+        proposal_eval::__internal::draft::EditSource::Generated
     );
     assert_eq!(draft.generated_at, draft.updated_at);
     let meta = &draft.generator_meta;
@@ -69,16 +69,18 @@ fn drafts_a_suggestion_as_an_ignored_case() {
     assert_eq!(meta.response_sha256.len(), 64);
     assert_eq!(
         meta.content_sha256,
-        proposal_eval::draft::content_sha256(&fixture)
+        proposal_eval::__internal::draft::content_sha256(&fixture)
     );
 
     // The runtime's fixture parser reads the draft as an ignored case (one schema, no second parser).
-    let parsed =
-        proposal_eval::fixture::FixtureFile::parse(text.as_bytes(), "eval_sugg_abc123.json")
-            .unwrap();
+    let parsed = proposal_eval::__internal::fixture::FixtureFile::parse(
+        text.as_bytes(),
+        "eval_sugg_abc123.json",
+    )
+    .unwrap();
     assert_eq!(
         parsed.status,
-        proposal_eval::fixture::Status::NeedsHumanInput
+        proposal_eval::__internal::fixture::Status::NeedsHumanInput
     );
     assert_eq!(parsed.draft.as_ref(), Some(&draft));
     assert!(parsed.expected.is_none());

@@ -41,12 +41,15 @@ fn promote_activates_a_completed_draft_in_place() {
     assert_eq!(promoted["expected"], json!([{ "changeType": "none" }]));
     assert_eq!(promoted["draft"]["source"], fixture["draft"]["source"]);
     assert!(env.read("suite/drafts/eval_s1.json").ends_with("}\n"));
-    let parsed = proposal_eval::fixture::FixtureFile::parse(
+    let parsed = proposal_eval::__internal::fixture::FixtureFile::parse(
         env.read("suite/drafts/eval_s1.json").as_bytes(),
         "eval_s1.json",
     )
     .unwrap();
-    assert_eq!(parsed.status, proposal_eval::fixture::Status::Active);
+    assert_eq!(
+        parsed.status,
+        proposal_eval::__internal::fixture::Status::Active
+    );
 
     // Promoting again changes nothing; drafting again leaves the case alone.
     let text = env.read("suite/drafts/eval_s1.json");

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::Env;
-use proposal_eval::recording::{hash_content, Interaction, Recording, Source, FORMAT};
+use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source, FORMAT};
 use serde_json::{json, Value};
 
 /// An Env whose folder is a crate (`Cargo.toml`) with a suite `suite/` (config `toml`).

@@ -1,6 +1,6 @@
 use crate::common::*;
-use proposal_eval::report::RecordingUse;
-use proposal_eval::report::{Entry, EvaluatorEntry, FieldEntry};
+use proposal_eval::__internal::report::RecordingUse;
+use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry};
 use serde_json::Value;
 
 /// An entry as a test run leaves it; its fixture is created so the entry counts.

@@ -88,7 +88,7 @@ pub(super) fn push_apart_failed(out: &mut String, x: f64, sep: &str, y: f64) {
 /// Appends a number as [`trim_decimals`] leaves its text: at least two decimals, no zeros
 /// beyond them.
 fn push_trimmed(out: &mut String, mut n: Rounded, mut decimals: usize) {
-    while decimals > 2 && n.scaled % 10 == 0 {
+    while decimals > 2 && n.scaled.is_multiple_of(10) {
         n.scaled /= 10;
         decimals -= 1;
     }

@@ -10,7 +10,7 @@
 //! runtime's hashes, so they are exactly what `RECORD=1` would leave (minus the fsync per file,
 //! which only makes generation slow).
 
-use proposal_eval::recording::{hash_content, Interaction, Recording, Source, FORMAT};
+use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source, FORMAT};
 use serde_json::json;
 use std::path::Path;
 use suite_scale_bench::*;
@@ -46,7 +46,7 @@ fn main() {
             "input": input,
             "expected": proposals(n),
         });
-        let text = proposal_eval::recording::canonical_pretty(&fixture);
+        let text = proposal_eval::__internal::recording::canonical_pretty(&fixture);
         let file = Path::new(&suite).join(format!("{case}.json"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, &text).unwrap();

@@ -1,5 +1,5 @@
 //! Times the staleness check of every recording of a generated suite, with the runtime's own
-//! `proposal_eval::status::SuiteStatus::check` (what `cargo proposal-eval status` runs):
+//! `proposal_eval::__internal::status::SuiteStatus::check` (what `cargo proposal-eval status` runs):
 //! discover the fixtures, hash each fixture and the suite's sources, read and parse each
 //! recording, compare the hashes, and look for orphans.
 //!
@@ -9,9 +9,9 @@
 //! built from the runtime's public API with `Recording::read_head` (sources only, interactions
 //! skipped) on one or two threads: what `status` would cost if it read recordings that way.
 
-use proposal_eval::fixture::{discover, FixtureFile, FixturePath};
-use proposal_eval::recording::{self, compare_sources, hash_content, Recording, Source};
-use proposal_eval::status::{State, SuiteStatus};
+use proposal_eval::__internal::fixture::{discover, FixtureFile, FixturePath};
+use proposal_eval::__internal::recording::{self, compare_sources, hash_content, Recording, Source};
+use proposal_eval::__internal::status::{State, SuiteStatus};
 use std::path::Path;
 use std::time::Instant;
 

@@ -7,12 +7,12 @@
 //! times, inode), so a run starts its tests without reading 5,000 fixtures first; the fixtures
 //! are read and parsed on the test threads.
 
-use crate::case::{Case, CaseOutput};
 use crate::config::SuiteConfig;
-use crate::discovery::StatusCache;
-use crate::fixture::FixturePath;
-use crate::llm::{Llm, Model, ModelFactory};
-use crate::run::{PendingCase, Suite};
+use crate::recording::llm::{Llm, Model, ModelFactory};
+use crate::run::case::{Case, CaseOutput};
+use crate::suite::discovery::StatusCache;
+use crate::suite::fixture::FixturePath;
+use crate::suite::{PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -269,7 +269,7 @@ fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<FixturePath>> {
     let nested = parent
         .ancestors()
         .take_while(|dir| *dir != suite.dir)
-        .any(|dir| dir.join(crate::config::FILE_NAME).is_file());
+        .any(|dir| dir.join(crate::naming::CONFIG_FILE).is_file());
     let stem = |n: &str| crate::naming::identifier(n.trim_end_matches(".json"));
     let file_name = fixture.absolute.file_name()?.to_string_lossy().into_owned();
     let twins = std::fs::read_dir(parent)

@@ -1,8 +1,8 @@
 //! What `#[proposal_eval]` expands to calls; not a public API.
 
-use crate::case::{Case, CaseOutput};
-use crate::llm::{Llm, Model, ModelFactory};
-use crate::run::{LoadedCase, Suite};
+use crate::recording::llm::{Llm, Model, ModelFactory};
+use crate::run::case::{Case, CaseOutput};
+use crate::suite::{LoadedCase, Suite};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
@@ -55,7 +55,7 @@ where
     R: CaseOutput,
 {
     let suite = suite(spec);
-    let path = crate::fixture::FixturePath {
+    let path = crate::suite::fixture::FixturePath {
         relative: relative.to_string(),
         absolute: suite.dir.join(relative),
     };

@@ -5,10 +5,10 @@
 //! that names the key, the file, the line and column, and the known keys, so a typo never turns a
 //! check off silently.
 
+use crate::files::json_error;
 use crate::path::Pattern;
 use serde::Deserialize;
 use serde_json::Value;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Whether a case runs.
@@ -48,50 +48,20 @@ pub struct FixtureFile {
     pub status: Status,
     /// Lineage and rubric of a case drafted from a production failure.
     #[serde(default)]
-    pub draft: Option<crate::draft::Draft>,
+    pub draft: Option<super::draft::Draft>,
 }
 
-/// A file of the user's (fixture, config, recording) that could not be read or understood, with
-/// the place in it: printed as `file:line:column: message`, as compilers do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileError {
-    /// The file (crate-relative when found by discovery).
-    pub file: PathBuf,
-    /// 1-based line (0 when unknown or when the file could not be read at all).
-    pub line: usize,
-    /// 1-based column (0 when unknown).
-    pub column: usize,
-    /// What is wrong and how to fix it.
-    pub message: String,
+crate::files::located_error! {
+    /// A fixture that could not be read or understood, with the place in it: printed as
+    /// `file:line:column: message`, as compilers do.
+    FixtureError
 }
-
-/// A fixture that could not be read or understood.
-pub type FixtureError = FileError;
-
-impl fmt::Display for FileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
-            write!(
-                f,
-                "{}:{}:{}: {}",
-                self.file.display(),
-                self.line,
-                self.column,
-                self.message
-            )
-        } else {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        }
-    }
-}
-
-impl std::error::Error for FileError {}
 
 impl FixtureFile {
     /// Parses a fixture; `file` is used in error messages.
     ///
     /// ```
-    /// use proposal_eval::fixture::FixtureFile;
+    /// use proposal_eval::__internal::fixture::FixtureFile;
     /// let ok = FixtureFile::parse(br#"{"input": {"m": 1}, "expected": []}"#, "a.json").unwrap();
     /// assert_eq!(ok.input["m"], 1);
     ///
@@ -102,83 +72,8 @@ impl FixtureFile {
     /// ```
     pub fn parse(bytes: &[u8], file: impl AsRef<Path>) -> Result<FixtureFile, FixtureError> {
         let file = file.as_ref();
-        serde_json::from_slice(bytes).map_err(|e| json_error(file, bytes, &e, "fixture"))
+        serde_json::from_slice(bytes).map_err(|e| json_error(file, bytes, &e, "fixture").into())
     }
-}
-
-/// Turns a serde_json error into one that names the file, line and column and says what to do.
-pub(crate) fn json_error(
-    file: &Path,
-    bytes: &[u8],
-    error: &serde_json::Error,
-    what: &str,
-) -> FixtureError {
-    let text = String::from_utf8_lossy(bytes);
-    let mut message = error.to_string();
-    // serde_json appends " at line L column C"; we print those in front, as compilers do.
-    if let Some(at) = message.rfind(" at line ") {
-        message.truncate(at);
-    }
-    if let Some(line) = conflict_marker_line(&text) {
-        return FixtureError {
-            file: file.to_path_buf(),
-            line,
-            column: 1,
-            message: format!(
-                "this {what} holds merge-conflict markers (<<<<<<<): resolve the conflict, or delete the file and re-record it"
-            ),
-        };
-    }
-    if error.is_eof() {
-        message.push_str(&format!(" (the {what} is cut off or empty)"));
-    }
-    let column = if message.starts_with("unknown field") {
-        key_start_column(&text, error.line(), error.column())
-    } else {
-        error.column()
-    };
-    FixtureError {
-        file: file.to_path_buf(),
-        line: error.line(),
-        column,
-        message,
-    }
-}
-
-/// serde_json places an unknown key's error on its closing quote; editors and people look for
-/// the key's start, so point at the opening quote.
-fn key_start_column(text: &str, line: usize, column: usize) -> usize {
-    let Some(line_text) = text.lines().nth(line.saturating_sub(1)) else {
-        return column;
-    };
-    let chars: Vec<char> = line_text.chars().collect();
-    let end = column.min(chars.len());
-    // The closing quote is at `end - 1` (0-based); find the opening one before it.
-    match chars[..end.saturating_sub(1)]
-        .iter()
-        .rposition(|&c| c == '"')
-    {
-        Some(open) => open + 1,
-        None => column,
-    }
-}
-
-/// The 1-based line of the first merge-conflict marker, if any.
-pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
-        .map(|n| n + 1)
-}
-
-/// `path` relative to `root`, `/`-separated whatever the platform: the form of every path the
-/// product prints or stores. A path outside `root` is given whole.
-pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// A fixture file found in a suite, before it is parsed.
@@ -200,38 +95,15 @@ impl FixturePath {
     }
 }
 
-/// Every fixture of a suite, sorted by path. `recordings` (absolute) is excluded, as are
-/// `.proposal-eval/` folders, hidden files, and the config file.
+/// Every fixture of a suite, sorted by path, by the rule of [`proposal_eval_naming::fixture_files`].
 pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixturePath>> {
-    let mut found = Vec::new();
-    let walker = walkdir::WalkDir::new(suite)
-        .follow_links(true)
+    Ok(crate::naming::fixture_files(suite, recordings)?
         .into_iter()
-        .filter_entry(|e| {
-            let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
-            // A folder with its own config below the suite is a suite of its own.
-            let nested_suite = e.depth() > 0
-                && e.file_type().is_dir()
-                && e.path().join(crate::config::FILE_NAME).is_file();
-            !hidden && !nested_suite && e.path() != recordings
-        });
-    for entry in walker {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let relative = relative_slash(suite, path);
-        found.push(FixturePath {
+        .map(|relative| FixturePath {
+            absolute: suite.join(&relative),
             relative,
-            absolute: path.to_path_buf(),
-        });
-    }
-    found.sort();
-    Ok(found)
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! into active cases; the fixture parser reads the same [`Draft`] type, so there is one schema.
 //!
 //! ```
-//! use proposal_eval::draft::{Draft, EditSource};
+//! use proposal_eval::__internal::draft::{Draft, EditSource};
 //! let fixture = serde_json::json!({
 //!     "description": "Prevent stale product recommendations",
 //!     "input": { "prompt": "Recommend a laptop under $1000." },
@@ -183,7 +183,7 @@ impl Draft {
 /// matter; any other edit does.
 ///
 /// ```
-/// use proposal_eval::draft::content_sha256;
+/// use proposal_eval::__internal::draft::content_sha256;
 /// let a = serde_json::json!({ "input": 1, "draft": { "updated_at": "x" } });
 /// let b = serde_json::json!({ "draft": { "updated_at": "y" }, "input": 1 });
 /// let c = serde_json::json!({ "draft": { "updated_at": "x" }, "input": 2 });
@@ -208,7 +208,7 @@ pub fn content_sha256(fixture: &Value) -> String {
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    crate::recording::lower_hex(&Sha256::digest(bytes))
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -27,9 +27,6 @@
 use serde::Deserialize;
 use std::path::Path;
 
-/// The name of the suite config file, looked for in the suite folder.
-pub const FILE_NAME: &str = "proposal-eval.toml";
-
 /// Which evaluators a suite runs. A case passes when every selected evaluator passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,16 +87,9 @@ impl Default for SuiteConfig {
     }
 }
 
-/// A config file that could not be read or understood.
-pub type ConfigError = crate::fixture::FileError;
-
-/// 1-based line and column of a byte offset in `text`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map(|n| n + 1).unwrap_or(0);
-    (line, before[line_start..].chars().count() + 1)
+crate::files::located_error! {
+    /// A config file that could not be read or understood, with the place in it.
+    ConfigError
 }
 
 impl SuiteConfig {
@@ -109,7 +99,7 @@ impl SuiteConfig {
         let config: SuiteConfig = toml::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
-                .map(|span| line_column(text, span.start))
+                .map(|span| crate::files::line_column(text, span.start))
                 .unwrap_or((0, 0));
             ConfigError {
                 file: file.clone(),
@@ -136,7 +126,7 @@ impl SuiteConfig {
 
     /// Reads `proposal-eval.toml` from a suite folder; a folder without one gets the default.
     pub fn load_from_suite(suite: &Path) -> Result<SuiteConfig, ConfigError> {
-        let file = suite.join(FILE_NAME);
+        let file = suite.join(crate::naming::CONFIG_FILE);
         if !file.exists() {
             return Ok(SuiteConfig::default());
         }
@@ -184,8 +174,8 @@ mod tests {
 
     #[test]
     fn line_and_column_of_an_offset() {
-        assert_eq!(line_column("ab\ncd", 0), (1, 1));
-        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+        assert_eq!(crate::files::line_column("ab\ncd", 0), (1, 1));
+        assert_eq!(crate::files::line_column("ab\ncd", 4), (2, 2));
     }
 
     #[test]

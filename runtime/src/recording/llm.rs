@@ -202,7 +202,7 @@ impl LivePermit {
         drop(running);
         // Only test binaries share places: a program of the user's that holds an `Llm::live`
         // leaves no lock files behind in its working folder.
-        let dir = crate::report::report_dir_of_test_binary().map(|d| d.join("live-calls"));
+        let dir = crate::layout::live_calls_dir();
         LivePermit {
             _shared: dir.and_then(|dir| SharedSlot::acquire(&dir, limit)),
         }
@@ -211,19 +211,16 @@ impl LivePermit {
 
 /// A place among the live calls of every process that shares a target folder: nextest runs each
 /// test in a process of its own, so a bound per process would bound nothing. The places are lock
-/// files (`slot-<n>.lock`) held with `flock`, which the kernel releases when the holder exits or
-/// is killed, so a crashed process never keeps one. Processes with different limits share the
-/// first places; the largest limit is the bound. Where no slot file can be opened, or on a
-/// platform without `flock`, only the bound per process applies.
+/// files (`slot-<n>.lock`) held with an OS file lock, which the kernel releases when the holder
+/// exits or is killed, so a crashed process never keeps one. Processes with different limits
+/// share the first places; the largest limit is the bound. Where no slot file can be opened, or
+/// the platform has no file locks, only the bound per process applies.
 struct SharedSlot {
-    #[cfg(unix)]
     _file: std::fs::File,
 }
 
 impl SharedSlot {
-    #[cfg(unix)]
     fn acquire(dir: &std::path::Path, limit: usize) -> Option<SharedSlot> {
-        use std::os::unix::io::AsRawFd;
         let _ = std::fs::create_dir_all(dir);
         let open = |n: usize| {
             let path = dir.join(format!("slot-{n}.lock"));
@@ -235,7 +232,7 @@ impl SharedSlot {
                     .truncate(false)
                     .open(&path)
             };
-            // flock needs no write access: a slot file another user made still serves.
+            // A lock needs no write access: a slot file another user made still serves.
             options(true).or_else(|_| options(false)).ok()
         };
         let mut pause = std::time::Duration::from_millis(2);
@@ -246,9 +243,11 @@ impl SharedSlot {
             for n in 0..limit {
                 let Some(file) = open(n) else { continue };
                 opened = true;
-                // SAFETY: flock on a descriptor owned here; it touches no memory.
-                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                    return Some(SharedSlot { _file: file });
+                match file.try_lock() {
+                    Ok(()) => return Some(SharedSlot { _file: file }),
+                    Err(std::fs::TryLockError::WouldBlock) => {}
+                    // No file locks here (an unusual file system or platform).
+                    Err(std::fs::TryLockError::Error(_)) => return None,
                 }
             }
             if !opened {
@@ -265,11 +264,6 @@ impl SharedSlot {
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(50));
         }
-    }
-
-    #[cfg(not(unix))]
-    fn acquire(_dir: &std::path::Path, _limit: usize) -> Option<SharedSlot> {
-        None
     }
 }
 
@@ -354,7 +348,9 @@ impl Llm {
                 match model {
                     None => Err(LlmError::NoModel),
                     Some(model) => {
-                        let limit = crate::settings().map(|s| s.max_concurrency).unwrap_or(4);
+                        let limit = crate::env::settings()
+                            .map(|s| s.max_concurrency)
+                            .unwrap_or(4);
                         let _permit = LivePermit::acquire(limit);
                         match model.complete(request) {
                             Ok(response) => {

@@ -9,8 +9,8 @@
 //! would otherwise keep its stamp), so the cache never answers for a file that might have changed
 //! since. A cache that cannot be read is rebuilt; one that cannot be written costs only speed.
 
-use crate::fixture::FixturePath;
-use crate::run::{PendingCase, Suite};
+use crate::suite::fixture::FixturePath;
+use crate::suite::{PendingCase, Suite};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -156,7 +156,7 @@ impl StatusCache {
                 if *ignored { "ignored" } else { "runs" }
             ));
         }
-        let _ = crate::recording::replace_file(&self.file, text.as_bytes(), false);
+        let _ = crate::files::replace_file(&self.file, text.as_bytes(), false);
     }
 }
 
@@ -168,16 +168,9 @@ fn cache_file(suite: &Suite) -> PathBuf {
     hasher.update(suite.dir.as_os_str().as_encoded_bytes());
     hasher.update([0]);
     hasher.update(suite.recordings.as_os_str().as_encoded_bytes());
-    let hash = crate::recording::lower_hex(&hasher.finalize()[..8]);
-    let dir = crate::report::report_dir()
-        .join("discovery")
-        .join(crate::report::safe(
-            crate::env::package_name().unwrap_or("unknown"),
-        ))
-        .join(crate::report::safe(
-            crate::env::test_binary().unwrap_or("unknown"),
-        ));
-    dir.join(format!("{}-{hash}.txt", suite.name))
+    let hash = format!("{:x}", hasher.finalize());
+    let hash = &hash[..16];
+    crate::layout::discovery_dir().join(format!("{}-{hash}.txt", suite.name))
 }
 
 /// The cache file's lines: `size mtime ctime inode runs|ignored<TAB>relative path`. A line that

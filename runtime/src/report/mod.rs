@@ -22,8 +22,12 @@
 //! set): rebuilds are then bounded by the run's length, not its number of tests, and
 //! `cargo proposal-eval report` after the run brings the report up to date.
 
+pub mod status;
+
+use crate::layout::{report_dir, safe};
+use crate::run::CaseResult;
 pub use crate::run::RecordingUse;
-use crate::run::{CaseResult, LoadedCase, Suite};
+use crate::suite::{LoadedCase, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -34,26 +38,6 @@ use std::sync::Mutex;
 
 /// The report format this version writes.
 pub const FORMAT: u32 = 1;
-
-/// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
-pub fn report_dir() -> PathBuf {
-    report_dir_of_test_binary().unwrap_or_else(|| {
-        crate::env::crate_root()
-            .join("target")
-            .join("proposal-eval")
-    })
-}
-
-/// `target/proposal-eval` when the running program is a test binary that cargo built
-/// (`target/<profile>/deps/…`); `None` for any other program.
-pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    if deps.file_name()? != "deps" {
-        return None;
-    }
-    Some(deps.parent()?.parent()?.join("proposal-eval"))
-}
 
 /// One evaluator's result in an entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -169,25 +153,6 @@ impl Entry {
             failure: result.failure.as_deref().map(strip_ansi),
             finished_at: Utc::now(),
         }
-    }
-}
-
-/// A path component that stays inside its folder.
-pub(crate) fn safe(part: &str) -> String {
-    let cleaned: String = part
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match cleaned.as_str() {
-        "" | "." | ".." => "_".into(),
-        _ if cleaned.starts_with('.') => format!("_{cleaned}"),
-        _ => cleaned,
     }
 }
 
@@ -374,10 +339,7 @@ pub(crate) fn finish_at_exit() {
         extern "C" fn at_exit() {
             let _ = std::panic::catch_unwind(|| finish(None));
         }
-        // SAFETY: `at_exit` is a plain function that catches its own panics.
-        unsafe {
-            libc::atexit(at_exit);
-        }
+        crate::sys::at_exit(at_exit);
     });
 }
 
@@ -656,20 +618,14 @@ fn writer_alive(file: &Path) -> bool {
         // An older file of this pid (a pid reused) or this process's own when it still writes.
         return true;
     }
-    #[cfg(unix)]
-    {
-        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
-        let status = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        status == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-    }
-    #[cfg(not(unix))]
-    {
+    crate::sys::process_alive(pid).unwrap_or_else(|| {
+        // Without a way to ask, a writer is presumed alive until its file goes quiet.
         std::fs::metadata(file)
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
-            .map_or(true, |age| age < STALE_LOCK)
-    }
+            .is_none_or(|age| age < STALE_LOCK)
+    })
 }
 
 /// The entries of the finishing process, handed to the rebuild from memory.
@@ -917,7 +873,7 @@ fn rebuild_locked(
                     text.push_str(&l.line);
                     text.push('\n');
                 }
-                crate::recording::replace_file(&merged, text.as_bytes(), false)?;
+                crate::files::replace_file(&merged, text.as_bytes(), false)?;
             }
         }
         for file in files {
@@ -932,18 +888,14 @@ fn rebuild_locked(
     // The two renderings are independent: on two cores they take the time of the longer one.
     std::thread::scope(|scope| {
         let html = scope.spawn(|| {
-            crate::recording::replace_file(
-                &dir.join("report.html"),
-                report.to_html().as_bytes(),
-                false,
-            )
+            crate::files::replace_file(&dir.join("report.html"), report.to_html().as_bytes(), false)
         });
         // Sized from the entries' lines up front: growing a buffer of megabytes step by step
         // costs page faults and copies.
         let mut json = Vec::with_capacity(line_bytes * 3 / 2 + 4096);
         serde_json::to_writer_pretty(&mut json, &report).map_err(std::io::Error::other)?;
         json.push(b'\n');
-        crate::recording::replace_file(&dir.join("report.json"), &json, false)?;
+        crate::files::replace_file(&dir.join("report.json"), &json, false)?;
         html.join()
             .map_err(|_| std::io::Error::other("rendering report.html panicked"))?
     })?;

@@ -1,11 +1,11 @@
 //! The state of a suite's recordings, as `cargo proposal-eval status` prints it.
 //!
 //! Built from the same pieces a test run uses (the run's `Suite`, `LoadedCase`,
-//! `current_sources`, and [`recording::compare_sources`]), in the same order, so `status` and
+//! `current_sources`, and [`sources::compare_sources`]), in the same order, so `status` and
 //! `cargo test` never disagree about which recording is fresh, stale or unreadable.
 //!
 //! ```no_run
-//! use proposal_eval::status::SuiteStatus;
+//! use proposal_eval::__internal::status::SuiteStatus;
 //! use std::path::Path;
 //!
 //! let status = SuiteStatus::check(Path::new("."), Path::new("fixtures/payments")).unwrap();
@@ -15,9 +15,10 @@
 //! assert!(!status.fails_check());
 //! ```
 
-use crate::fixture::Status;
-use crate::recording::{self, Recording, SourceChange, Validation};
-use crate::run::{LoadedCase, Suite};
+use crate::recording::sources::{self, SourceChange};
+use crate::recording::{self, Recording, Validation};
+use crate::suite::fixture::Status;
+use crate::suite::{LoadedCase, Suite};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -182,7 +183,7 @@ impl SuiteStatus {
 
     /// A crate-relative, `/`-separated form of `path`.
     pub fn relative(&self, path: &Path) -> String {
-        crate::fixture::relative_slash(&self.crate_root, path)
+        crate::files::relative_slash(&self.crate_root, path)
     }
 
     /// The machine-readable form that `status --format json` prints.
@@ -266,7 +267,7 @@ fn state(suite: &Suite, loaded: &LoadedCase) -> State {
         Ok(fixture) => fixture,
         Err(e) => return State::Unreadable(format!("bad fixture: {e}")),
     };
-    let sources = match crate::run::current_sources(suite, loaded, fixture) {
+    let sources = match crate::suite::current_sources(suite, loaded, fixture) {
         Ok(sources) => sources,
         Err(e) => return State::Unreadable(format!("{e} (file {})", loaded.source.path)),
     };
@@ -277,7 +278,7 @@ fn state(suite: &Suite, loaded: &LoadedCase) -> State {
         }
         Ok(None) => State::NoRecording,
         Ok(Some(recorded)) => {
-            let changes = recording::compare_sources(&recorded.sources, &sources);
+            let changes = sources::compare_sources(&recorded.sources, &sources);
             if changes.is_empty() {
                 State::Fresh
             } else {

@@ -1,0 +1,199 @@
+//! The shell's file helpers, shared by every concern: errors located in a user's file, atomic
+//! writes, and the `/`-separated relative paths that everything prints and stores.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A place in a user's file and what is wrong there: the body of each concern's error type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl Located {
+    /// An error about the whole file (no line).
+    pub fn file(file: impl Into<PathBuf>, message: impl Into<String>) -> Located {
+        Located {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_located(f, &self.file, self.line, self.column, &self.message)
+    }
+}
+
+/// `file:line:column: message`, as compilers print it; `file: message` without a line.
+pub(crate) fn write_located(
+    f: &mut fmt::Formatter<'_>,
+    file: &Path,
+    line: usize,
+    column: usize,
+    message: &str,
+) -> fmt::Result {
+    if line > 0 {
+        write!(f, "{}:{line}:{column}: {message}", file.display())
+    } else {
+        write!(f, "{}: {message}", file.display())
+    }
+}
+
+/// Defines a public error type of one concern (fixture, config, recording) with the place in
+/// the file where it applies.
+macro_rules! located_error {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name {
+            /// The file (crate-relative when found by discovery).
+            pub file: std::path::PathBuf,
+            /// 1-based line (0 when unknown or when the file could not be read at all).
+            pub line: usize,
+            /// 1-based column (0 when unknown).
+            pub column: usize,
+            /// What is wrong and how to fix it.
+            pub message: String,
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                crate::files::write_located(f, &self.file, self.line, self.column, &self.message)
+            }
+        }
+
+        impl std::error::Error for $name {}
+
+        impl From<crate::files::Located> for $name {
+            fn from(l: crate::files::Located) -> Self {
+                $name { file: l.file, line: l.line, column: l.column, message: l.message }
+            }
+        }
+    };
+}
+pub(crate) use located_error;
+
+/// Turns a serde_json error into one that names the file, line and column and says what to do.
+pub(crate) fn json_error(
+    file: &Path,
+    bytes: &[u8],
+    error: &serde_json::Error,
+    what: &str,
+) -> Located {
+    let text = String::from_utf8_lossy(bytes);
+    let mut message = error.to_string();
+    // serde_json appends " at line L column C"; we print those in front, as compilers do.
+    if let Some(at) = message.rfind(" at line ") {
+        message.truncate(at);
+    }
+    if let Some(line) = conflict_marker_line(&text) {
+        return Located {
+            file: file.to_path_buf(),
+            line,
+            column: 1,
+            message: format!(
+                "this {what} holds merge-conflict markers (<<<<<<<): resolve the conflict, or delete the file and re-record it"
+            ),
+        };
+    }
+    if error.is_eof() {
+        message.push_str(&format!(" (the {what} is cut off or empty)"));
+    }
+    let column = if message.starts_with("unknown field") {
+        key_start_column(&text, error.line(), error.column())
+    } else {
+        error.column()
+    };
+    Located {
+        file: file.to_path_buf(),
+        line: error.line(),
+        column,
+        message,
+    }
+}
+
+/// serde_json places an unknown key's error on its closing quote; editors and people look for
+/// the key's start, so point at the opening quote.
+fn key_start_column(text: &str, line: usize, column: usize) -> usize {
+    let Some(line_text) = text.lines().nth(line.saturating_sub(1)) else {
+        return column;
+    };
+    let chars: Vec<char> = line_text.chars().collect();
+    let end = column.min(chars.len());
+    // The closing quote is at `end - 1` (0-based); find the opening one before it.
+    match chars[..end.saturating_sub(1)]
+        .iter()
+        .rposition(|&c| c == '"')
+    {
+        Some(open) => open + 1,
+        None => column,
+    }
+}
+
+/// The 1-based line of the first merge-conflict marker, if any.
+pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
+        .map(|n| n + 1)
+}
+
+/// `path` relative to `root`, `/`-separated whatever the platform: the form of every path the
+/// product prints or stores. A path outside `root` is given whole.
+pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// 1-based line and column of a byte offset in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|n| n + 1).unwrap_or(0);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// Writes `bytes` to `file` through a temp file in the same folder and a rename.
+pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(file, bytes, true)
+}
+
+/// Replaces `file` through a temp file and a rename; `durable` also syncs the data to disk
+/// before the rename (recordings are; derived files such as reports need not be).
+pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "recording".into());
+    // The pid and a counter make the name unique among writers; the leading dot and the suffix
+    // keep it out of fixture discovery and orphan checks.
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        if durable {
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, file)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

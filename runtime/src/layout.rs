@@ -1,0 +1,58 @@
+//! Where the product keeps its derived files: `target/proposal-eval/` beside the test binaries
+//! (reports and their entry files, the discovery cache, the live-call places).
+
+use std::path::PathBuf;
+
+/// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
+pub(crate) fn report_dir() -> PathBuf {
+    report_dir_of_test_binary().unwrap_or_else(|| {
+        crate::env::crate_root()
+            .join("target")
+            .join("proposal-eval")
+    })
+}
+
+/// `target/proposal-eval` when the running program is a test binary that cargo built
+/// (`target/<profile>/deps/…`); `None` for any other program.
+pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    if deps.file_name()? != "deps" {
+        return None;
+    }
+    Some(deps.parent()?.parent()?.join("proposal-eval"))
+}
+
+/// `target/proposal-eval/live-calls`, the lock files that bound live model calls across test
+/// processes; `None` outside a test binary, so a user's own program leaves no lock files behind.
+pub(crate) fn live_calls_dir() -> Option<PathBuf> {
+    report_dir_of_test_binary().map(|d| d.join("live-calls"))
+}
+
+/// `target/proposal-eval/discovery/<package>/<binary>/`: one discovery cache folder per test
+/// binary, so binaries never share (or fight over) one.
+pub(crate) fn discovery_dir() -> PathBuf {
+    report_dir()
+        .join("discovery")
+        .join(safe(crate::env::package_name().unwrap_or("unknown")))
+        .join(safe(crate::env::test_binary().unwrap_or("unknown")))
+}
+
+/// A path component that stays inside its folder.
+pub(crate) fn safe(part: &str) -> String {
+    let cleaned: String = part
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match cleaned.as_str() {
+        "" | "." | ".." => "_".into(),
+        _ if cleaned.starts_with('.') => format!("_{cleaned}"),
+        _ => cleaned,
+    }
+}

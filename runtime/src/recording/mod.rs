@@ -1,0 +1,302 @@
+//! Recordings: what the model answered, and the sources it answered from.
+//!
+//! One file per case, `<recordings>/<case path>.json`. It carries the SHA-256 of every source the
+//! case depends on (the fixture, the case's `sources`, the suite's `sources` globs), so a
+//! recording made from other sources is refused before replay rather than replayed against the
+//! wrong prompt. Files are written atomically (temp file in the same folder, then rename), pretty,
+//! with sorted keys and a final newline, so a re-record with identical answers changes nothing but
+//! timestamps.
+
+pub mod llm;
+pub mod sources;
+
+use crate::files::Located;
+use crate::path::Pattern;
+use chrono::{DateTime, Utc};
+pub use proposal_eval_engine::json::{canonical_pretty, sorted};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+pub use sources::Source;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The recording format this version writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// What to do with a stale recording.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Validation {
+    /// A stale recording fails the case (the default).
+    #[default]
+    Strict,
+    /// A stale recording is reported on stderr and replayed.
+    Warn,
+    /// Sources are not checked.
+    Skip,
+}
+
+/// `[recording]` in `proposal-eval.toml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingConfig {
+    /// What a stale recording does: `strict` (fail), `warn`, `skip`.
+    #[serde(default)]
+    pub validation: Validation,
+    /// Suite-wide sources: crate-relative globs (`prompts/*.md`, `prompts/**/*.md`).
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Request paths left out when a replayed request is compared with the recorded one.
+    #[serde(default, alias = "ignoreRequestPaths")]
+    pub ignore_request_paths: Vec<Pattern>,
+}
+
+/// One model call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interaction {
+    /// What the code under test sent.
+    pub request: Value,
+    /// What the model answered.
+    pub response: Value,
+    /// When the answer came.
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A recording file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recording {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The case path (fixture path relative to the suite, without `.json`).
+    pub case: String,
+    /// When the case was recorded; the frozen clock of its replays.
+    pub recorded_at: DateTime<Utc>,
+    /// The sources the recording was made from.
+    pub sources: Vec<Source>,
+    /// A copy of the case's `input`, to show what changed when the recording is stale.
+    pub input: Value,
+    /// The model calls, in order.
+    pub interactions: Vec<Interaction>,
+}
+
+/// What [`Recording::read_head`] reads of a recording: enough to tell whether it is stale.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingHead {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The case path.
+    pub case: String,
+    /// When the case was recorded.
+    pub recorded_at: DateTime<Utc>,
+    /// The sources the recording was made from.
+    pub sources: Vec<Source>,
+    #[serde(rename = "input")]
+    _input: serde::de::IgnoredAny,
+    #[serde(rename = "interactions")]
+    _interactions: serde::de::IgnoredAny,
+}
+
+/// A recording file that cannot be used, with the place in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingError(pub(crate) Located);
+
+impl fmt::Display for RecordingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unreadable recording: {}", self.0)
+    }
+}
+
+impl std::error::Error for RecordingError {}
+
+impl Recording {
+    /// Parses a recording; `file` is used in error messages.
+    pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
+        let recording: Recording = parse_json(bytes, file)?;
+        check_format(recording.format, file)?;
+        Ok(recording)
+    }
+
+    /// Reads a recording; `Ok(None)` when there is none.
+    pub fn read(file: &Path) -> Result<Option<Recording>, RecordingError> {
+        read_bytes(file)?
+            .map(|bytes| Recording::parse(&bytes, file))
+            .transpose()
+    }
+
+    /// Reads only what the staleness check needs (format, case, time, sources); `Ok(None)` when
+    /// there is none. The input and the interactions must be there but are skipped, not built,
+    /// which makes checking a recording several times cheaper than [`Recording::read`]. A
+    /// recording whose interactions are malformed passes here and fails when it is replayed.
+    pub fn read_head(file: &Path) -> Result<Option<RecordingHead>, RecordingError> {
+        let Some(bytes) = read_bytes(file)? else {
+            return Ok(None);
+        };
+        let head: RecordingHead = parse_json(&bytes, file)?;
+        check_format(head.format, file)?;
+        Ok(Some(head))
+    }
+
+    /// The recording as it is written: pretty JSON, keys sorted, final newline.
+    pub fn to_pretty(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        canonical_pretty(&value)
+    }
+
+    /// Writes the recording atomically: a temp file in the same folder, then a rename, so a
+    /// crash or a kill leaves either the old file or the new one, never a half-written one.
+    pub fn write(&self, file: &Path) -> std::io::Result<()> {
+        crate::files::write_atomic(file, self.to_pretty().as_bytes())
+    }
+}
+
+fn located(file: &Path, message: String) -> RecordingError {
+    RecordingError(Located::file(file, message))
+}
+
+/// The bytes of a recording file; `None` when there is none.
+fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
+    match std::fs::read(file) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(located(file, format!("cannot read: {e}"))),
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    file: &Path,
+) -> Result<T, RecordingError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| RecordingError(crate::files::json_error(file, bytes, &e, "recording")))
+}
+
+fn check_format(format: u32, file: &Path) -> Result<(), RecordingError> {
+    if format == FORMAT {
+        return Ok(());
+    }
+    Err(located(
+        file,
+        format!(
+            "recording format {format} is not the format {FORMAT} this version reads: re-record it"
+        ),
+    ))
+}
+
+/// Recordings below `recordings` whose case path is not in `cases`, and temp files left by an
+/// interrupted write (older than a minute): orphans.
+pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
+    let cases: std::collections::HashSet<&str> = cases.iter().copied().collect();
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(recordings)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            // A write that a kill interrupted leaves its temp file (never the recording half
+            // written); one older than a minute belongs to no running write.
+            let old = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(60));
+            if old {
+                out.push(path.to_path_buf());
+            }
+            continue;
+        }
+        if path.extension().and_then(|e| e.to_str()) != Some("json") || name.starts_with('.') {
+            continue;
+        }
+        let Ok(relative) = path.strip_prefix(recordings) else {
+            continue;
+        };
+        let case = relative
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        if !cases.contains(&case.as_str()) {
+            out.push(path.to_path_buf());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn orphans_include_old_temp_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, age_secs: u64| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "{}").unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        };
+        write("kept.json", 0);
+        write("gone.json", 0);
+        write(".kept.json.1-0.tmp", 3600);
+        write(".kept.json.2-0.tmp", 0);
+        let found: Vec<String> = orphans(dir.path(), &["kept"])
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(found, [".kept.json.1-0.tmp", "gone.json"]);
+    }
+
+    #[test]
+    fn recording_round_trips_and_rejects_other_formats() {
+        let r = Recording {
+            format: FORMAT,
+            case: "a".into(),
+            recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+            sources: vec![],
+            input: json!({"x": 1}),
+            interactions: vec![],
+        };
+        let text = r.to_pretty();
+        assert_eq!(
+            Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap(),
+            r
+        );
+        let head = Recording::read_head(&write_tmp("head.json", &text))
+            .unwrap()
+            .unwrap();
+        assert_eq!((head.case.as_str(), &head.sources), ("a", &r.sources));
+        let other = text.replace("\"format\": 1", "\"format\": 7");
+        let err = Recording::parse(other.as_bytes(), Path::new("r.json")).unwrap_err();
+        assert!(err.to_string().contains("re-record"), "{err}");
+        let err = Recording::read_head(&write_tmp("other.json", &other)).unwrap_err();
+        assert!(err.to_string().contains("re-record"), "{err}");
+        let cut = &text[..text.len() / 2];
+        assert!(Recording::read_head(&write_tmp("cut.json", cut)).is_err());
+        assert_eq!(
+            Recording::read_head(Path::new("/nonexistent/r.json")),
+            Ok(None)
+        );
+    }
+
+    fn write_tmp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pe-recording-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+}

@@ -1,0 +1,265 @@
+//! A recording's sources: the files whose content it was made from, how they are hashed and
+//! found (globs), and how a recorded set differs from the current one.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One source file of a recording.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// Crate-relative, `/`-separated.
+    pub path: String,
+    /// Lowercase hex SHA-256 of the content, with CRLF read as LF.
+    pub sha256: String,
+    /// Length of the content in bytes, with CRLF read as LF.
+    pub bytes: u64,
+}
+
+/// SHA-256 (lowercase hex) and length of `content`, with CRLF read as LF, so a checkout with
+/// Windows line endings does not make every recording stale.
+pub fn hash_content(content: &[u8]) -> (String, u64) {
+    let mut hasher = Sha256::new();
+    let mut length = 0u64;
+    let mut start = 0;
+    // Most files have no CR at all: `contains` on bytes is a memchr, far cheaper than a pair test
+    // per byte.
+    if content.contains(&b'\r') {
+        for (i, pair) in content.windows(2).enumerate() {
+            if pair == b"\r\n" {
+                hasher.update(&content[start..i]);
+                length += (i - start) as u64;
+                start = i + 1;
+            }
+        }
+    }
+    hasher.update(&content[start..]);
+    length += (content.len() - start) as u64;
+    (format!("{:x}", hasher.finalize()), length)
+}
+
+/// A source that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceError {
+    /// Crate-relative path or glob.
+    pub path: String,
+    /// Why.
+    pub message: String,
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "source `{}`: {}", self.path, self.message)
+    }
+}
+
+/// Hashes one crate-relative file.
+pub fn hash_source(crate_root: &Path, relative: &str) -> Result<Source, SourceError> {
+    let bytes = std::fs::read(crate_root.join(relative)).map_err(|e| SourceError {
+        path: relative.to_string(),
+        message: format!(
+            "cannot read it ({e}); paths in `sources` are relative to the crate root {}",
+            crate_root.display()
+        ),
+    })?;
+    let (sha256, bytes) = hash_content(&bytes);
+    Ok(Source {
+        path: relative.to_string(),
+        sha256,
+        bytes,
+    })
+}
+
+/// Every crate-relative file matching `pattern`, sorted: `*` and `?` within one path segment,
+/// `**` for any number of folders, `[abc]` / `[a-z]` character classes and `{a,b}`
+/// alternatives. A pattern without wildcards names one file, which must exist; a pattern that
+/// matches nothing is an error, so a typo never turns staleness checking off.
+pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError> {
+    let pattern = pattern.trim_start_matches("./");
+    let error = |message: String| SourceError {
+        path: pattern.to_string(),
+        message,
+    };
+    let segments: Vec<&str> = pattern.split('/').collect();
+    let literal = segments
+        .iter()
+        .take_while(|s| !s.contains(['*', '?', '[', '{']))
+        .count();
+    if literal == segments.len() {
+        return if crate_root.join(pattern).is_file() {
+            Ok(vec![pattern.to_string()])
+        } else {
+            Err(error(format!(
+                "no such file below the crate root {}",
+                crate_root.display()
+            )))
+        };
+    }
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| error(format!("not a valid glob: {}", e.kind())))?
+        .compile_matcher();
+    // Only the folders below the pattern's literal start are walked, never the whole crate.
+    let base: PathBuf = segments[..literal].iter().collect();
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(crate_root.join(&base))
+        .follow_links(true)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let relative = crate::files::relative_slash(crate_root, entry.path());
+        if matcher.is_match(&relative) {
+            found.push(relative);
+        }
+    }
+    if found.is_empty() {
+        return Err(error(format!(
+            "the pattern matches no file below the crate root {}; fix it or remove it from [recording] sources",
+            crate_root.display()
+        )));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// How a recorded source differs from the current one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceChange {
+    /// The content changed.
+    Changed {
+        /// Crate-relative path.
+        path: String,
+        /// Hash in the recording.
+        recorded: String,
+        /// Hash now.
+        current: String,
+    },
+    /// A source the case now has that the recording was not made from.
+    Added {
+        /// Crate-relative path.
+        path: String,
+    },
+    /// A source the recording was made from that the case no longer has.
+    Removed {
+        /// Crate-relative path.
+        path: String,
+    },
+}
+
+impl fmt::Display for SourceChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceChange::Changed {
+                path,
+                recorded,
+                current,
+            } => {
+                write!(
+                    f,
+                    "{path} changed (recorded sha256 {recorded}, current {current})"
+                )
+            }
+            SourceChange::Added { path } => {
+                write!(f, "{path} is a new source, not in the recording")
+            }
+            SourceChange::Removed { path } => {
+                write!(f, "{path} was a source of the recording and no longer is")
+            }
+        }
+    }
+}
+
+/// The differences between the sources a recording was made from and the current ones; empty
+/// when the recording is fresh.
+pub fn compare_sources(recorded: &[Source], current: &[Source]) -> Vec<SourceChange> {
+    let mut changes = Vec::new();
+    for now in current {
+        match recorded.iter().find(|r| r.path == now.path) {
+            Some(r) if r.sha256 != now.sha256 => changes.push(SourceChange::Changed {
+                path: now.path.clone(),
+                recorded: r.sha256.clone(),
+                current: now.sha256.clone(),
+            }),
+            Some(_) => {}
+            None => changes.push(SourceChange::Added {
+                path: now.path.clone(),
+            }),
+        }
+    }
+    for r in recorded {
+        if !current.iter().any(|c| c.path == r.path) {
+            changes.push(SourceChange::Removed {
+                path: r.path.clone(),
+            });
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_hashes_like_lf() {
+        assert_eq!(hash_content(b"a\r\nb\r\n"), hash_content(b"a\nb\n"));
+        assert_eq!(hash_content(b"a\nb\n").1, 4);
+        assert_ne!(hash_content(b"a\rb"), hash_content(b"ab"));
+        // The well-known digest of the empty string.
+        assert_eq!(
+            hash_content(b"").0,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn globs() {
+        let root = tempfile::tempdir().unwrap();
+        for f in [
+            "prompts/a.md",
+            "prompts/x/y/b.md",
+            "prompts/x/c.txt",
+            "p/ab.md",
+            "p/a.md",
+        ] {
+            let path = root.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let found = |pattern: &str| glob(root.path(), pattern).unwrap_or_default();
+        assert_eq!(found("prompts/*.md"), ["prompts/a.md"]);
+        assert_eq!(
+            found("prompts/**/*.md"),
+            ["prompts/a.md", "prompts/x/y/b.md"]
+        );
+        assert_eq!(found("p/a?.md"), ["p/ab.md"]);
+        assert_eq!(found("p/{a,ab}.md"), ["p/a.md", "p/ab.md"]);
+        assert_eq!(found("p/a[a-c].md"), ["p/ab.md"]);
+        assert_eq!(found("./p/a.md"), ["p/a.md"]);
+        let none = glob(root.path(), "prompts/*.txt").unwrap_err();
+        assert!(none.message.contains("matches no file"), "{none}");
+        let missing = glob(root.path(), "prompts/gone.md").unwrap_err();
+        assert!(missing.message.contains("no such file"), "{missing}");
+        let bad = glob(root.path(), "prompts/[a.md").unwrap_err();
+        assert!(bad.message.contains("not a valid glob"), "{bad}");
+    }
+
+    #[test]
+    fn source_changes() {
+        let s = |p: &str, h: &str| Source {
+            path: p.into(),
+            sha256: h.into(),
+            bytes: 1,
+        };
+        let changes = compare_sources(&[s("a", "1"), s("b", "2")], &[s("a", "9"), s("c", "3")]);
+        assert_eq!(changes.len(), 3);
+        assert!(matches!(&changes[0], SourceChange::Changed { path, .. } if path == "a"));
+        assert!(matches!(&changes[1], SourceChange::Added { path } if path == "c"));
+        assert!(matches!(&changes[2], SourceChange::Removed { path } if path == "b"));
+        assert!(compare_sources(&[s("a", "1")], &[s("a", "1")]).is_empty());
+    }
+}

@@ -1,0 +1,254 @@
+//! A suite's files: its folder, its config, its fixtures (and the drafts among them), and the
+//! discovery cache that lets a run skip reading unchanged fixtures.
+
+pub mod config;
+pub(crate) mod discovery;
+pub mod draft;
+pub mod fixture;
+
+use crate::env::Settings;
+use crate::recording::llm::ModelFactory;
+use crate::recording::sources::{self, Source, SourceError};
+
+use config::{ConfigError, SuiteConfig};
+use fixture::{FixtureError, FixtureFile, FixturePath, Status};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A suite as both front ends see it: where things are and how it is configured.
+pub(crate) struct Suite {
+    /// The suite's name in test names: its folder's last component, as an identifier.
+    pub name: String,
+    pub crate_root: PathBuf,
+    /// Absolute suite folder.
+    pub dir: PathBuf,
+    /// Absolute recordings folder.
+    pub recordings: PathBuf,
+    pub config: Result<SuiteConfig, ConfigError>,
+    pub model: Option<ModelFactory>,
+    pub settings: Result<Settings, crate::env::EnvError>,
+    suite_sources: OnceLock<Result<Vec<Source>, SourceError>>,
+}
+
+impl Suite {
+    pub fn new(
+        crate_root: PathBuf,
+        fixtures: &Path,
+        config: Option<&Path>,
+        recordings: Option<&Path>,
+        model: Option<ModelFactory>,
+    ) -> Suite {
+        let dir = crate_root.join(fixtures);
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "suite".into());
+        let config = match config {
+            Some(file) => SuiteConfig::load(&crate_root.join(file)),
+            None => SuiteConfig::load_from_suite(&dir),
+        };
+        let recordings = recordings
+            .map(|r| crate_root.join(r))
+            .unwrap_or_else(|| dir.join("recordings"));
+        Suite {
+            name: crate::naming::identifier(&name),
+            crate_root,
+            dir,
+            recordings,
+            config,
+            model,
+            settings: crate::env::settings().cloned(),
+            suite_sources: OnceLock::new(),
+        }
+    }
+
+    /// A crate-relative, `/`-separated form of `path` for messages and recordings.
+    pub fn relative(&self, path: &Path) -> String {
+        crate::files::relative_slash(&self.crate_root, path)
+    }
+
+    pub fn test_name(&self, fixture: &FixturePath) -> String {
+        crate::naming::test_name(&self.name, &fixture.relative)
+    }
+
+    pub fn recording_file(&self, fixture: &FixturePath) -> PathBuf {
+        self.recordings
+            .join(format!("{}.json", fixture.case_path()))
+    }
+
+    pub fn discover(&self) -> std::io::Result<Vec<FixturePath>> {
+        crate::suite::fixture::discover(&self.dir, &self.recordings)
+    }
+
+    /// The suite-wide sources (`[recording] sources` globs), hashed once per process.
+    fn suite_sources(&self) -> Result<&[Source], SourceError> {
+        let result = self.suite_sources.get_or_init(|| {
+            let globs = match &self.config {
+                Ok(config) => config.recording.sources.clone(),
+                Err(_) => Vec::new(),
+            };
+            let mut sources = Vec::new();
+            for pattern in &globs {
+                for file in sources::glob(&self.crate_root, pattern)? {
+                    sources.push(sources::hash_source(&self.crate_root, &file)?);
+                }
+            }
+            Ok(sources)
+        });
+        result.as_deref().map_err(Clone::clone)
+    }
+}
+
+/// A fixture read and parsed, with the hash of its bytes: what discovery produces.
+pub(crate) struct LoadedCase {
+    pub path: FixturePath,
+    pub file: Result<FixtureFile, FixtureError>,
+    pub source: Source,
+}
+
+impl LoadedCase {
+    pub fn load(suite: &Suite, path: FixturePath) -> LoadedCase {
+        let bytes = std::fs::read(&path.absolute);
+        LoadedCase::from_bytes(suite, path, bytes)
+    }
+
+    fn from_bytes(suite: &Suite, path: FixturePath, bytes: std::io::Result<Vec<u8>>) -> LoadedCase {
+        let relative = suite.relative(&path.absolute);
+        let (file, source) = match bytes {
+            Ok(bytes) => {
+                let (sha256, length) = sources::hash_content(&bytes);
+                (
+                    FixtureFile::parse(&bytes, &relative),
+                    Source {
+                        path: relative,
+                        sha256,
+                        bytes: length,
+                    },
+                )
+            }
+            Err(e) => (
+                Err(FixtureError {
+                    file: relative.clone().into(),
+                    line: 0,
+                    column: 0,
+                    message: format!("cannot read the fixture: {e}"),
+                }),
+                Source {
+                    path: relative,
+                    sha256: String::new(),
+                    bytes: 0,
+                },
+            ),
+        };
+        LoadedCase { path, file, source }
+    }
+
+    /// Ignored: a case whose status is not `active`. A fixture that does not parse is not
+    /// ignored, so its error is seen.
+    pub fn ignored(&self) -> bool {
+        matches!(&self.file, Ok(f) if f.status != Status::Active)
+    }
+}
+
+/// A fixture read at discovery and parsed when its test runs, so that parsing and hashing happen
+/// on the test threads rather than one after another before the first test starts.
+pub(crate) enum PendingCase {
+    /// Parsed already: the fixture may set `status`, which decides whether its test is ignored.
+    Loaded(Box<LoadedCase>),
+    /// Read, not parsed: it cannot set `status`, so its test runs.
+    Read(FixturePath, std::io::Result<Vec<u8>>),
+    /// Not read yet: unchanged since a run that found whether its test is ignored (the flag).
+    Unread(FixturePath, bool),
+}
+
+impl PendingCase {
+    pub fn read(suite: &Suite, path: FixturePath) -> PendingCase {
+        match std::fs::read(&path.absolute) {
+            Ok(bytes) if may_set_status(&bytes) => {
+                PendingCase::Loaded(Box::new(LoadedCase::from_bytes(suite, path, Ok(bytes))))
+            }
+            bytes => PendingCase::Read(path, bytes),
+        }
+    }
+
+    /// As [`LoadedCase::ignored`].
+    pub fn ignored(&self) -> bool {
+        match self {
+            PendingCase::Loaded(loaded) => loaded.ignored(),
+            PendingCase::Read(..) => false,
+            PendingCase::Unread(_, ignored) => *ignored,
+        }
+    }
+
+    /// Whether reading the file failed.
+    pub fn read_failed(&self) -> bool {
+        match self {
+            PendingCase::Loaded(loaded) => loaded.source.sha256.is_empty(),
+            PendingCase::Read(_, bytes) => bytes.is_err(),
+            PendingCase::Unread(..) => false,
+        }
+    }
+
+    pub fn load(self, suite: &Suite) -> LoadedCase {
+        match self {
+            PendingCase::Loaded(loaded) => *loaded,
+            PendingCase::Read(path, bytes) => LoadedCase::from_bytes(suite, path, bytes),
+            PendingCase::Unread(path, _) => LoadedCase::load(suite, path),
+        }
+    }
+}
+
+/// Whether a fixture sets a non-active `status` at its top level, read without building the
+/// document (other keys are skipped): only such a fixture is parsed whole at discovery, to
+/// confirm its test is ignored. Anything that does not read as such (no status, `active`, or
+/// not JSON at all) runs, and is parsed on its test's thread.
+fn may_set_status(bytes: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(default)]
+        status: Option<String>,
+    }
+    match serde_json::from_slice::<Top>(bytes) {
+        Ok(top) => top.status.is_some_and(|s| s != "active"),
+        Err(_) => false,
+    }
+}
+
+/// The case's current sources: the fixture, the case's `sources`, the suite's `sources`.
+pub(crate) fn current_sources(
+    suite: &Suite,
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+) -> Result<Vec<Source>, SourceError> {
+    let mut sources = vec![loaded.source.clone()];
+    for path in &fixture.sources {
+        let path = path.trim_start_matches("./");
+        if !sources.iter().any(|s| s.path == path) {
+            sources.push(sources::hash_source(&suite.crate_root, path)?);
+        }
+    }
+    for source in suite.suite_sources()? {
+        if !sources.iter().any(|s| s.path == source.path) {
+            sources.push(source.clone());
+        }
+    }
+    Ok(sources)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_set_status;
+
+    #[test]
+    fn status_is_read_without_parsing_the_rest() {
+        assert!(may_set_status(
+            br#"{"input": {"status": "x"}, "status": "draft"}"#
+        ));
+        assert!(may_set_status(br#"{"status": "dr\u0061ft"}"#));
+        assert!(!may_set_status(br#"{"expected": [{"status": "DRAFT"}]}"#));
+        assert!(!may_set_status(br#"{"status": "active"}"#));
+        assert!(!may_set_status(b"{not json"));
+        // An unknown status is read as non-active: the whole parse then reports it, unignored.
+        assert!(may_set_status(br#"{"status": "actve"}"#));
+    }
+}

@@ -1,0 +1,77 @@
+//! The operating-system calls that std does not offer, and the only `unsafe` code of the crate.
+//! Each function is safe to call; each has a portable fallback where the platform lacks the call.
+#![allow(unsafe_code)]
+
+use std::process::Child;
+
+/// Runs `hook` when the process exits normally (after `main` returns, or `exit` is called): the
+/// end of a libtest binary, whose `main` is not ours. `hook` must not panic across the boundary;
+/// the caller catches its panics.
+pub(crate) fn at_exit(hook: extern "C" fn()) {
+    #[cfg(unix)]
+    // SAFETY: registers a plain function pointer; `atexit` reads nothing else.
+    unsafe {
+        libc::atexit(hook);
+    }
+    #[cfg(not(unix))]
+    let _ = hook;
+}
+
+/// Whether a process with this id may still be running (`kill(pid, 0)`). Without that call, an
+/// unknown answer is "yes", so nothing of a live process is ever taken away.
+pub(crate) fn process_alive(pid: u32) -> Option<bool> {
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+        let status = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        Some(status == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Whether the child has exited, without reaping it (unix), so its process group id stays ours
+/// until [`kill_group`] has run.
+pub(crate) fn exited(child: &mut Child) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: `waitid` writes only into the zeroed `siginfo_t` we own; WNOWAIT leaves the
+        // child waitable, so `Child::wait` still reaps it afterwards.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                child.id() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            if rc != 0 {
+                // ECHILD and the like: nothing left to wait for.
+                return true;
+            }
+            info.si_pid() != 0
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        !matches!(child.try_wait(), Ok(None))
+    }
+}
+
+/// Kills the child's whole process group (unix; the child was spawned with `process_group(0)`),
+/// so grandchildren that hold its pipes die too; elsewhere, the child.
+pub(crate) fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    // SAFETY: plain syscall; the child leads its own group and is not yet reaped, so the id is
+    // still ours.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = child.kill();
+    }
+}
