@@ -8,11 +8,11 @@
 
 use crate::suggestion::Suggestion;
 use proposal_eval::__internal::draft::{canonical_json, sha256_hex, Assertions};
+use proposal_eval::__internal::process::{self, ProcessError, Program};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 
 /// Default time an external generator gets per suggestion.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -280,7 +280,13 @@ pub fn parse_response(stdout: &[u8]) -> Result<Generated, GenError> {
     })
 }
 
-/// Runs a command with `input` on stdin and returns its stdout, or why it failed.
+/// Stdout a generator may print; a draft is a few kilobytes.
+const STDOUT_LIMIT: usize = 16 << 20;
+/// The tail of stderr kept for an error record.
+const STDERR_LIMIT: usize = 64 << 10;
+
+/// Runs a command with `input` on stdin and returns its stdout, or why it failed. The runtime's
+/// process runner gives it a process group of its own, killed whole on exit or timeout.
 fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u8>, GenError> {
     let failure = |kind, message| GenError {
         kind,
@@ -288,77 +294,60 @@ fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u
         response_sha256: None,
         excerpt: None,
     };
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            failure(
-                ErrorKind::GeneratorError,
-                format!("could not start generator `{}`: {e}", argv[0]),
-            )
-        })?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_vec();
-    // A generator that exits without reading stdin closes the pipe: not our error.
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let stdout = reader(child.stdout.take().expect("stdout is piped"));
-    let stderr = reader(child.stderr.take().expect("stderr is piped"));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                // The reader threads are left behind: a grandchild may still hold the pipes.
-                return Err(failure(
-                    ErrorKind::Timeout,
-                    format!(
-                        "generator `{}` did not finish within {} ms and was killed",
-                        argv.join(" "),
-                        timeout.as_millis()
-                    ),
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                let _ = child.kill();
-                return Err(failure(
-                    ErrorKind::Unknown,
-                    format!("waiting for the generator: {e}"),
-                ));
-            }
-        }
-    };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if !status.success() {
-        let mut message = format!("generator `{}` failed ({status})", argv.join(" "));
-        let err = String::from_utf8_lossy(&stderr);
+    let output = process::run(Program {
+        argv,
+        dir: None,
+        stdin: input.to_vec(),
+        timeout,
+        stdout_limit: STDOUT_LIMIT,
+        stderr_limit: STDERR_LIMIT,
+    })
+    .map_err(|e| match e {
+        ProcessError::Timeout => failure(
+            ErrorKind::Timeout,
+            format!(
+                "generator `{}` did not finish within {} ms and was killed",
+                argv.join(" "),
+                timeout.as_millis()
+            ),
+        ),
+        ProcessError::Spawn(e) => failure(
+            ErrorKind::GeneratorError,
+            format!("could not start generator `{}`: {e}", argv[0]),
+        ),
+        ProcessError::Empty | ProcessError::NoDir(_) => failure(
+            ErrorKind::GeneratorError,
+            "the generator's command line is empty".to_string(),
+        ),
+    })?;
+    if output.stdout_overflow {
+        return Err(failure(
+            ErrorKind::GeneratorError,
+            format!(
+                "generator `{}` printed more than {} MiB",
+                argv.join(" "),
+                STDOUT_LIMIT >> 20
+            ),
+        ));
+    }
+    if !output.status.success() {
+        let mut message = format!(
+            "generator `{}` failed ({})",
+            argv.join(" "),
+            process::describe_status(output.status)
+        );
+        let err = String::from_utf8_lossy(&output.stderr);
         if !err.trim().is_empty() {
             message.push_str(&format!("; stderr: {}", excerpt(&err)));
         }
         return Err(GenError {
             kind: ErrorKind::GeneratorError,
             message,
-            response_sha256: Some(sha256_hex(&stdout)),
-            excerpt: Some(excerpt(&String::from_utf8_lossy(&stdout))),
+            response_sha256: Some(sha256_hex(&output.stdout)),
+            excerpt: Some(excerpt(&String::from_utf8_lossy(&output.stdout))),
         });
     }
-    Ok(stdout)
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        buf
-    })
+    Ok(output.stdout)
 }
 
 /// Longest excerpt of a response kept in an error record, in characters.

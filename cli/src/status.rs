@@ -187,7 +187,7 @@ fn suites_below(root: &Path) -> Vec<PathBuf> {
                 || (e.file_type().is_dir() && (name == "target" || name == "recordings")))
         })
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() == "proposal-eval.toml")
+        .filter(|e| e.file_type().is_file() && e.file_name() == proposal_eval_naming::CONFIG_FILE)
         .filter_map(|e| e.path().parent().map(Path::to_path_buf))
         .collect();
     found.sort();

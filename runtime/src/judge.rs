@@ -31,14 +31,12 @@
 //! println!("{}: {}", verdict.name, verdict.reasoning);
 //! ```
 
+use crate::process::{self, ProcessError, Program};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Keys a `[[code_judge]]` table understands; any other key goes to the script as `config`.
 const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
@@ -384,119 +382,34 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
     }
 }
 
-fn program_path(program: &str, crate_root: &Path) -> PathBuf {
-    let path = Path::new(program);
-    if path.is_relative() && path.components().count() > 1 {
-        crate_root.join(path)
-    } else {
-        path.to_path_buf()
-    }
-}
-
-/// Reads a pipe to the end, keeping at most `limit` bytes (the first ones, or the last ones
-/// when `keep_tail`), so a flood of output neither blocks the child nor exhausts memory.
-fn drain(mut pipe: impl Read, limit: usize, keep_tail: bool) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut overflow = false;
-    let mut buf = vec![0u8; 64 << 10];
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > limit {
-                    overflow = true;
-                    if keep_tail {
-                        let cut = kept.len() - limit;
-                        kept.drain(..cut);
-                    } else {
-                        kept.truncate(limit);
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    (kept, overflow)
-}
-
 fn execute(
     config: &JudgeConfig,
     crate_root: &Path,
     stdin_json: Vec<u8>,
 ) -> Result<Vec<u8>, JudgeError> {
-    let shown = config.command.join(" ");
-    let Some(program) = config.command.first() else {
-        return Err(JudgeError::Spawn {
-            command: shown,
-            dir: crate_root.to_path_buf(),
-            error: "the command is empty".to_string(),
-        });
-    };
-    if !crate_root.is_dir() {
-        // Otherwise the OS reports a missing working directory as a missing program.
-        return Err(JudgeError::Spawn {
-            command: shown,
-            dir: crate_root.to_path_buf(),
-            error: "the crate root is not a directory".to_string(),
-        });
-    }
-    let mut command = Command::new(program_path(program, crate_root));
-    command
-        .args(&config.command[1..])
-        .current_dir(crate_root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    let mut child = command.spawn().map_err(|e| JudgeError::Spawn {
-        command: shown.clone(),
+    let spawn_error = |error: String| JudgeError::Spawn {
+        command: config.command.join(" "),
         dir: crate_root.to_path_buf(),
-        error: e.to_string(),
-    })?;
-    let started = Instant::now();
-
-    // Every pipe has its own thread: a judge that prints megabytes before reading its stdin, or
-    // never reads it, must not deadlock against us.
-    let mut stdin = child.stdin.take();
-    let writer = thread::spawn(move || {
-        if let Some(pipe) = stdin.as_mut() {
-            // A judge that exits without reading its input is not an error in itself.
-            let _ = pipe.write_all(&stdin_json);
-        }
-        drop(stdin);
-    });
-    let stdout = child.stdout.take();
-    let out_reader = thread::spawn(move || {
-        stdout
-            .map(|p| drain(p, STDOUT_LIMIT, false))
-            .unwrap_or_default()
-    });
-    let stderr = child.stderr.take();
-    let err_reader = thread::spawn(move || {
-        stderr
-            .map(|p| drain(p, STDERR_LIMIT, true))
-            .unwrap_or_default()
-    });
-
-    let limit = Duration::from_millis(config.timeout_ms);
-    let status = wait_with_timeout(&mut child, started, limit);
-    let _ = writer.join();
-    let (out, out_overflow) = out_reader.join().unwrap_or_default();
-    let (err, _) = err_reader.join().unwrap_or_default();
-
-    let Some(status) = status else {
-        return Err(JudgeError::Timeout {
-            timeout_ms: config.timeout_ms,
-        });
+        error,
     };
-    if !status.success() {
-        let stderr = String::from_utf8_lossy(&err);
+    let output = process::run(Program {
+        argv: &config.command,
+        dir: Some(crate_root),
+        stdin: stdin_json,
+        timeout: Duration::from_millis(config.timeout_ms),
+        stdout_limit: STDOUT_LIMIT,
+        stderr_limit: STDERR_LIMIT,
+    })
+    .map_err(|e| match e {
+        ProcessError::Empty => spawn_error("the command is empty".to_string()),
+        ProcessError::NoDir(_) => spawn_error("the crate root is not a directory".to_string()),
+        ProcessError::Spawn(e) => spawn_error(e.to_string()),
+        ProcessError::Timeout => JudgeError::Timeout {
+            timeout_ms: config.timeout_ms,
+        },
+    })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
         let chars = stderr.chars().count();
         let tail: String = if chars > STDERR_SHOWN {
             let tail: String = stderr.chars().skip(chars - STDERR_SHOWN).collect();
@@ -505,49 +418,16 @@ fn execute(
             stderr.into_owned()
         };
         return Err(JudgeError::Exit {
-            status: describe_status(status),
+            status: process::describe_status(output.status),
             stderr: tail,
         });
     }
-    if out_overflow {
+    if output.stdout_overflow {
         return Err(JudgeError::Output {
             problem: format!("stdout is larger than {} MiB", STDOUT_LIMIT >> 20),
         });
     }
-    Ok(out)
-}
-
-fn describe_status(status: ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return format!("killed by signal {signal}");
-        }
-    }
-    status.to_string()
-}
-
-/// Waits for the child until `limit` has passed since `started`; `None` on a timeout, after
-/// the child's whole process group has been killed and the child reaped.
-fn wait_with_timeout(child: &mut Child, started: Instant, limit: Duration) -> Option<ExitStatus> {
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if crate::sys::exited(child) {
-            // The leader is a zombie until reaped, so its pid (the group id) cannot have been
-            // reused yet: kill whatever the judge left behind in its group, then reap.
-            crate::sys::kill_group(child);
-            return child.wait().ok();
-        }
-        let elapsed = started.elapsed();
-        if elapsed >= limit {
-            crate::sys::kill_group(child);
-            let _ = child.wait();
-            return None;
-        }
-        thread::sleep(pause.min(limit - elapsed));
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
+    Ok(output.stdout)
 }
 
 type Parsed = (f64, Vec<String>, Vec<String>, String);

@@ -90,6 +90,7 @@ mod files;
 mod front;
 mod judge;
 mod layout;
+mod process;
 mod recording;
 mod report;
 mod run;
@@ -147,6 +148,9 @@ pub mod __internal {
     pub mod judge {
         pub use crate::judge::*;
     }
+    pub mod process {
+        pub use crate::process::*;
+    }
     pub mod recording {
         pub use crate::recording::sources::*;
         pub use crate::recording::*;
@@ -164,3 +168,9 @@ pub mod __internal {
         pub use crate::suite::fixture::*;
     }
 }
+
+/// The Rust examples of `docs/reference/rust-api.md`, run as doctests so the reference cannot
+/// drift from the API (the guide's examples are checked by `examples/first-suite`).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/reference/rust-api.md")]
+mod rust_api_doctests {}

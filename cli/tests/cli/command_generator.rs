@@ -153,3 +153,20 @@ fn a_missing_program_is_a_generator_error() {
         out.stdout
     );
 }
+
+#[test]
+fn a_grandchild_holding_stdout_does_not_hang_the_run() {
+    // The generator answers and exits, leaving a background child that keeps its stdout open
+    // for a minute: the run must finish with the answer, and the child must not outlive it.
+    let env = Env::new();
+    env.lines("in.jsonl", &[suggestion("s1")]);
+    let generator = with_script(&env, &format!("sleep 60 &\n{GOOD}"));
+    let started = std::time::Instant::now();
+    let out = env.draft("in.jsonl", &[&generator]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the run waited for the grandchild"
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(env.path("suite/drafts/eval_s1.json").exists());
+}
