@@ -103,7 +103,7 @@ pub use front::harness::Harness;
 pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, transform};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::llm::{Llm, LlmError, Model, ModelError};
-pub use run::case::{Case, CaseOutput};
+pub use run::case::{Case, CaseOutput, OutputError};
 
 /// The error type of a case function: anything that is an error converts into it with `?`.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

@@ -44,28 +44,56 @@ impl Case {
     note = "return `Vec<T: Serialize>`, `serde_json::Value`, or a `Result` of either whose error is `Display` (e.g. `proposal_eval::Result<Vec<Value>>`)"
 )]
 pub trait CaseOutput {
-    /// The output as JSON, or the failure message.
-    fn into_output(self) -> Result<Value, String>;
+    /// The output as JSON, or why the case failed.
+    fn into_output(self) -> Result<Value, OutputError>;
 }
 
+/// Why a case produced no output to evaluate: it returned an `Err`, or its output is not JSON.
+/// The case fails with this message.
+///
+/// ```
+/// use proposal_eval::{CaseOutput, OutputError};
+/// let failed: Result<Vec<u8>, &str> = Err("model refused");
+/// let err: OutputError = failed.into_output().unwrap_err();
+/// assert_eq!(err.to_string(), "the case returned an error: model refused");
+/// assert_eq!(OutputError::new("no proposals").to_string(), "no proposals");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputError(String);
+
+impl OutputError {
+    /// An error with this message, for a [`CaseOutput`] of your own.
+    pub fn new(message: impl Into<String>) -> OutputError {
+        OutputError(message.into())
+    }
+}
+
+impl Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
 impl<T: Serialize> CaseOutput for Vec<T> {
-    fn into_output(self) -> Result<Value, String> {
+    fn into_output(self) -> Result<Value, OutputError> {
         serde_json::to_value(self)
-            .map_err(|e| format!("the output cannot be serialized to JSON: {e}"))
+            .map_err(|e| OutputError(format!("the output cannot be serialized to JSON: {e}")))
     }
 }
 
 impl CaseOutput for Value {
-    fn into_output(self) -> Result<Value, String> {
+    fn into_output(self) -> Result<Value, OutputError> {
         Ok(self)
     }
 }
 
 impl<T: CaseOutput, E: Display> CaseOutput for Result<T, E> {
-    fn into_output(self) -> Result<Value, String> {
+    fn into_output(self) -> Result<Value, OutputError> {
         match self {
             Ok(t) => t.into_output(),
-            Err(e) => Err(format!("the case returned an error: {e}")),
+            Err(e) => Err(OutputError(format!("the case returned an error: {e}"))),
         }
     }
 }

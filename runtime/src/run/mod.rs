@@ -281,7 +281,7 @@ where
         if record {
             format!("{e}\n(nothing was recorded)")
         } else {
-            e
+            e.to_string()
         }
     })?;
     let verdict = evaluate(
