@@ -1,4 +1,4 @@
-//! Suggestion records: the input of `draft` (DESIGN.md §6), read from JSON lines or a folder of
+//! Suggestion records: the input of `draft` (docs/reference/drafts.md), read from JSON lines or a folder of
 //! JSON files. Records come from production tooling, so unknown keys are kept, not refused.
 
 use serde::Deserialize;
@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// One suggestion, as the seed's failure-analysis tooling writes it.
+/// One suggestion, as failure-analysis tooling writes it.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Suggestion {
     /// Names the draft: `drafts/eval_<suggestion_id>.json`.

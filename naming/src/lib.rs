@@ -136,7 +136,7 @@ fn walk(
     Ok(())
 }
 
-/// Every key a fixture may hold (with the seeds' camelCase aliases). The macro reads it to tell a
+/// Every key a fixture may hold (with the camelCase aliases of older validators). The macro reads it to tell a
 /// well-formed non-active fixture (an ignored test) from a malformed one (a failing test, as in
 /// the harness); `fixture.rs` checks it against the parser.
 pub const FIXTURE_KEYS: &[&str] = &[

@@ -134,7 +134,7 @@ impl TryFrom<RawJudgeConfig> for JudgeConfig {
 
 /// Whether `key` is a near miss of the judge setting `known`. Only the long settings are
 /// guarded: short script keys (`case`, `time`, `names`, `thresh`) are too close to `name` or
-/// `threshold` by distance alone, and DESIGN passes every unknown key to the script.
+/// `threshold` by distance alone, and every unknown key is the script's `config`.
 fn looks_like(key: &str, known: &str) -> bool {
     let (k, n) = (key.to_ascii_lowercase(), known.to_ascii_lowercase());
     if k == n || n.len() < 7 || k.len() < 6 {

@@ -1,5 +1,5 @@
-//! The `draft` key of a fixture: a case drafted from a production failure (the seed
-//! "Eval Test Case Generator").
+//! The `draft` key of a fixture: a case drafted from a production failure by `cargo
+//! proposal-eval draft`.
 //!
 //! A drafted case is an ordinary fixture file. It carries `status` `draft` or
 //! `needs_human_input` (so it is an ignored test), an `input` reproduced from the production
