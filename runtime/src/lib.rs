@@ -5,7 +5,7 @@
 //! and offline; each recording carries the SHA-256 of the files it was made from and is refused
 //! when they changed. `RECORD=1 cargo test` re-records. What the code produced ("proposals":
 //! data changes, extracted fields, tool calls) is checked strictly ([`compare`]) or scored field
-//! by field ([`accuracy`]) or by an external script ([`judge`]).
+//! by field ([`accuracy`]) or by an external script (`[[code_judge]]` in the suite config).
 //!
 //! Four names are the whole everyday surface: [`Case`] (one fixture, as the code under test sees
 //! it), [`Llm`] (the model handle), [`Model`] (your live client, used only to record), and either
