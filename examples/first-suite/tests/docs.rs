@@ -235,6 +235,11 @@ struct Block {
 }
 
 impl Block {
+    /// The language without rustdoc's attributes: `rust` for `rust,no_run`.
+    fn language(&self) -> &str {
+        self.lang.split(',').next().unwrap_or_default()
+    }
+
     fn place(&self) -> String {
         format!("{}:{}", self.file.display(), self.line)
     }
@@ -381,7 +386,7 @@ fn check_block(block: &Block, prev: Option<&Block>, next: Option<&Block>) -> Res
         }
         "run" => check_run(block, rest, prev)?,
         "doctest" => {
-            if block.lang != "rust" {
+            if block.language() != "rust" {
                 return Err("`doctest` is for rust blocks".into());
             }
             let lib = std::fs::read_to_string(crate_root().join("../../runtime/src/lib.rs"))
