@@ -1,7 +1,7 @@
 //! Per-field cost of field accuracy, and the built-in fuzzy measures against `strsim` in the
 //! same run.
 //!
-//! `cargo bench -p proposal-eval --bench field_accuracy -- --warm-up-time 1 --measurement-time 3`
+//! `cargo bench -p proposal-eval-engine --bench field_accuracy -- --warm-up-time 1 --measurement-time 3`
 //!
 //! Targets (issue 4): ≤ 1 µs per field for exact / numeric / date, ≤ 0.3 µs for fuzzy on
 //! 30-character strings.
@@ -192,6 +192,47 @@ fn amortized(c: &mut Criterion) {
     group.finish();
 }
 
+/// `array_match = "any_order"` on 20-element arrays: every pair is compared, then a one-to-one
+/// assignment is found. Reversed distinct elements (one match per row, far from its index), and
+/// elements all equal to each other (every pair matches).
+fn any_order_20(c: &mut Criterion) {
+    let mut group = c.benchmark_group("any_order_20");
+    let items: Vec<serde_json::Value> = (0..20)
+        .map(|i| json!({"sku": format!("SKU-{i:03}"), "qty": i % 3, "price": 9.5 + i as f64}))
+        .collect();
+    let reversed: Vec<serde_json::Value> = items.iter().rev().cloned().collect();
+    let amounts: Vec<f64> = (0..20).map(|i| 100.0 + 10.0 * i as f64).collect();
+    let amounts_rev: Vec<String> = amounts.iter().rev().map(|a| format!("{a:.3}")).collect();
+    let cases = [
+        (
+            "exact_objects_reversed",
+            FieldSpec::exact("items").any_order(),
+            json!({ "items": items }),
+            json!({ "items": reversed }),
+        ),
+        (
+            "numeric_reversed",
+            FieldSpec::numeric_tolerance("items", 0.01).any_order(),
+            json!({ "items": amounts }),
+            json!({ "items": amounts_rev }),
+        ),
+        (
+            "numeric_all_equal",
+            FieldSpec::numeric_tolerance("items", 0.01).any_order(),
+            json!({ "items": vec![100.0; 20] }),
+            json!({ "items": vec!["100.004"; 20] }),
+        ),
+    ];
+    for (name, spec, expected, actual) in cases {
+        let config = FieldAccuracyConfig::new().field(spec);
+        assert!(evaluate(&expected, &actual, &config).passed, "{name}");
+        group.bench_function(name, |b| {
+            b.iter(|| evaluate(black_box(&expected), black_box(&actual), &config))
+        });
+    }
+    group.finish();
+}
+
 fn fuzzy_30(c: &mut Criterion) {
     assert_eq!(A30.len(), 30);
     assert_eq!(B30.len(), 30);
@@ -221,5 +262,5 @@ fn fuzzy_30(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_field, amortized, fuzzy_30);
+criterion_group!(benches, per_field, amortized, any_order_20, fuzzy_30);
 criterion_main!(benches);

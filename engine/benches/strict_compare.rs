@@ -2,7 +2,7 @@
 //! and with 12 differences, against the floor (`serde_json::Value ==`) and what users would
 //! otherwise pick (`assert-json-diff` in strict mode), in one run.
 //!
-//! `cargo bench -p proposal-eval --bench strict_compare -- --warm-up-time 1 --measurement-time 3`
+//! `cargo bench -p proposal-eval-engine --bench strict_compare -- --warm-up-time 1 --measurement-time 3`
 
 use assert_json_diff::{assert_json_matches_no_panic, CompareMode, Config};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};

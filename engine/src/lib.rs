@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accuracy;
+mod assignment;
 pub mod compare;
 pub mod dates;
 pub mod fuzzy;

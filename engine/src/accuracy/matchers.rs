@@ -3,6 +3,7 @@
 
 use super::config::{ArrayMatch, FieldSpec, Matcher, SCORE_EPSILON};
 use super::text::{brief, fmt_apart, fmt_num, push_apart_failed, type_name};
+use crate::assignment::assign;
 use crate::dates::{read_date, DateError, DateFormat};
 use crate::fuzzy::Algorithm;
 use crate::numbers::read_number;
@@ -200,7 +201,7 @@ fn strings_equal(spec: &FieldSpec, x: &str, y: &str) -> bool {
 }
 
 /// Arrays as multisets: equal length, and a perfect one-to-one assignment of matching pairs
-/// (Kuhn's augmenting paths, so a non-transitive matcher such as a tolerance is still optimal).
+/// (an optimal assignment, so a non-transitive matcher such as a tolerance is still paired right).
 fn any_order(
     es: &[Value],
     as_: &[Value],
@@ -214,34 +215,15 @@ fn any_order(
         ));
     }
     let n = es.len();
-    let ok: Vec<Vec<bool>> = es
+    let cost: Vec<Vec<usize>> = es
         .iter()
-        .map(|x| as_.iter().map(|y| matches(x, y)).collect())
+        .map(|x| as_.iter().map(|y| usize::from(!matches(x, y))).collect())
         .collect();
-    let mut owner: Vec<Option<usize>> = vec![None; n];
-    fn augment(i: usize, ok: &[Vec<bool>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
-        for j in 0..ok[i].len() {
-            if ok[i][j] && !seen[j] {
-                seen[j] = true;
-                let free = match owner[j] {
-                    None => true,
-                    Some(k) => augment(k, ok, seen, owner),
-                };
-                if free {
-                    owner[j] = Some(i);
-                    return true;
-                }
-            }
-        }
-        false
-    }
-    let mut unmatched = Vec::new();
-    for i in 0..n {
-        let mut seen = vec![false; n];
-        if !augment(i, &ok, &mut seen, &mut owner) {
-            unmatched.push(i);
-        }
-    }
+    let unmatched: Vec<usize> = assign(&cost)
+        .into_iter()
+        .filter(|&(i, j)| cost[i][j] != 0)
+        .map(|(i, _)| i)
+        .collect();
     if unmatched.is_empty() {
         return Ok(Detail::AllElementsAnyOrder(n));
     }
@@ -565,6 +547,23 @@ mod tests {
         // Greedy would pair 10.0 with 10.4 and leave 10.9 unmatched; the assignment exists.
         let spec = FieldSpec::numeric_tolerance("f", 0.5).any_order();
         hit(spec, json!([10.0, 10.5]), json!([10.4, 10.9]));
+    }
+
+    #[test]
+    fn any_order_is_invariant_under_permutation() {
+        let expected = [1.0, 1.2, 2.0, 2.1, 5.0, 9.0];
+        let actual = [1.1, 1.3, 2.05, 7.0, 5.2, 9.0];
+        let spec = || FieldSpec::numeric_tolerance("f", 0.25).any_order();
+        let why = miss(spec(), json!(expected), json!(actual));
+        let unmatched = |why: &str| why.split(' ').next().unwrap().to_string();
+        let mut order: Vec<usize> = (0..actual.len()).collect();
+        for step in 0..40 {
+            order.rotate_left(step % 5 + 1);
+            order.swap(step % 6, (step * 7 + 3) % 6);
+            let permuted: Vec<f64> = order.iter().map(|&i| actual[i]).collect();
+            let other = miss(spec(), json!(expected), json!(permuted));
+            assert_eq!(unmatched(&other), unmatched(&why), "{permuted:?}: {other}");
+        }
     }
 
     #[test]
