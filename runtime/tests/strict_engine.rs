@@ -1,4 +1,4 @@
-//! The strict engine's rules, each with the seed's own examples where it has one.
+//! The strict engine's rules, each with the worked example of the validator it replaces where it has one.
 
 use proposal_eval::compare::{evaluate, Matching, MismatchKind, StrictConfig, StrictVerdict};
 use proposal_eval::config::SuiteConfig;

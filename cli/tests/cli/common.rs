@@ -106,7 +106,7 @@ impl Env {
     }
 }
 
-/// A suggestion as in DESIGN.md §6.
+/// A suggestion record as docs/reference/drafts.md describes it.
 pub fn suggestion(id: &str) -> Value {
     json!({
         "suggestion_id": id,
