@@ -1,6 +1,6 @@
 //! End to end: `examples/payments-agent` driven as a user drives it, by `cargo` subprocesses in a
 //! standing-alone copy of the crate (see `support`). Each test asserts the exact behaviour the
-//! design promises: recording, offline replay, stale fixtures, `RECORD=stale`, CRLF, changed
+//! reference in docs/ promises: recording, offline replay, stale fixtures, `RECORD=stale`, CRLF, changed
 //! requests, missing recordings, bad `RECORD` values, interrupted recordings, nextest partitions,
 //! bad fixtures, and the two front ends agreeing.
 
