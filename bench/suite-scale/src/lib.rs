@@ -2,7 +2,7 @@
 //! staleness-check timer.
 //!
 //! Every case's proposals are built from the realistic proposal in
-//! `runtime/benches/data/proposal_pair.json` (59 leaves, 3 levels, 5 items), varied by the
+//! `engine/benches/data/proposal_pair.json` (59 leaves, 3 levels, 5 items), varied by the
 //! case number so no two files are equal.
 
 use serde_json::{json, Value};
@@ -24,7 +24,7 @@ ignore_paths = ["mutationVariables.metadata.*", "**.timestamp", "customer.contac
 pub const PROMPT: &str = "You turn a customer's message into proposal objects.\n\nReturn JSON: {\"proposals\": [...]}.\n";
 
 fn template() -> Value {
-    let text = include_str!("../../../runtime/benches/data/proposal_pair.json");
+    let text = include_str!("../../../engine/benches/data/proposal_pair.json");
     let data: Value = serde_json::from_str(text).expect("proposal_pair.json is JSON");
     data["expected"].clone()
 }
