@@ -15,6 +15,11 @@ Usage: cargo proposal-eval prune [PATH...] [--yes] [--config FILE] [--recordings
 
 PATH is found as for `cargo proposal-eval status` (default: the current folder).
 
+Only recordings are ever deleted: files below the recordings folder that parse as
+recordings and whose `case` is their own path there, as every recording is written.
+A fixture, a config file, another suite's recording or any other file never is,
+whatever --recordings names.
+
 Options:
   --yes       Delete the orphaned recordings (and folders they leave empty)
   --config FILE, --recordings DIR

@@ -9,8 +9,8 @@ fn lists_orphans_and_deletes_them_only_with_yes() {
     simple(&env, "broken");
     record(&env, "broken", &[]);
     env.write("suite/broken.json", "{ not json");
-    raw_recording(&env, "gone", "{}\n");
-    raw_recording(&env, "deep/er/gone", "{}\n");
+    orphan(&env, "gone");
+    orphan(&env, "deep/er/gone");
 
     let out = env.run(&["prune"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -64,11 +64,110 @@ fn lists_orphans_and_deletes_them_only_with_yes() {
 #[test]
 fn takes_paths_and_refuses_bad_arguments() {
     let env = crate_with_suite("");
-    raw_recording(&env, "gone", "{}\n");
+    orphan(&env, "gone");
     let out = env.run(&["prune", "suite", "-y"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!env.path("suite/recordings/gone.json").exists());
     assert_eq!(env.run(&["prune", "missing"]).code, 2);
     assert_eq!(env.run(&["prune", "--yes=no"]).code, 2);
     assert_eq!(env.run(&["prune", "--force"]).code, 2);
+}
+
+#[test]
+fn deletes_no_fixture_or_config_whatever_recordings_says() {
+    // The layout: `prune fixtures/calendar --recordings fixtures` named the fixtures
+    // folder as the recordings folder, and every fixture was "orphaned".
+    let env = crate_with_suite("");
+    for case in ["a", "b", "sub/c"] {
+        env.write(
+            &format!("fixtures/calendar/{case}.json"),
+            &format!("{{ \"input\": {{ \"m\": \"{case}\" }}, \"expected\": [] }}\n"),
+        );
+    }
+    env.write("fixtures/calendar/proposal-eval.toml", "");
+    env.write(
+        "fixtures/calendar/notes.json",
+        "{ \"not\": \"a recording\" }\n",
+    );
+    // Another suite below, with its own recordings (their case is relative to their folder).
+    env.write(
+        "fixtures/payments/x.json",
+        "{ \"input\": 1, \"expected\": [] }\n",
+    );
+    env.write("fixtures/payments/proposal-eval.toml", "");
+    recording_at(&env, "fixtures/payments/recordings/x.json", "x");
+    recording_at(&env, "fixtures/payments/recordings/gone.json", "gone");
+    // A real orphan in the folder named as the recordings folder.
+    recording_at(&env, "fixtures/old.json", "old");
+    let before = env.snapshot();
+
+    let out = env.run(&["prune", "fixtures/calendar", "--recordings", "fixtures"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("1 orphaned recording(s):\n  fixtures/old.json\n"),
+        "{}",
+        out.stdout
+    );
+    let out = env.run(&[
+        "prune",
+        "fixtures/calendar",
+        "--recordings",
+        "fixtures",
+        "--yes",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("removed 1 orphaned recording(s)"),
+        "{}",
+        out.stdout
+    );
+    let mut after_expected = before.clone();
+    after_expected.remove("fixtures/old.json");
+    assert_eq!(env.snapshot(), after_expected, "only the orphan went");
+
+    // The other suite's own orphan is still found when that suite is pruned.
+    let out = env.run(&["prune", "fixtures/payments", "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("removed fixtures/payments/recordings/gone.json"),
+        "{}",
+        out.stdout
+    );
+    assert!(env.path("fixtures/payments/recordings/x.json").exists());
+    assert!(env.path("fixtures/calendar/a.json").exists());
+}
+
+#[test]
+fn a_file_that_is_not_a_recording_is_never_pruned() {
+    let env = crate_with_suite("");
+    simple(&env, "kept");
+    record(&env, "kept", &[]);
+    raw_recording(&env, "notes", "{}\n");
+    raw_recording(&env, "conflicted", "<<<<<<< HEAD\n");
+    env.write("suite/recordings/readme.txt", "hand-written\n");
+    orphan(&env, "gone");
+    // A recording moved by hand: its `case` is not where it lies.
+    recording_at(&env, "suite/recordings/moved.json", "elsewhere");
+    let out = env.run(&["prune", "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("removed 1 orphaned recording(s)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!env.path("suite/recordings/gone.json").exists());
+    for kept in [
+        "kept.json",
+        "notes.json",
+        "conflicted.json",
+        "readme.txt",
+        "moved.json",
+    ] {
+        assert!(
+            env.path(&format!("suite/recordings/{kept}")).exists(),
+            "{kept}"
+        );
+    }
 }

@@ -70,3 +70,28 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
 pub fn raw_recording(env: &Env, case: &str, text: &str) {
     env.write(&format!("suite/recordings/{case}.json"), text);
 }
+
+/// Writes a well-formed recording of `case` (recorded from no sources) to `file`, crate-relative:
+/// what a recording whose fixture was deleted looks like.
+pub fn recording_at(env: &Env, file: &str, case: &str) {
+    let at = "2025-01-15T10:00:00Z".parse().unwrap();
+    Recording {
+        format: FORMAT,
+        case: case.to_string(),
+        recorded_at: at,
+        sources: Vec::new(),
+        input: json!({ "message": case }),
+        interactions: vec![Interaction {
+            request: json!({ "prompt": case }),
+            response: json!({ "proposals": [] }),
+            recorded_at: at,
+        }],
+    }
+    .write(&env.path(file))
+    .unwrap();
+}
+
+/// An orphaned recording of `case` in `suite/recordings/`.
+pub fn orphan(env: &Env, case: &str) {
+    recording_at(env, &format!("suite/recordings/{case}.json"), case);
+}

@@ -16,7 +16,7 @@ fn every_state() -> Env {
         json!({ "input": { "message": "changed" }, "expected": [] }),
     );
     simple(&env, "never_calls");
-    raw_recording(&env, "gone", "{}\n");
+    orphan(&env, "gone");
     simple(&env, "conflicted");
     record(&env, "conflicted", &["prompts/system.md"]);
     let text = env.read("suite/recordings/conflicted.json");
@@ -94,7 +94,7 @@ fn check_fails_on_stale_orphaned_or_unreadable_only() {
     assert_eq!(env.run(&["status", "--check"]).code, 0);
 
     // Orphaned.
-    raw_recording(&env, "old", "{}\n");
+    orphan(&env, "old");
     assert_eq!(env.run(&["status", "--check"]).code, 1);
     std::fs::remove_file(env.path("suite/recordings/old.json")).unwrap();
 

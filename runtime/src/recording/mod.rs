@@ -185,7 +185,12 @@ fn check_format(format: u32, file: &Path) -> Result<(), RecordingError> {
 }
 
 /// Recordings below `recordings` whose case path is not in `cases`, and temp files left by an
-/// interrupted write (older than a minute): orphans.
+/// interrupted write of a recording (older than a minute): orphans, which `prune` deletes.
+///
+/// A file is one only when it parses as a recording and its `case` is its own path below
+/// `recordings`, as every recording is written. So whatever folder is named as the recordings
+/// folder, a fixture, a config file or any other file is never an orphan, and neither is
+/// another suite's recording in a folder below (its `case` is relative to its own folder).
 pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
     let cases: std::collections::HashSet<&str> = cases.iter().copied().collect();
     let mut out = Vec::new();
@@ -195,34 +200,35 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_file())
     {
         let path = entry.path();
-        let name = entry.file_name().to_string_lossy();
-        if name.starts_with('.') && name.ends_with(".tmp") {
-            // A write that a kill interrupted leaves its temp file (never the recording half
-            // written); one older than a minute belongs to no running write.
-            let old = entry
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > std::time::Duration::from_secs(60));
-            if old {
-                out.push(path.to_path_buf());
-            }
-            continue;
-        }
-        if path.extension().and_then(|e| e.to_str()) != Some("json") || name.starts_with('.') {
-            continue;
-        }
         let Ok(relative) = path.strip_prefix(recordings) else {
             continue;
         };
-        let case = relative
-            .with_extension("")
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        if !cases.contains(&case.as_str()) {
+        let name = entry.file_name().to_string_lossy();
+        let case = match temp_target(&name) {
+            Some(target) => {
+                // A write that a kill interrupted leaves its temp file (never the recording half
+                // written); one older than a minute belongs to no running write.
+                let old = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > std::time::Duration::from_secs(60));
+                if !old {
+                    continue;
+                }
+                case_of(&relative.with_file_name(target))
+            }
+            None if name.starts_with('.') => continue,
+            None => match case_of(relative) {
+                Some(case) if !cases.contains(case.as_str()) => Some(case),
+                _ => continue,
+            },
+        };
+        let Some(case) = case else {
+            continue;
+        };
+        if matches!(Recording::read_head(path), Ok(Some(head)) if head.case == case) {
             out.push(path.to_path_buf());
         }
     }
@@ -230,34 +236,115 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
     out
 }
 
+/// The file that a temp file of an atomic write (`.<name>.<pid>-<n>.tmp`) was to become, when
+/// that is a `.json` file.
+fn temp_target(name: &str) -> Option<&str> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (target, writer) = inner.rsplit_once('.')?;
+    let (pid, n) = writer.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(pid) && digits(n) && target.ends_with(".json")).then_some(target)
+}
+
+/// The case path of a recording file's path below its recordings folder: `sub/a.json` is
+/// `sub/a`; `None` for a file that is not `.json`.
+fn case_of(relative: &Path) -> Option<String> {
+    let text = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    text.strip_suffix(".json").map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A recording of `case`, as the tests write it.
+    fn recording_of(case: &str) -> String {
+        Recording {
+            format: FORMAT,
+            case: case.into(),
+            recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+            sources: vec![],
+            input: json!({}),
+            interactions: vec![],
+        }
+        .to_pretty()
+    }
+
+    /// Writes `text` to `name` below `dir`, last modified `age_secs` ago.
+    fn write_aged(dir: &Path, name: &str, text: &str, age_secs: u64) {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
+    fn orphan_names(dir: &Path, cases: &[&str]) -> Vec<String> {
+        orphans(dir, cases)
+            .iter()
+            .map(|p| {
+                p.strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect()
+    }
+
     #[test]
     fn orphans_include_old_temp_files_only() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, age_secs: u64| {
-            let path = dir.path().join(name);
-            std::fs::write(&path, "{}").unwrap();
-            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(when)
-                .unwrap();
-        };
-        write("kept.json", 0);
-        write("gone.json", 0);
-        write(".kept.json.1-0.tmp", 3600);
-        write(".kept.json.2-0.tmp", 0);
-        let found: Vec<String> = orphans(dir.path(), &["kept"])
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(found, [".kept.json.1-0.tmp", "gone.json"]);
+        let dir = dir.path();
+        write_aged(dir, "kept.json", &recording_of("kept"), 0);
+        write_aged(dir, "gone.json", &recording_of("gone"), 0);
+        write_aged(dir, ".kept.json.1-0.tmp", &recording_of("kept"), 3600);
+        write_aged(dir, ".kept.json.2-0.tmp", &recording_of("kept"), 0);
+        assert_eq!(
+            orphan_names(dir, &["kept"]),
+            [".kept.json.1-0.tmp", "gone.json"]
+        );
+    }
+
+    #[test]
+    fn only_recordings_in_their_own_place_are_orphans() {
+        // The recordings folder named is a fixtures folder, as `--recordings fixtures` makes it.
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let fixture = r#"{ "input": { "m": 1 }, "expected": [] }"#;
+        write_aged(dir, "calendar/a.json", fixture, 0);
+        write_aged(dir, "calendar/proposal-eval.toml", "", 0);
+        write_aged(dir, "notes.json", "{}", 0);
+        write_aged(dir, "conflicted.json", "<<<<<<< HEAD\n", 0);
+        write_aged(dir, ".calendar.json.1-0.tmp", fixture, 3600);
+        write_aged(dir, ".odd.tmp", &recording_of("odd"), 3600);
+        // Another suite's recordings: their case is relative to their own folder.
+        write_aged(dir, "payments/recordings/x.json", &recording_of("x"), 0);
+        // Recordings whose case is where they lie.
+        write_aged(dir, "gone.json", &recording_of("gone"), 0);
+        write_aged(dir, "sub/gone.json", &recording_of("sub/gone"), 0);
+        write_aged(
+            dir,
+            "sub/.gone.json.7-3.tmp",
+            &recording_of("sub/gone"),
+            3600,
+        );
+        assert_eq!(
+            orphan_names(dir, &[]),
+            ["gone.json", "sub/.gone.json.7-3.tmp", "sub/gone.json"]
+        );
+        assert_eq!(temp_target(".a.json.12-0.tmp"), Some("a.json"));
+        assert_eq!(temp_target(".a.json.x-0.tmp"), None);
+        assert_eq!(temp_target(".a.toml.1-0.tmp"), None);
     }
 
     #[test]

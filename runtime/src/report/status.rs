@@ -147,7 +147,24 @@ impl SuiteStatus {
             });
         }
         let known: Vec<&str> = fixtures.iter().map(|f| f.case_path()).collect();
-        for orphan in recording::orphans(&suite.recordings, &known) {
+        // `orphans` takes only files that parse as recordings; a recordings folder named over
+        // the suite's own files (`--recordings fixtures`) must still never offer a fixture or
+        // the config file to `prune`, so those are ruled out by name as well.
+        let config_file = match config {
+            Some(file) => suite.crate_root.join(file),
+            None => suite.dir.join(crate::naming::CONFIG_FILE),
+        };
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut candidates = recording::orphans(&suite.recordings, &known);
+        if !candidates.is_empty() {
+            let own: std::collections::HashSet<PathBuf> = fixtures
+                .iter()
+                .map(|f| real(&f.absolute))
+                .chain([real(&config_file)])
+                .collect();
+            candidates.retain(|c| !own.contains(&real(c)));
+        }
+        for orphan in candidates {
             let case = orphan
                 .strip_prefix(&suite.recordings)
                 .unwrap_or(&orphan)
