@@ -19,19 +19,30 @@ const KEYWORDS: &[&str] = &[
     "override", "priv", "try", "typeof", "unsized", "virtual", "yield", "test",
 ];
 
-/// One path component made into a valid Rust identifier: characters outside `[A-Za-z0-9_]`
-/// become `_`, a leading digit gets a `_` before it, a keyword gets a `_` after it.
+/// One path component made into a valid Rust identifier: ASCII punctuation and spaces become
+/// `_`; a non-ASCII character becomes `u` and its code point in hex, then `_` (`ü` is
+/// `u00fc_`), so two names that differ in a non-ASCII character never make one test name; a
+/// leading digit gets a `_` before it, a keyword gets a `_` after it.
+///
+/// ```
+/// use proposal_eval_naming::identifier;
+/// assert_eq!(identifier("raise-amount"), "raise_amount");
+/// assert_eq!(identifier("ünïcode_日本"), "u00fc_nu00ef_code_u65e5_u672c_");
+/// assert_ne!(identifier("日本"), identifier("中国"));
+/// assert_eq!(identifier("2024"), "_2024");
+/// assert_eq!(identifier("match"), "match_");
+/// ```
 pub fn identifier(component: &str) -> String {
-    let mut out: String = component
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut out = String::with_capacity(component.len());
+    for c in component.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            out.push(c);
+        } else if c.is_ascii() {
+            out.push('_');
+        } else {
+            out.push_str(&format!("u{:04x}_", u32::from(c)));
+        }
+    }
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
     }

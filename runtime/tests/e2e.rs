@@ -596,3 +596,33 @@ fn a_status_edited_between_runs_counts_on_the_next_run() {
         run.text()
     );
 }
+
+#[test]
+fn non_ascii_fixture_names_make_distinct_tests_in_both_front_ends() {
+    let _cargo = lock();
+    let example = Example::new();
+    // Two names of the same length that differ only in non-ASCII characters: they used to
+    // become the same test name (`_n_code___`-style) and clash.
+    let original = example.read(&fixture(RAISE));
+    example.write(&format!("{SUITE}/changes/ünïcode_日本.json"), &original);
+    example.write(&format!("{SUITE}/changes/ünïcode_中国.json"), &original);
+    let expected = [
+        test_name("changes/u00fc_nu00ef_code_u65e5_u672c_"),
+        test_name("changes/u00fc_nu00ef_code_u4e2d_u56fd_"),
+    ];
+    let harness = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &["--list"]);
+    let macros = example.run(
+        &["test", "--test", "macro_evals", "--", "--list"],
+        &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+    );
+    for run in [&harness, &macros] {
+        let text = run.text();
+        assert!(!text.contains("would both be the test"), "{text}");
+        for name in &expected {
+            assert!(
+                text.contains(&format!("{name}: test")),
+                "{name} missing:\n{text}"
+            );
+        }
+    }
+}
