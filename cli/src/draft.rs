@@ -3,6 +3,7 @@
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
 use crate::generate::{prompt_bytes, ErrorKind, GenError, Generator, DEFAULT_TIMEOUT};
+use crate::out::{out, outln};
 use crate::runlog::{self, Counts, Entry, Outcome};
 use crate::suggestion::{read_input, Record, RecordError, Suggestion};
 use chrono::{DateTime, SubsecRound, Utc};
@@ -80,7 +81,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                out!("{HELP}");
                 return Ok(None);
             }
             Arg::Long("from") => from = Some(PathBuf::from(flag_value(&mut parser, "--from")?)),
@@ -304,7 +305,7 @@ pub fn run(options: Options) -> Result<i32, String> {
     let mut entries = Vec::new();
     let mut picked_up = 0;
 
-    println!(
+    outln!(
         "draft run {run_id} ({}, generator {generator_name}, {} record(s) from {})",
         options.triggered_by,
         records.len(),
@@ -345,7 +346,7 @@ pub fn run(options: Options) -> Result<i32, String> {
             display(&options.suite)
         )
     })?;
-    println!(
+    outln!(
         "read {}, picked up {}, generated {}, unchanged {}, skipped {}, deferred {}, errors {}",
         counts.read,
         counts.picked_up,
@@ -356,12 +357,12 @@ pub fn run(options: Options) -> Result<i32, String> {
         counts.errors
     );
     if counts.deferred > 0 {
-        println!(
+        outln!(
             "{} record(s) deferred by --batch-size: run again to draft them",
             counts.deferred
         );
     }
-    println!("run summary: {}", display(&summary));
+    outln!("run summary: {}", display(&summary));
     Ok(if counts.errors > 0 { 1 } else { 0 })
 }
 
@@ -384,7 +385,7 @@ fn print_entry(entry: &Entry) {
             .map(|d| format!(" -> {d}"))
             .unwrap_or_default(),
     };
-    println!("  {:<11} {who}{detail}", entry.outcome.label());
+    outln!("  {:<11} {who}{detail}", entry.outcome.label());
 }
 
 fn draft_one(

@@ -8,6 +8,7 @@ mod args;
 mod draft;
 mod files;
 mod generate;
+mod out;
 mod promote;
 mod prune;
 mod report;
@@ -16,6 +17,7 @@ mod status;
 mod suggestion;
 
 use args::UsageError;
+use out::{err, errln, out, outln};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -41,24 +43,24 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|arg| arg == "proposal-eval") {
         argv.remove(0);
     }
-    ExitCode::from(run(argv))
+    ExitCode::from(out::finish(run(argv)))
 }
 
 fn run(argv: Vec<OsString>) -> u8 {
     let mut argv = argv.into_iter();
     let Some(command) = argv.next() else {
-        eprint!("{HELP}");
+        err!("{HELP}");
         return 2;
     };
     let command = command.to_string_lossy();
     let parser = lexopt::Parser::from_args(argv);
     let result: Result<Option<Result<i32, String>>, UsageError> = match command.as_ref() {
         "-h" | "--help" | "help" => {
-            print!("{HELP}");
+            out!("{HELP}");
             return 0;
         }
         "-V" | "--version" => {
-            println!("cargo-proposal-eval {}", env!("CARGO_PKG_VERSION"));
+            outln!("cargo-proposal-eval {}", env!("CARGO_PKG_VERSION"));
             return 0;
         }
         "draft" => draft::parse(parser).map(|o| o.map(draft::run)),
@@ -72,7 +74,7 @@ fn run(argv: Vec<OsString>) -> u8 {
         Ok(None) => 0,
         Ok(Some(Ok(code))) => code as u8,
         Ok(Some(Err(message))) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             1
         }
         Err(UsageError(message)) => {
@@ -84,7 +86,7 @@ fn run(argv: Vec<OsString>) -> u8 {
             } else {
                 "cargo proposal-eval --help".to_string()
             };
-            eprintln!("error: {message}\n\nFor more information, run `{help}`.");
+            errln!("error: {message}\n\nFor more information, run `{help}`.");
             2
         }
     }

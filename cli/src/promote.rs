@@ -2,6 +2,7 @@
 
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
+use crate::out::{out, outln};
 use chrono::{SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
 use proposal_eval::__internal::draft::{Draft, EditSource};
@@ -50,7 +51,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                out!("{HELP}");
                 return Ok(None);
             }
             Arg::Long("suite") => suite = Some(PathBuf::from(flag_value(&mut parser, "--suite")?)),
@@ -137,7 +138,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         .and_then(Value::as_str)
         .unwrap_or("active");
     if status == "active" && draft.edit_source == EditSource::Human {
-        println!(
+        outln!(
             "{} is already active: {shown} (nothing changed)",
             draft.eval_test_id
         );
@@ -157,7 +158,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         },
     )?;
     write_atomic(&path, text.as_bytes()).map_err(|e| format!("writing {shown}: {e}"))?;
-    println!(
+    outln!(
         "promoted {}: {shown} is now an active case (edit_source = \"human\"); record it with \
          RECORD=1 cargo test",
         draft.eval_test_id

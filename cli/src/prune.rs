@@ -2,6 +2,7 @@
 //! `--yes`.
 
 use crate::args::{flag_value, UsageError};
+use crate::out::{errln, out, outln};
 use crate::status::display;
 use lexopt::Arg;
 use proposal_eval::__internal::status::State;
@@ -50,7 +51,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                out!("{HELP}");
                 return Ok(None);
             }
             Arg::Short('y') | Arg::Long("yes") => options.yes = true,
@@ -80,31 +81,31 @@ pub fn run(options: Options) -> Result<i32, String> {
         }
     }
     if orphans.is_empty() {
-        println!("no orphaned recordings");
+        outln!("no orphaned recordings");
         return Ok(0);
     }
     if !options.yes {
-        println!("{} orphaned recording(s):", orphans.len());
+        outln!("{} orphaned recording(s):", orphans.len());
         for (file, _) in &orphans {
-            println!("  {}", display(file));
+            outln!("  {}", display(file));
         }
-        println!("run `cargo proposal-eval prune --yes` to delete them");
+        outln!("run `cargo proposal-eval prune --yes` to delete them");
         return Ok(0);
     }
     let mut failed = 0;
     for (file, root) in &orphans {
         match std::fs::remove_file(file) {
             Ok(()) => {
-                println!("removed {}", display(file));
+                outln!("removed {}", display(file));
                 remove_empty_parents(file, root);
             }
             Err(e) => {
-                eprintln!("error: cannot remove {}: {e}", display(file));
+                errln!("error: cannot remove {}: {e}", display(file));
                 failed += 1;
             }
         }
     }
-    println!("removed {} orphaned recording(s)", orphans.len() - failed);
+    outln!("removed {} orphaned recording(s)", orphans.len() - failed);
     Ok(if failed > 0 { 1 } else { 0 })
 }
 

@@ -2,6 +2,7 @@
 //! last test runs left, and prints a summary table.
 
 use crate::args::{flag_value, UsageError};
+use crate::out::{out, outln};
 use lexopt::Arg;
 use proposal_eval::__internal::report::Report;
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                out!("{HELP}");
                 return Ok(None);
             }
             Arg::Long("target-dir") => {
@@ -97,10 +98,10 @@ pub fn run(options: Options) -> Result<i32, String> {
     }
     let report = proposal_eval::__internal::report::rebuild(&dir)
         .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
-    print!("{}", table(&report));
+    out!("{}", table(&report));
     let html = dir.join("report.html");
     let html = html.canonicalize().unwrap_or(html);
-    println!("report: {}", html.display());
+    outln!("report: {}", html.display());
     Ok(0)
 }
 

@@ -3,6 +3,7 @@
 
 use crate::args::{flag_value, UsageError};
 use crate::files;
+use crate::out::{errln, out, outln};
 use lexopt::{Arg, ValueExt};
 use proposal_eval::__internal::recording::SourceChange;
 use proposal_eval::__internal::status::{State, SuiteStatus};
@@ -82,7 +83,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                out!("{HELP}");
                 return Ok(None);
             }
             Arg::Long("check") => options.check = true,
@@ -273,7 +274,7 @@ pub fn run(options: Options) -> Result<i32, String> {
                 "failing_check": counts.failing,
             },
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?
         );
@@ -281,7 +282,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         for suite in &suites {
             print_suite(suite);
         }
-        println!(
+        outln!(
             "{} case(s): {} fresh, {} stale, {} no recording, {} orphaned, {} unreadable",
             counts.cases,
             counts.fresh,
@@ -292,7 +293,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         );
     }
     if options.check && counts.failing > 0 {
-        eprintln!(
+        errln!(
             "error: status --check: {} problem(s). Re-record stale recordings with `RECORD=stale cargo test`, remove orphans with `cargo proposal-eval prune --yes`, fix or delete unreadable files.",
             counts.failing
         );
@@ -302,14 +303,14 @@ pub fn run(options: Options) -> Result<i32, String> {
 }
 
 fn print_suite(suite: &SuiteStatus) {
-    println!(
+    outln!(
         "{} ({}, crate {})",
         suite.name,
         display(&suite.dir),
         display(&suite.crate_root)
     );
     if let Some(error) = &suite.config_error {
-        println!("  {:<13} {error}", "unreadable");
+        outln!("  {:<13} {error}", "unreadable");
     }
     for case in &suite.cases {
         let draft = match case.status {
@@ -326,16 +327,16 @@ fn print_suite(suite: &SuiteStatus) {
         };
         let label = case.state.label();
         match &case.state {
-            State::Fresh | State::NoRecording => println!("  {label:<13} {}{draft}", case.case),
-            State::Orphaned => println!(
+            State::Fresh | State::NoRecording => outln!("  {label:<13} {}{draft}", case.case),
+            State::Orphaned => outln!(
                 "  {label:<13} {} (no fixture {}.json)",
                 suite.relative(&case.recording),
                 case.case
             ),
-            State::Unreadable(why) => println!("  {label:<13} {}{draft}: {why}", case.case),
+            State::Unreadable(why) => outln!("  {label:<13} {}{draft}: {why}", case.case),
             State::Stale(changes) => {
                 let what: Vec<String> = changes.iter().map(describe).collect();
-                println!("  {label:<13} {}{draft}: {}", case.case, what.join("; "));
+                outln!("  {label:<13} {}{draft}: {}", case.case, what.join("; "));
             }
         }
     }

@@ -27,6 +27,26 @@ pub fn run_in(cwd: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// Runs the binary in `cwd` with its stdout a pipe whose reader is already gone, as in
+/// `cargo proposal-eval report | true`: every write to stdout fails with a broken pipe.
+pub fn run_into_closed_pipe(cwd: &Path, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-proposal-eval"))
+        .arg("proposal-eval")
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .stdout(writer)
+        .output()
+        .expect("the binary runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// A temporary folder holding `suite/` and the input files.
 pub struct Env {
     pub dir: tempfile::TempDir,

@@ -208,3 +208,24 @@ fn error_paths() {
     );
     assert_eq!(report_in(env.dir.path(), &["report", "--open"]).code, 2);
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    // `cargo proposal-eval report | true`: the reader is gone before anything is written.
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    write_entry(&env, "target", &entry(&env, "evals", "a", true));
+    write_entry(&env, "target", &entry(&env, "evals", "b", false));
+    let out = run_into_closed_pipe(env.dir.path(), &["report"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "", "no panic, no message");
+    assert!(
+        env.path("target/proposal-eval/report.html").is_file(),
+        "the report is still built"
+    );
+    // Help and version print too.
+    for args in [&["--help"][..], &["--version"], &["report", "--help"]] {
+        let out = run_into_closed_pipe(env.dir.path(), args);
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{args:?}");
+    }
+}

@@ -376,3 +376,58 @@ fn config_and_recordings_outside_the_suite_are_honoured() {
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert!(out.stderr.contains("describe one suite"), "{}", out.stderr);
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly_and_keeps_the_exit_status() {
+    let env = crate_with_suite("");
+    simple(&env, "fresh");
+    record(&env, "fresh", &[]);
+    for case in 0..200 {
+        simple(&env, &format!("many/case_{case}"));
+    }
+    let out = run_into_closed_pipe(env.dir.path(), &["status"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    let out = run_into_closed_pipe(env.dir.path(), &["status", "--format", "json"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+
+    // --check still fails, and says why on stderr.
+    orphan(&env, "gone");
+    let out = run_into_closed_pipe(env.dir.path(), &["status", "--check"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("status --check: 1 problem(s)"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+
+    // prune --yes deletes every orphan even when nobody reads what it prints.
+    orphan(&env, "gone_too");
+    let out = run_into_closed_pipe(env.dir.path(), &["prune", "--yes"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert!(!env.path("suite/recordings/gone.json").exists());
+    assert!(!env.path("suite/recordings/gone_too.json").exists());
+}
+
+#[test]
+fn output_lost_to_anything_but_a_closed_pipe_is_an_error() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    };
+    let env = crate_with_suite("");
+    simple(&env, "case");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-proposal-eval"))
+        .args(["proposal-eval", "status"])
+        .current_dir(env.dir.path())
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot write the output: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
