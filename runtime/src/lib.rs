@@ -90,6 +90,7 @@ mod files;
 mod front;
 mod judge;
 mod layout;
+mod panics;
 mod process;
 mod recording;
 mod report;

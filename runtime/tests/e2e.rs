@@ -626,3 +626,27 @@ fn non_ascii_fixture_names_make_distinct_tests_in_both_front_ends() {
         }
     }
 }
+
+#[test]
+fn a_panic_in_the_live_model_is_named_as_the_models() {
+    let _cargo = lock();
+    let example = Example::new();
+    let before = example.recordings();
+    let name = test_name(RAISE);
+    // `PAYMENTS_AGENT_FORBID_MODEL` makes the example's live model panic when it is built.
+    let run = example.evals(
+        &[("RECORD", "1"), ("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+        &[name.as_str(), "--exact"],
+    );
+    let failure = failure_of(&run, &name);
+    assert!(
+        failure.contains("building the live model panicked: PAYMENTS_AGENT_FORBID_MODEL is set"),
+        "{failure}"
+    );
+    assert!(!failure.contains("the case panicked"), "{failure}");
+    assert_eq!(
+        example.recordings(),
+        before,
+        "a failed record wrote a recording"
+    );
+}

@@ -136,6 +136,12 @@ impl fmt::Display for LlmError {
 
 impl std::error::Error for LlmError {}
 
+/// Runs `f`, turning a panic into its message.
+fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| crate::panics::message(&*payload))
+}
+
 /// Builds the live model; called at most once per case, and only when the case records.
 pub(crate) type ModelFactory = std::sync::Arc<dyn Fn() -> Box<dyn Model> + Send + Sync>;
 
@@ -342,17 +348,34 @@ impl Llm {
                 }
             },
             Mode::Record { factory, model } => {
-                if model.is_none() {
-                    *model = factory.as_ref().map(|make| make());
-                }
-                match model {
-                    None => Err(LlmError::NoModel),
-                    Some(model) => {
+                // A panic in the user's model is the model's failure, not the case's: it is
+                // caught here and named so.
+                let built = if model.is_some() {
+                    Ok(())
+                } else {
+                    match factory {
+                        None => Ok(()),
+                        Some(make) => catch(|| make())
+                            .map(|m| *model = Some(m))
+                            .map_err(|m| format!("building the live model panicked: {m}")),
+                    }
+                };
+                match (built, model) {
+                    (Err(message), _) => {
+                        let e = ModelError::new(message);
+                        self.model_failed.get_or_insert_with(|| e.to_string());
+                        Err(LlmError::Model(e))
+                    }
+                    (Ok(()), None) => Err(LlmError::NoModel),
+                    (Ok(()), Some(model)) => {
                         let limit = crate::env::settings()
                             .map(|s| s.max_concurrency)
                             .unwrap_or(4);
                         let _permit = LivePermit::acquire(limit);
-                        match model.complete(request) {
+                        let answer = catch(|| model.complete(request)).unwrap_or_else(|m| {
+                            Err(ModelError::new(format!("the live model panicked: {m}")))
+                        });
+                        match answer {
                             Ok(response) => {
                                 self.interactions.push(Interaction {
                                     request: request.clone(),
@@ -458,6 +481,32 @@ mod tests {
             response,
             recorded_at: "2025-01-01T00:00:00Z".parse().unwrap(),
         }
+    }
+
+    #[test]
+    fn a_panicking_live_model_is_named_as_the_models_failure() {
+        let panics_when_called: ModelFactory = std::sync::Arc::new(|| {
+            Box::new(|_: &Value| -> Result<Value, ModelError> { panic!("socket exploded") })
+        });
+        let mut llm = Llm::record(Some(panics_when_called));
+        let err = llm.complete(&json!(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the live model failed: the live model panicked: socket exploded"
+        );
+        assert_eq!(
+            llm.model_failure(),
+            Some("the live model panicked: socket exploded")
+        );
+        assert!(llm.take_recorded().unwrap_or_default().is_empty());
+
+        let panics_when_built: ModelFactory = std::sync::Arc::new(|| panic!("no API key"));
+        let mut llm = Llm::record(Some(panics_when_built));
+        let err = llm.complete(&json!(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the live model failed: building the live model panicked: no API key"
+        );
     }
 
     #[test]

@@ -222,7 +222,7 @@ where
         Err(panic) => {
             return Err(format!(
                 "the case panicked: {}{}",
-                panic_message(&panic),
+                crate::panics::message(&*panic),
                 if record {
                     "\n(nothing was recorded)"
                 } else {
@@ -467,16 +467,6 @@ fn format_score(score: f64) -> String {
         format!("{score}")
     } else {
         format!("{score:.2}")
-    }
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(a panic without a message)".to_string()
     }
 }
 
