@@ -89,7 +89,10 @@ pub fn run(options: Options) -> Result<i32, String> {
         for (file, _) in &orphans {
             outln!("  {}", display(file));
         }
-        outln!("run `cargo proposal-eval prune --yes` to delete them");
+        outln!(
+            "run `{}` to delete them",
+            crate::status::command("prune", &options.paths, &options.layout, &["--yes"])
+        );
         return Ok(0);
     }
     let mut failed = 0;

@@ -293,13 +293,111 @@ pub fn run(options: Options) -> Result<i32, String> {
         );
     }
     if options.check && counts.failing > 0 {
-        errln!(
-            "error: status --check: {} problem(s). Re-record stale recordings with `RECORD=stale cargo test`, remove orphans with `cargo proposal-eval prune --yes`, fix or delete unreadable files.",
-            counts.failing
-        );
+        errln!("error: status --check: {} problem(s).", counts.failing);
+        for hint in hints(&suites, &options, true) {
+            errln!("  {hint}");
+        }
         return Ok(1);
     }
+    if !options.json {
+        for hint in hints(&suites, &options, false) {
+            outln!("{hint}");
+        }
+    }
     Ok(0)
+}
+
+/// What to run about the stale, orphaned and unreadable recordings found (with `check`, only
+/// those that fail the check): commands that work when pasted into the shell `status` ran in.
+fn hints(suites: &[SuiteStatus], options: &Options, check: bool) -> Vec<String> {
+    let suites_with = |wanted: fn(&State) -> bool| -> Vec<&SuiteStatus> {
+        suites
+            .iter()
+            .filter(|suite| {
+                suite.cases.iter().any(|case| {
+                    wanted(&case.state) && (!check || case.fails_check(suite.validation))
+                })
+            })
+            .collect()
+    };
+    let mut hints = Vec::new();
+    let mut crates: Vec<&Path> = Vec::new();
+    for suite in suites_with(|s| matches!(s, State::Stale(_))) {
+        if !crates.contains(&suite.crate_root.as_path()) {
+            crates.push(&suite.crate_root);
+        }
+    }
+    for crate_root in crates {
+        hints.push(format!(
+            "re-record the stale recordings: `{}`",
+            record_command(crate_root)
+        ));
+    }
+    if !suites_with(|s| *s == State::Orphaned).is_empty() {
+        hints.push(format!(
+            "remove the orphaned recordings: `{}`",
+            command("prune", &options.paths, &options.layout, &["--yes"])
+        ));
+    }
+    let unreadable = suites_with(|s| matches!(s, State::Unreadable(_)));
+    if check && (!unreadable.is_empty() || suites.iter().any(|s| s.config_error.is_some())) {
+        hints.push("fix or delete the unreadable files shown above".into());
+    }
+    hints
+}
+
+/// `cargo proposal-eval COMMAND PATH... [--config FILE] [--recordings DIR] EXTRA...`: the
+/// suites this run was given, for a hint that works when pasted; each word quoted for a shell.
+pub fn command(command: &str, paths: &[PathBuf], layout: &Layout, extra: &[&str]) -> String {
+    let mut words: Vec<String> = vec!["cargo".into(), "proposal-eval".into(), command.into()];
+    let mut flags: Vec<String> = Vec::new();
+    for (flag, value) in [
+        ("--config", &layout.config),
+        ("--recordings", &layout.recordings),
+    ] {
+        if let Some(value) = value {
+            let value = value.to_string_lossy();
+            // A value that looks like a flag is taken only in the `--flag=value` form.
+            if value.starts_with('-') {
+                flags.push(format!("{flag}={value}"));
+            } else {
+                flags.extend([flag.to_string(), value.into_owned()]);
+            }
+        }
+    }
+    flags.extend(extra.iter().map(|e| e.to_string()));
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if paths.iter().any(|p| p.starts_with('-')) {
+        // After `--` every word is a PATH: the flags go first.
+        words.extend(flags);
+        words.push("--".into());
+        words.extend(paths);
+    } else {
+        words.extend(paths);
+        words.extend(flags);
+    }
+    shell_words::join(words)
+}
+
+/// `RECORD=stale cargo test`, with `--manifest-path` unless cargo would pick the crate at
+/// `crate_root` from the current folder by itself.
+fn record_command(crate_root: &Path) -> String {
+    let here = std::env::current_dir().ok().and_then(|cwd| {
+        cwd.ancestors()
+            .find(|a| a.join("Cargo.toml").is_file())
+            .and_then(|a| a.canonicalize().ok())
+    });
+    if here.as_deref() == Some(crate_root) {
+        "RECORD=stale cargo test".into()
+    } else {
+        format!(
+            "RECORD=stale cargo test --manifest-path {}",
+            shell_words::quote(&display(&crate_root.join("Cargo.toml")))
+        )
+    }
 }
 
 fn print_suite(suite: &SuiteStatus) {

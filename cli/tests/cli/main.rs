@@ -4,6 +4,7 @@
 mod command_generator;
 mod common;
 mod draft;
+mod hints;
 mod promote;
 mod prune;
 mod recordings;
