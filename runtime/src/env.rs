@@ -3,7 +3,7 @@
 //!
 //! | variable | meaning |
 //! |---|---|
-//! | `RECORD` | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only |
+//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only. Both set to different modes is an error |
 //! | `NO_COLOR` | any non-empty value turns colours off |
 //! | `CLICOLOR_FORCE` | any value other than `0` turns colours on even when not on a terminal |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across the test processes of a target folder |
@@ -26,7 +26,7 @@ pub enum RecordMode {
 /// The settings read from the environment.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `RECORD`.
+    /// `PROPOSAL_EVAL_RECORD` / `RECORD`.
     pub record: RecordMode,
     /// Whether failure output is coloured.
     pub color: bool,
@@ -34,40 +34,87 @@ pub struct Settings {
     pub max_concurrency: usize,
 }
 
-/// An environment variable with a value the product does not accept.
+/// An environment variable the product cannot act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EnvError {
-    /// The variable.
-    pub variable: &'static str,
-    /// Its value.
-    pub value: String,
-    /// The values that are accepted.
-    pub allowed: &'static str,
+pub enum EnvError {
+    /// A value the product does not accept.
+    Invalid {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// The values that are accepted.
+        allowed: &'static str,
+    },
+    /// `PROPOSAL_EVAL_RECORD` and its short form `RECORD` ask for different modes.
+    RecordConflict {
+        /// `PROPOSAL_EVAL_RECORD`'s value.
+        long: String,
+        /// `RECORD`'s value.
+        short: String,
+    },
 }
 
 impl fmt::Display for EnvError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}={:?} is not understood; allowed: {}",
-            self.variable, self.value, self.allowed
-        )
+        match self {
+            EnvError::Invalid {
+                variable,
+                value,
+                allowed,
+            } => write!(f, "{variable}={value:?} is not understood; allowed: {allowed}"),
+            EnvError::RecordConflict { long, short } => write!(
+                f,
+                "PROPOSAL_EVAL_RECORD={long:?} and RECORD={short:?} ask for different modes; set only one (RECORD is the short form of PROPOSAL_EVAL_RECORD)"
+            ),
+        }
     }
 }
 
 impl std::error::Error for EnvError {}
 
-/// Reads `RECORD`.
-pub fn parse_record(value: Option<&str>) -> Result<RecordMode, EnvError> {
+/// Reads one of the record variables (`variable` names it in an error).
+fn parse_record_as(variable: &'static str, value: Option<&str>) -> Result<RecordMode, EnvError> {
     match value.map(str::trim) {
         None | Some("") | Some("0") => Ok(RecordMode::Replay),
         Some("1") | Some("all") => Ok(RecordMode::All),
         Some("stale") => Ok(RecordMode::Stale),
-        Some(other) => Err(EnvError {
-            variable: "RECORD",
+        Some(other) => Err(EnvError::Invalid {
+            variable,
             value: other.to_string(),
             allowed: "unset or 0 (replay), 1 or all (record every selected case), stale (record missing or stale recordings only)",
         }),
+    }
+}
+
+/// Reads `RECORD`.
+pub fn parse_record(value: Option<&str>) -> Result<RecordMode, EnvError> {
+    parse_record_as("RECORD", value)
+}
+
+/// The record mode from `PROPOSAL_EVAL_RECORD` and its short form `RECORD`: either may be set;
+/// both set must agree (`1` and `all` do).
+pub fn record_mode(long: Option<&str>, short: Option<&str>) -> Result<RecordMode, EnvError> {
+    fn set(v: Option<&str>) -> Option<&str> {
+        v.filter(|v| !v.trim().is_empty())
+    }
+    match (set(long), set(short)) {
+        (Some(l), Some(s)) => {
+            let (lm, sm) = (
+                parse_record_as("PROPOSAL_EVAL_RECORD", Some(l))?,
+                parse_record_as("RECORD", Some(s))?,
+            );
+            if lm == sm {
+                Ok(lm)
+            } else {
+                Err(EnvError::RecordConflict {
+                    long: l.to_string(),
+                    short: s.to_string(),
+                })
+            }
+        }
+        (Some(l), None) => parse_record_as("PROPOSAL_EVAL_RECORD", Some(l)),
+        (None, short) => parse_record_as("RECORD", short),
     }
 }
 
@@ -76,7 +123,7 @@ fn parse_concurrency(value: Option<&str>) -> Result<usize, EnvError> {
         None | Some("") => Ok(4),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(EnvError {
+            _ => Err(EnvError::Invalid {
                 variable: "PROPOSAL_EVAL_MAX_CONCURRENCY",
                 value: v.to_string(),
                 allowed: "a whole number of at least 1 (default 4)",
@@ -95,7 +142,10 @@ impl Settings {
             _ => std::io::stderr().is_terminal(),
         };
         Ok(Settings {
-            record: parse_record(var("RECORD").as_deref())?,
+            record: record_mode(
+                var("PROPOSAL_EVAL_RECORD").as_deref(),
+                var("RECORD").as_deref(),
+            )?,
             color,
             max_concurrency: parse_concurrency(var("PROPOSAL_EVAL_MAX_CONCURRENCY").as_deref())?,
         })
@@ -166,6 +216,30 @@ mod tests {
             err.contains("RECORD=\"yes\"") && err.contains("stale"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_long_and_short_record_variables() {
+        assert_eq!(record_mode(Some("stale"), None).unwrap(), RecordMode::Stale);
+        assert_eq!(record_mode(None, Some("1")).unwrap(), RecordMode::All);
+        assert_eq!(
+            record_mode(Some("all"), Some("1")).unwrap(),
+            RecordMode::All
+        );
+        assert_eq!(
+            record_mode(Some(""), Some("stale")).unwrap(),
+            RecordMode::Stale
+        );
+        let conflict = record_mode(Some("stale"), Some("1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            conflict.contains("PROPOSAL_EVAL_RECORD=\"stale\" and RECORD=\"1\"")
+                && conflict.contains("set only one"),
+            "{conflict}"
+        );
+        let bad = record_mode(Some("yes"), None).unwrap_err().to_string();
+        assert!(bad.starts_with("PROPOSAL_EVAL_RECORD=\"yes\""), "{bad}");
     }
 
     #[test]

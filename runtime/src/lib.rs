@@ -65,7 +65,7 @@
 //!
 //! | variable | effect |
 //! |---|---|
-//! | `RECORD` | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only |
+//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only |
 //! | `NO_COLOR` | no colours in failure output |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across every test process of the target folder (nextest runs one per test) |
 //!

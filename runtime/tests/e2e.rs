@@ -207,7 +207,8 @@ fn an_edited_fixture_is_stale_and_record_stale_rerecords_only_it() {
     }
 
     let before = example.recordings();
-    let run = example.evals(&[("RECORD", "stale")], &[]);
+    // The variable's long name; `RECORD` is its short form.
+    let run = example.evals(&[("PROPOSAL_EVAL_RECORD", "stale")], &[]);
     assert_verdicts(&example, &run, &[]);
     let after = example.recordings();
     let changed: Vec<&String> = after
@@ -307,6 +308,18 @@ fn a_missing_recording_says_the_command_that_records_it() {
     let message = failure_of(&run, &test_name(RAISE));
     assert!(
         message.contains("RECORD=\"bogus\" is not understood; allowed: unset or 0 (replay), 1 or all (record every selected case), stale (record missing or stale recordings only)"),
+        "{message}"
+    );
+    assert_eq!(example.recordings(), before);
+
+    // The long and the short name asking for different modes: refused, nothing written.
+    let run = example.evals(&[("PROPOSAL_EVAL_RECORD", "stale"), ("RECORD", "1")], &[]);
+    run.assert_summary(0, ACTIVE, IGNORED);
+    let message = failure_of(&run, &test_name(RAISE));
+    assert!(
+        message.contains(
+            "PROPOSAL_EVAL_RECORD=\"stale\" and RECORD=\"1\" ask for different modes; set only one"
+        ),
         "{message}"
     );
     assert_eq!(example.recordings(), before);
