@@ -15,6 +15,7 @@ mod report;
 mod runlog;
 mod status;
 mod suggestion;
+mod suites;
 
 use args::UsageError;
 use out::{err, errln, out, outln};

@@ -14,7 +14,9 @@ List orphaned recordings (recordings whose fixture is gone); delete them with --
 
 Usage: cargo proposal-eval prune [PATH...] [--yes] [--config FILE] [--recordings DIR]
 
-PATH is found as for `cargo proposal-eval status` (default: the current folder).
+PATH is found as for `cargo proposal-eval status` (default: the current folder): a suite
+folder, or a folder searched for suites, which need no proposal-eval.toml (see
+`cargo proposal-eval status --help`).
 
 Only recordings are ever deleted: files below the recordings folder that parse as
 recordings and whose `case` is their own path there, as every recording is written.

@@ -25,10 +25,15 @@ Show the state of every case's recording.
 Usage: cargo proposal-eval status [PATH...] [--check] [--format text|json]
                                  [--config FILE] [--recordings DIR]
 
-Each PATH is a suite folder, or a folder searched for suites (folders holding
-proposal-eval.toml; target/ and hidden folders are skipped). Default: the current folder.
-Paths in sources and recordings are relative to the suite's crate root: the nearest folder
-above it with a Cargo.toml.
+Each PATH is a suite folder, or a folder searched for suites. Default: the current folder.
+Below it, a suite is a folder that
+  - holds a proposal-eval.toml, or
+  - holds a recordings/ folder with a recording in it, or
+  - is named by `#[proposal_eval(fixtures = \"...\")]` or `Harness::new(\"...\")` (a string
+    literal, relative to the crate root) in a .rs file under a crate's tests/ folder.
+target/, recordings/ and hidden folders are not searched. A PATH holding no suite is a suite.
+Paths in sources and recordings are relative to the suite's crate root: the crate whose tests
+name it, else the nearest folder at or above it with a Cargo.toml.
 
 States:
   fresh         the recording was made from the case's current sources
@@ -120,84 +125,9 @@ pub fn check_paths(paths: &[PathBuf]) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// A suite folder and its crate root, both absolute.
-#[derive(Debug)]
-pub struct Found {
-    /// The suite folder.
-    pub dir: PathBuf,
-    /// The nearest folder above it (or itself) with a Cargo.toml.
-    pub crate_root: PathBuf,
-}
-
-/// The suites in or below `paths` (default: the current folder).
-pub fn find_suites(paths: &[PathBuf]) -> Result<Vec<Found>, String> {
-    let given = !paths.is_empty();
-    let paths = if given {
-        paths.to_vec()
-    } else {
-        vec![PathBuf::from(".")]
-    };
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for path in &paths {
-        let path = path
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut below = suites_below(&path);
-        if below.is_empty() && given {
-            // A folder named on the command line is a suite even without a config file.
-            below.push(path.clone());
-        }
-        if below.is_empty() {
-            return Err(format!(
-                "no suite found below {} (a suite is a folder with a proposal-eval.toml; or name suite folders: `cargo proposal-eval status fixtures/payments`)",
-                display(&path)
-            ));
-        }
-        dirs.extend(below);
-    }
-    dirs.sort();
-    dirs.dedup();
-    dirs.into_iter()
-        .map(|dir| {
-            let crate_root = dir
-                .ancestors()
-                .find(|a| a.join("Cargo.toml").is_file())
-                .ok_or_else(|| {
-                    format!(
-                        "{}: no Cargo.toml in it or above it; sources and recordings are relative to the crate root",
-                        display(&dir)
-                    )
-                })?
-                .to_path_buf();
-            Ok(Found { dir, crate_root })
-        })
-        .collect()
-}
-
-/// Folders at or below `root` holding a `proposal-eval.toml`, skipping `target/`,
-/// `recordings/` and hidden folders.
-fn suites_below(root: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_entry(|e| {
-            if e.depth() == 0 {
-                return true;
-            }
-            let name = e.file_name().to_string_lossy();
-            !(name.starts_with('.')
-                || (e.file_type().is_dir() && (name == "target" || name == "recordings")))
-        })
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() == proposal_eval_naming::CONFIG_FILE)
-        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
-        .collect();
-    found.sort();
-    found
-}
-
 /// Checks every suite found.
 pub fn statuses(paths: &[PathBuf], layout: &Layout) -> Result<Vec<SuiteStatus>, String> {
-    let found = find_suites(paths)?;
+    let found = crate::suites::find(paths)?;
     if (layout.config.is_some() || layout.recordings.is_some()) && found.len() > 1 {
         // Another suite's recordings would all look orphaned (and prune would delete them).
         return Err(format!(

@@ -431,3 +431,97 @@ fn output_lost_to_anything_but_a_closed_pipe_is_an_error() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// The README's quickstart: a crate with `tests/evals.rs` and `fixtures/payments/*.json`, and
+/// no `proposal-eval.toml`.
+fn quickstart(test: &str) -> Env {
+    let env = Env::new();
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    env.write("tests/evals.rs", test);
+    for case in ["raise_amount", "lower_amount"] {
+        env.write(
+            &format!("fixtures/payments/{case}.json"),
+            &format!("{{ \"input\": {{ \"message\": \"{case}\" }}, \"expected\": [] }}\n"),
+        );
+    }
+    env
+}
+
+#[test]
+fn finds_a_suite_without_a_config_file_as_the_tests_name_it() {
+    let macro_form = "use proposal_eval::{proposal_eval, Case, Llm};\n\n\
+        #[proposal_eval(fixtures = \"fixtures/payments\", model = crate::live_model)]\n\
+        fn payments(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<serde_json::Value>> {\n\
+            todo!()\n}\n";
+    let harness_form = "fn main() -> std::process::ExitCode {\n    \
+        proposal_eval::Harness::new(\"fixtures/payments\").model(live_model).run(payments)\n}\n";
+    for test in [macro_form, harness_form] {
+        let env = quickstart(test);
+        let out = env.run(&["status"]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout
+                .starts_with("payments (fixtures/payments, crate .)\n"),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("2 case(s)"), "{}", out.stdout);
+        // From a folder inside the crate, and from the folder above it.
+        let out = run_in(&env.path("fixtures"), &["status", "--check"]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("2 case(s)"), "{}", out.stdout);
+        let out = run_in(&env.path("tests"), &["status"]);
+        assert_eq!(out.code, 1, "fixtures/ is not below tests/: {}", out.stdout);
+    }
+}
+
+#[test]
+fn finds_a_recorded_suite_without_a_config_file_or_test_code() {
+    // Recorded, then its test file and one fixture went: the orphan is still found and pruned.
+    let env = quickstart("");
+    let (sha256, bytes) = proposal_eval::__internal::recording::hash_content(
+        env.read("fixtures/payments/raise_amount.json").as_bytes(),
+    );
+    proposal_eval::__internal::recording::Recording {
+        format: proposal_eval::__internal::recording::FORMAT,
+        case: "raise_amount".into(),
+        recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+        sources: vec![proposal_eval::__internal::recording::Source {
+            path: "fixtures/payments/raise_amount.json".into(),
+            sha256,
+            bytes,
+        }],
+        input: json!({ "message": "raise_amount" }),
+        interactions: vec![],
+    }
+    .write(&env.path("fixtures/payments/recordings/raise_amount.json"))
+    .unwrap();
+    recording_at(&env, "fixtures/payments/recordings/gone.json", "gone");
+    std::fs::remove_file(env.path("tests/evals.rs")).unwrap();
+
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("2 case(s): 1 fresh, 0 stale, 1 no recording, 1 orphaned"),
+        "{}",
+        out.stdout
+    );
+    let out = env.run(&["prune", "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!env.path("fixtures/payments/recordings/gone.json").exists());
+    assert!(env
+        .path("fixtures/payments/recordings/raise_amount.json")
+        .exists());
+
+    // A recordings/ folder with no recording in it makes no suite.
+    let env = quickstart("");
+    env.write("fixtures/payments/recordings/notes.json", "{}\n");
+    let out = env.run(&["status"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("no suite found"), "{}", out.stderr);
+    assert!(out.stderr.contains("Harness::new"), "{}", out.stderr);
+}

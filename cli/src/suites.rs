@@ -1,0 +1,234 @@
+//! Which folders `status` and `prune` treat as suites, when not named one by one.
+//!
+//! A suite needs no config file: the test front ends are told where it is by the test code
+//! (`#[proposal_eval(fixtures = "...")]`, `Harness::new("...")`). So below a searched folder a
+//! suite is a folder that
+//!
+//! 1. holds a `proposal-eval.toml`; or
+//! 2. holds a `recordings/` folder with at least one recording in it (a suite that has been
+//!    recorded, even if its test code or all its fixtures are gone, so its orphans are seen); or
+//! 3. is named by a string literal in `#[proposal_eval(fixtures = "...")]` or `Harness::new("...")`
+//!    in a `.rs` file under a crate's `tests/` folder, taken relative to that crate's root, as the
+//!    macro and the harness take it (a path built at run time is not seen).
+//!
+//! `target/`, `recordings/` and hidden folders are not searched. The crate root of a suite is
+//! the crate whose tests name it; otherwise the nearest folder at or above it with a
+//! `Cargo.toml`.
+
+use crate::files::display;
+use proposal_eval::__internal::recording::Recording;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A suite folder and its crate root, both absolute.
+#[derive(Debug)]
+pub struct Found {
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// The crate its sources and recordings are relative to.
+    pub crate_root: PathBuf,
+}
+
+/// What the error for a folder without suites says a suite is.
+const WHAT_A_SUITE_IS: &str = "a suite is a folder with a proposal-eval.toml, a folder with \
+     recordings in its recordings/ folder, or a folder named by `#[proposal_eval(fixtures = \
+     \"...\")]` or `Harness::new(\"...\")` in a crate's tests/";
+
+/// The suites in or below `paths` (default: the current folder). A folder named on the command
+/// line that holds no suite is a suite itself.
+pub fn find(paths: &[PathBuf]) -> Result<Vec<Found>, String> {
+    let given = !paths.is_empty();
+    let paths = if given {
+        paths.to_vec()
+    } else {
+        vec![PathBuf::from(".")]
+    };
+    // Suite folder -> the crate whose tests name it, if one does.
+    let mut suites: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
+    for path in &paths {
+        let root = path
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut below = search(&root);
+        if below.is_empty() && given {
+            below.insert(root.clone(), None);
+        }
+        if below.is_empty() {
+            return Err(format!(
+                "no suite found below {} ({WHAT_A_SUITE_IS}; or name suite folders: `cargo proposal-eval status fixtures/payments`)",
+                shown(&root)
+            ));
+        }
+        for (dir, named_by) in below {
+            let entry = suites.entry(dir).or_default();
+            if entry.is_none() {
+                *entry = named_by;
+            }
+        }
+    }
+    suites
+        .into_iter()
+        .map(|(dir, named_by)| {
+            let crate_root = match named_by {
+                Some(crate_root) => crate_root,
+                None => dir
+                    .ancestors()
+                    .find(|a| a.join("Cargo.toml").is_file())
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: no Cargo.toml in it or above it; sources and recordings are relative to the crate root",
+                            shown(&dir)
+                        )
+                    })?
+                    .to_path_buf(),
+            };
+            Ok(Found { dir, crate_root })
+        })
+        .collect()
+}
+
+/// `.` for the current folder itself.
+fn shown(path: &Path) -> String {
+    match display(path) {
+        shown if shown.is_empty() => ".".into(),
+        shown => shown,
+    }
+}
+
+/// The suites at or below `root` (absolute, canonical), each with the crate whose tests name it.
+fn search(root: &Path) -> BTreeMap<PathBuf, Option<PathBuf>> {
+    let mut found: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
+    // The crate around `root` may name folders below it.
+    let mut crates: Vec<PathBuf> = root
+        .ancestors()
+        .skip(1)
+        .find(|a| a.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    let walk = walkdir::WalkDir::new(root).into_iter().filter_entry(|e| {
+        let name = e.file_name().to_string_lossy();
+        e.depth() == 0
+            || !(name.starts_with('.')
+                || (e.file_type().is_dir() && (name == "target" || name == "recordings")))
+    });
+    for entry in walk.filter_map(Result::ok) {
+        if !entry.file_type().is_dir() {
+            continue;
+        }
+        let dir = entry.path();
+        if dir.join("Cargo.toml").is_file() {
+            crates.push(dir.to_path_buf());
+        }
+        if dir.join(proposal_eval_naming::CONFIG_FILE).is_file() || has_recordings(dir) {
+            found.insert(dir.to_path_buf(), None);
+        }
+    }
+    for crate_root in crates {
+        for named in named_by_tests(&crate_root) {
+            if let Ok(dir) = crate_root.join(&named).canonicalize() {
+                if dir.is_dir() && dir.starts_with(root) {
+                    // The crate naming it wins over the nearest Cargo.toml above it.
+                    found.insert(dir, Some(crate_root.clone()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Whether `dir/recordings/` holds a file that parses as a recording.
+fn has_recordings(dir: &Path) -> bool {
+    let recordings = dir.join("recordings");
+    recordings.is_dir()
+        && walkdir::WalkDir::new(recordings)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file() && e.path().extension() == Some("json".as_ref()))
+            .any(|e| matches!(Recording::read_head(e.path()), Ok(Some(_))))
+}
+
+/// The suite folders that the `.rs` files under `crate_root/tests/` name, as written.
+fn named_by_tests(crate_root: &Path) -> Vec<String> {
+    let tests = crate_root.join("tests");
+    if !tests.is_dir() {
+        return Vec::new();
+    }
+    walkdir::WalkDir::new(tests)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().extension() == Some("rs".as_ref()))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|source| named_in(&source))
+        .collect()
+}
+
+/// The string literals of `Harness::new("...")` and of `fixtures = "..."` inside
+/// `proposal_eval(...)` in Rust source text.
+fn named_in(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, marker) in source.match_indices("Harness::new(") {
+        out.extend(literal(&source[at + marker.len()..]));
+    }
+    for (at, marker) in source.match_indices("proposal_eval(") {
+        let args = &source[at + marker.len()..];
+        let args = &args[..args.find(')').unwrap_or(args.len())];
+        for (key, word) in args.match_indices("fixtures") {
+            let before = args[..key].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            if let Some(value) = args[key + word.len()..].trim_start().strip_prefix('=') {
+                out.extend(literal(value));
+            }
+        }
+    }
+    out
+}
+
+/// The string literal at the start of `text` (after white space), when it is a plain one
+/// (`"..."` without escapes, or `r"..."`).
+fn literal(text: &str) -> Option<String> {
+    let text = text.trim_start();
+    let (body, raw) = match text.strip_prefix("r\"") {
+        Some(body) => (body, true),
+        None => (text.strip_prefix('"')?, false),
+    };
+    let value = &body[..body.find('"')?];
+    (raw || !value.contains('\\')).then(|| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_named_by_the_macro_and_the_harness() {
+        let source = r#"
+            #[proposal_eval(fixtures = "fixtures/payments", model = crate::live_model)]
+            fn payments() {}
+            #[proposal_eval::proposal_eval(model = m, fixtures="fixtures/other")]
+            fn other() {}
+            fn main() {
+                proposal_eval::Harness::new("fixtures/invoices").run(f);
+                Harness::new(
+                    r"fixtures/raw",
+                )
+                .run(f);
+                Harness::new(suite).run(f);
+                Harness::new("esc\"aped");
+            }
+            #[proposal_eval(my_fixtures = "no")]
+            fn not_this() {}
+        "#;
+        assert_eq!(
+            named_in(source),
+            [
+                "fixtures/invoices",
+                "fixtures/raw",
+                "fixtures/payments",
+                "fixtures/other"
+            ]
+        );
+    }
+}
