@@ -6,7 +6,7 @@
 
 mod support;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use support::{lock, sha256, test_name, Example, Run, SUITE};
 
@@ -662,4 +662,89 @@ fn a_panic_in_the_live_model_is_named_as_the_models() {
         before,
         "a failed record wrote a recording"
     );
+}
+
+#[test]
+fn sources_stay_in_the_workspace_and_case_sources_take_globs() {
+    let _cargo = lock();
+    let example = Example::new();
+    // A file beside the example's copy: outside its workspace (the copy is a workspace of its own).
+    let outside = example.path("../outside.txt");
+    std::fs::write(&outside, "not the crate's\n").unwrap();
+    let with_sources = |sources: Value| {
+        let mut case: Value = serde_json::from_str(&example.read(&fixture(RAISE))).unwrap();
+        case["sources"] = sources;
+        serde_json::to_string_pretty(&case).unwrap() + "\n"
+    };
+    let absolute = outside.to_string_lossy().into_owned();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, example.path("prompts/link.md")).unwrap();
+    let escapes = [
+        (
+            "escape_dotdot",
+            json!(["../outside.txt"]),
+            "../outside.txt",
+            "is outside the workspace",
+        ),
+        (
+            "escape_absolute",
+            json!([absolute]),
+            absolute.as_str(),
+            "an absolute path ties the recording to this machine",
+        ),
+        (
+            "glob_nothing",
+            json!(["prompts/*.txt"]),
+            "prompts/*.txt",
+            "the pattern matches no file",
+        ),
+    ];
+    for (case, sources, _, _) in &escapes {
+        example.write(
+            &fixture(&format!("changes/{case}")),
+            with_sources(sources.clone()),
+        );
+    }
+    // A case glob that matches the prompts: accepted, recorded, and replayed fresh.
+    example.write(
+        &fixture("changes/case_glob"),
+        with_sources(json!(["prompts/*.md"])),
+    );
+
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    for (case, _, entry, why) in &escapes {
+        let failure = failure_of(&run, &test_name(&format!("changes/{case}")));
+        let head = format!("{SUITE}/changes/{case}.json: source `{entry}`:");
+        assert!(failure.contains(&head), "`{head}` missing from:\n{failure}");
+        assert!(failure.contains(why), "`{why}` missing from:\n{failure}");
+    }
+    // The link below prompts/ leaves the workspace too, so the glob that matches it is refused.
+    #[cfg(unix)]
+    {
+        let failure = failure_of(&run, &test_name("changes/case_glob"));
+        assert!(
+            failure.contains("`prompts/link.md` is outside the workspace"),
+            "{failure}"
+        );
+        std::fs::remove_file(example.path("prompts/link.md")).unwrap();
+    }
+
+    let name = test_name("changes/case_glob");
+    let record = example.evals(&[("RECORD", "1")], &[name.as_str(), "--exact"]);
+    assert!(record.success, "{}", record.text());
+    let replay = example.evals(
+        &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+        &[name.as_str(), "--exact"],
+    );
+    assert!(replay.success, "{}", replay.text());
+    let recorded: Value =
+        serde_json::from_str(&example.read(&recording("changes/case_glob"))).unwrap();
+    let paths: Vec<&str> = recorded["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"prompts/system.md"), "{paths:?}");
+    assert!(paths.contains(&"prompts/output-format.md"), "{paths:?}");
 }

@@ -39,17 +39,24 @@ pub fn hash_content(content: &[u8]) -> (String, u64) {
     (format!("{:x}", hasher.finalize()), length)
 }
 
-/// A source that cannot be read.
+/// A `sources` entry that cannot be used: unreadable, matching nothing, or outside the
+/// workspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceError {
-    /// Crate-relative path or glob.
+    /// The file where the entry is written (the fixture, or the suite config), crate-relative;
+    /// empty when not known.
+    pub written_in: String,
+    /// The entry: a crate-relative path or glob.
     pub path: String,
-    /// Why.
+    /// Why, and what to do.
     pub message: String,
 }
 
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.written_in.is_empty() {
+            write!(f, "{}: ", self.written_in)?;
+        }
         write!(f, "source `{}`: {}", self.path, self.message)
     }
 }
@@ -57,6 +64,7 @@ impl fmt::Display for SourceError {
 /// Hashes one crate-relative file.
 pub fn hash_source(crate_root: &Path, relative: &str) -> Result<Source, SourceError> {
     let bytes = std::fs::read(crate_root.join(relative)).map_err(|e| SourceError {
+        written_in: String::new(),
         path: relative.to_string(),
         message: format!(
             "cannot read it ({e}); paths in `sources` are relative to the crate root {}",
@@ -78,6 +86,7 @@ pub fn hash_source(crate_root: &Path, relative: &str) -> Result<Source, SourceEr
 pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError> {
     let pattern = pattern.trim_start_matches("./");
     let error = |message: String| SourceError {
+        written_in: String::new(),
         path: pattern.to_string(),
         message,
     };
@@ -118,7 +127,7 @@ pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError
     }
     if found.is_empty() {
         return Err(error(format!(
-            "the pattern matches no file below the crate root {}; fix it or remove it from [recording] sources",
+            "the pattern matches no file below the crate root {}; fix it or remove it from `sources`",
             crate_root.display()
         )));
     }

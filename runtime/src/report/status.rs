@@ -286,7 +286,7 @@ fn state(suite: &Suite, loaded: &LoadedCase) -> State {
     };
     let sources = match crate::suite::current_sources(suite, loaded, fixture) {
         Ok(sources) => sources,
-        Err(e) => return State::Unreadable(format!("{e} (file {})", loaded.source.path)),
+        Err(e) => return State::Unreadable(e.to_string()),
     };
     match Recording::read_head(&suite.recording_file(&loaded.path)) {
         Err(mut e) => {

@@ -149,8 +149,8 @@ where
         .map_err(|e| format!("bad fixture: {e}"))?;
     let ignored = fixture.status != Status::Active;
     let record_command = command(name, true, ignored);
-    let sources = crate::suite::current_sources(suite, loaded, fixture)
-        .map_err(|e| format!("{e}\n(file {})", loaded.source.path))?;
+    let sources =
+        crate::suite::current_sources(suite, loaded, fixture).map_err(|e| e.to_string())?;
     let recording_file = suite.recording_file(&loaded.path);
     let existing = Recording::read(&recording_file);
 

@@ -27,7 +27,11 @@ pub(crate) struct Suite {
     pub config: Result<SuiteConfig, ConfigError>,
     pub model: Option<ModelFactory>,
     pub settings: Result<Settings, crate::env::EnvError>,
+    /// The config file, whether it exists or not (for messages about what it says).
+    config_file: PathBuf,
     suite_sources: OnceLock<Result<Vec<Source>, SourceError>>,
+    /// The workspace root, real (links resolved): sources must lie below it.
+    workspace: OnceLock<PathBuf>,
 }
 
 impl Suite {
@@ -43,9 +47,15 @@ impl Suite {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "suite".into());
-        let config = match config {
-            Some(file) => SuiteConfig::load(&crate_root.join(file)),
-            None => SuiteConfig::load_from_suite(&dir),
+        let (config, config_file) = match config {
+            Some(file) => (
+                SuiteConfig::load(&crate_root.join(file)),
+                crate_root.join(file),
+            ),
+            None => (
+                SuiteConfig::load_from_suite(&dir),
+                dir.join(crate::naming::CONFIG_FILE),
+            ),
         };
         let recordings = recordings
             .map(|r| crate_root.join(r))
@@ -58,7 +68,9 @@ impl Suite {
             config,
             model,
             settings: crate::env::settings().cloned(),
+            config_file,
             suite_sources: OnceLock::new(),
+            workspace: OnceLock::new(),
         }
     }
 
@@ -87,15 +99,67 @@ impl Suite {
                 Ok(config) => config.recording.sources.clone(),
                 Err(_) => Vec::new(),
             };
-            let mut sources = Vec::new();
+            let written_in = self.relative(&self.config_file);
+            let mut found = Vec::new();
             for pattern in &globs {
-                for file in sources::glob(&self.crate_root, pattern)? {
-                    sources.push(sources::hash_source(&self.crate_root, &file)?);
+                for file in self.source_files(pattern, &written_in)? {
+                    found.push(sources::hash_source(&self.crate_root, &file)?);
                 }
             }
-            Ok(sources)
+            Ok(found)
         });
         result.as_deref().map_err(Clone::clone)
+    }
+
+    /// The files a `sources` entry names (a path or a glob), crate-relative, each checked to lie
+    /// inside the workspace: a recording that depended on a file elsewhere (`..` escapes,
+    /// absolute paths, links that leave the workspace) would be fresh on one machine and stale
+    /// on the next. `written_in` is the file where the entry is written, for the error.
+    fn source_files(&self, entry: &str, written_in: &str) -> Result<Vec<String>, SourceError> {
+        let error = |message: String| SourceError {
+            written_in: written_in.to_string(),
+            path: entry.to_string(),
+            message,
+        };
+        if Path::new(entry).is_absolute() {
+            return Err(error(
+                "an absolute path ties the recording to this machine; write it relative to the crate root"
+                    .to_string(),
+            ));
+        }
+        let files = sources::glob(&self.crate_root, entry).map_err(|e| error(e.message))?;
+        let workspace = self.workspace();
+        for file in &files {
+            let real = std::fs::canonicalize(self.crate_root.join(file))
+                .map_err(|e| error(format!("cannot read `{file}`: {e}")))?;
+            if !real.starts_with(workspace) {
+                return Err(error(format!(
+                    "`{file}` is outside the workspace {} (it resolves to {}); a recording may depend only on files inside it",
+                    workspace.display(),
+                    real.display()
+                )));
+            }
+        }
+        Ok(files)
+    }
+
+    /// The nearest folder at or above the crate root whose `Cargo.toml` has a `[workspace]`
+    /// table, else the crate root; links resolved.
+    fn workspace(&self) -> &Path {
+        self.workspace.get_or_init(|| {
+            let root =
+                std::fs::canonicalize(&self.crate_root).unwrap_or_else(|_| self.crate_root.clone());
+            root.ancestors()
+                .find(|dir| {
+                    std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|manifest| {
+                        manifest
+                            .lines()
+                            .any(|l| l.trim_start().starts_with("[workspace"))
+                    })
+                })
+                .map(Path::to_path_buf)
+                .unwrap_or(root)
+        })
     }
 }
 
@@ -214,17 +278,20 @@ fn may_set_status(bytes: &[u8]) -> bool {
     }
 }
 
-/// The case's current sources: the fixture, the case's `sources`, the suite's `sources`.
+/// The case's current sources: the fixture, the files its `sources` name (paths or globs), and
+/// the suite's `[recording] sources`.
 pub(crate) fn current_sources(
     suite: &Suite,
     loaded: &LoadedCase,
     fixture: &FixtureFile,
 ) -> Result<Vec<Source>, SourceError> {
     let mut sources = vec![loaded.source.clone()];
-    for path in &fixture.sources {
-        let path = path.trim_start_matches("./");
-        if !sources.iter().any(|s| s.path == path) {
-            sources.push(sources::hash_source(&suite.crate_root, path)?);
+    for entry in &fixture.sources {
+        let entry = entry.trim_start_matches("./");
+        for file in suite.source_files(entry, &loaded.source.path)? {
+            if !sources.iter().any(|s| s.path == file) {
+                sources.push(sources::hash_source(&suite.crate_root, &file)?);
+            }
         }
     }
     for source in suite.suite_sources()? {
