@@ -748,3 +748,30 @@ fn sources_stay_in_the_workspace_and_case_sources_take_globs() {
     assert!(paths.contains(&"prompts/system.md"), "{paths:?}");
     assert!(paths.contains(&"prompts/output-format.md"), "{paths:?}");
 }
+
+#[test]
+fn the_orphan_note_names_a_prune_command_for_this_suite() {
+    let _cargo = lock();
+    let example = Example::new();
+    let mut orphan: Value = serde_json::from_str(&example.read(&recording(RAISE))).unwrap();
+    orphan["case"] = "changes/gone".into();
+    example.write(
+        &recording("changes/gone"),
+        serde_json::to_string_pretty(&orphan).unwrap() + "\n",
+    );
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    let want = format!(
+        "remove them with `cargo proposal-eval prune {SUITE} --yes`, run in the crate root"
+    );
+    assert!(
+        run.stderr.contains(&want),
+        "`{want}` missing from:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("  {SUITE}/recordings/changes/gone.json")),
+        "{}",
+        run.stderr
+    );
+}

@@ -235,8 +235,15 @@ impl Harness {
         });
         if let Some(orphans) = orphans {
             if !orphans.is_empty() {
+                let mut prune = format!("cargo proposal-eval prune {}", suite.relative(&suite.dir));
+                if suite.recordings != suite.dir.join("recordings") {
+                    prune.push_str(&format!(
+                        " --recordings {}",
+                        suite.relative(&suite.recordings)
+                    ));
+                }
                 eprintln!(
-                    "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `cargo proposal-eval prune --yes`):",
+                    "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `{prune} --yes`, run in the crate root):",
                     orphans.len()
                 );
                 for orphan in orphans {
