@@ -2,14 +2,14 @@
 
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, fixture_files, pretty_json, write_atomic};
-use crate::generate::{prompt_bytes, ErrorKind, GenError, Generator, DEFAULT_TIMEOUT};
+use crate::generate::{prompt_bytes, ErrorType, GenError, Generator, DEFAULT_TIMEOUT};
 use crate::out::{out, outln};
 use crate::runlog::{self, Counts, Entry, Outcome};
 use crate::suggestion::{read_input, Record, RecordError, Suggestion};
 use chrono::{DateTime, SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
 use proposal_eval::__internal::draft::{
-    content_sha256, Draft, DraftSource, EditSource, GeneratorMeta,
+    content_sha256, Draft, DraftSource, EditSource, GeneratorMeta, KEY,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -36,8 +36,10 @@ A draft that a human edited (edit_source = \"human\", or content that no longer 
 was generated) is never overwritten without --force. A draft whose input and generator did
 not change is left byte-identical and the generator is not called again.
 
-Each run writes <suite>/.proposal-eval/runs/<run_id>/summary.json and one
-errors/<n>-<suggestion_id>.json per failed suggestion; older runs are never modified.
+Each run writes <suite>/.proposal-eval/runs/<run_id>/summary.json (run_id, started_at,
+finished_at, triggered_by, batch_size, picked_up_count, generated_count, skipped_count,
+error_count, suggestion_outcomes, ...) and one errors/<n>-<suggestion_id>.json per failed
+suggestion (run_id, suggestion_id, error_type, error_message, ...); older runs are never modified.
 
 Options:
   --from FILE_OR_DIR        Suggestion records (required)
@@ -50,7 +52,7 @@ Options:
                             prints {\"title\", \"rationale\", \"assertions\": {\"required\",
                             \"forbidden\", \"golden_output\", \"notes\"}, \"model\", \"temperature\"}
   --timeout-ms N            Time a command generator gets per suggestion (default 120000)
-  --triggered-by WHO        `manual` (default) or `scheduled`, recorded in the run summary
+  --triggered-by WHO        `manual` (default) or `scheduled`: the run summary's triggered_by
   -h, --help                Print this help
 
 Exit status: 0 when every record was drafted, skipped or unchanged; 1 when a record failed
@@ -228,12 +230,29 @@ fn drafted_elsewhere(suite: &Path) -> HashMap<String, PathBuf> {
     found
 }
 
+/// An unedited draft written before its keys had today's names (`prompt_sha256`, no `model` or
+/// `temperature`), in today's shape: the same content with `updated_at` now and the content hash
+/// of the new text. `None` when it already has today's shape. Dashboards read drafts by the key
+/// names, so the tool rewrites what it wrote, without asking the generator again.
+fn with_current_keys(value: &Value, draft: &Draft) -> Option<Value> {
+    let current = serde_json::to_value(draft).expect("a draft always serializes");
+    if value.get(KEY) == Some(&current) {
+        return None;
+    }
+    let mut draft = draft.clone();
+    draft.updated_at = Utc::now().trunc_subsecs(0);
+    let mut fixture = value.clone();
+    fixture[KEY] = serde_json::to_value(&draft).expect("a draft always serializes");
+    fixture[KEY]["generator_meta"]["content_sha256"] = json!(content_sha256(&fixture));
+    Some(fixture)
+}
+
 /// Builds the fixture document for a suggestion.
 fn build_fixture(
     suggestion: &Suggestion,
     generated: &crate::generate::Generated,
     generator: &Generator,
-    prompt_sha256: String,
+    prompt_hash: String,
     run_id: &str,
     now: DateTime<Utc>,
 ) -> (Value, String) {
@@ -264,12 +283,12 @@ fn build_fixture(
         generated_at: now,
         updated_at: now,
         generator_meta: GeneratorMeta {
-            generator: generator.name(),
             model: response.model.clone(),
             temperature: response.temperature,
-            prompt_sha256,
+            prompt_hash,
             response_sha256: generated.response_sha256.clone(),
             run_id: run_id.to_string(),
+            generator: generator.name(),
             content_sha256: String::new(),
         },
     };
@@ -373,11 +392,23 @@ fn print_entry(entry: &Entry) {
         .unwrap_or_else(|| entry.location.clone());
     let detail = match &entry.outcome {
         Outcome::Skipped(reason) => format!(": {reason}"),
-        Outcome::Error { kind, message, .. } if who == entry.location => {
-            format!(": {}: {message}", kind.name())
+        Outcome::Updated(Some(reason)) => format!(
+            " -> {}: {reason}",
+            entry.draft.as_deref().unwrap_or_default()
+        ),
+        Outcome::Error {
+            error_type,
+            message,
+            ..
+        } if who == entry.location => {
+            format!(": {}: {message}", error_type.name())
         }
-        Outcome::Error { kind, message, .. } => {
-            format!(" ({}): {}: {message}", entry.location, kind.name())
+        Outcome::Error {
+            error_type,
+            message,
+            ..
+        } => {
+            format!(" ({}): {}: {message}", entry.location, error_type.name())
         }
         _ => entry
             .draft
@@ -404,8 +435,8 @@ fn draft_one(
         outcome: Outcome::Deferred,
         time: Utc::now().trunc_subsecs(0),
     };
-    let error = |kind, message: String| Outcome::Error {
-        kind,
+    let error = |error_type, message: String| Outcome::Error {
+        error_type,
         message,
         response_sha256: None,
         excerpt: None,
@@ -413,12 +444,12 @@ fn draft_one(
     let suggestion = match &record.parsed {
         Ok(s) => s,
         Err(RecordError::InvalidJson(m)) => {
-            entry.outcome = error(ErrorKind::InvalidJson, format!("not JSON: {m}"));
+            entry.outcome = error(ErrorType::InvalidJson, format!("not JSON: {m}"));
             return entry;
         }
         Err(RecordError::Schema(m)) => {
             entry.outcome = error(
-                ErrorKind::SchemaValidation,
+                ErrorType::SchemaValidation,
                 format!("not a suggestion record: {m}"),
             );
             return entry;
@@ -427,7 +458,7 @@ fn draft_one(
     let id = &suggestion.suggestion_id;
     if let Some(first) = seen.get(id) {
         entry.outcome = error(
-            ErrorKind::SchemaValidation,
+            ErrorType::SchemaValidation,
             format!("duplicate suggestion_id {id:?} (first at {first})"),
         );
         return entry;
@@ -446,7 +477,7 @@ fn draft_one(
     }
     if suggestion.source_traces.is_empty() {
         entry.outcome = error(
-            ErrorKind::SchemaValidation,
+            ErrorType::SchemaValidation,
             format!("suggestion {id:?} has no source_traces to reproduce"),
         );
         return entry;
@@ -469,20 +500,33 @@ fn draft_one(
         .as_ref()
         .expect("a parsed record has its raw JSON");
     let prompt = prompt_bytes(raw);
-    let prompt_sha256 = proposal_eval::__internal::draft::sha256_hex(&prompt);
+    let prompt_hash = proposal_eval::__internal::draft::sha256_hex(&prompt);
     let generator_name = options.generator.name();
     match &before {
         Existing::Protected(reason) if !options.force => {
             entry.outcome = Outcome::Skipped(format!("{reason}; --force overwrites it"));
             return entry;
         }
-        Existing::Generated { draft, .. }
+        Existing::Generated { value, draft }
             if !options.force
-                && draft.generator_meta.prompt_sha256 == prompt_sha256
+                && draft.generator_meta.prompt_hash == prompt_hash
                 && draft.generator_meta.generator == generator_name =>
         {
             // Same input, same generator: the generator is not asked again.
-            entry.outcome = Outcome::Unchanged;
+            entry.outcome = match with_current_keys(value, draft) {
+                None => Outcome::Unchanged,
+                Some(fixture) => match write_atomic(&path, pretty_json(&fixture).as_bytes()) {
+                    Ok(()) => Outcome::Updated(Some(
+                        "rewritten with today's generator_meta keys (prompt_hash, model, \
+                         temperature); the generator was not called again"
+                            .into(),
+                    )),
+                    Err(e) => error(
+                        ErrorType::Unknown,
+                        format!("writing {}: {e}", display(&path)),
+                    ),
+                },
+            };
             return entry;
         }
         _ => {}
@@ -495,14 +539,14 @@ fn draft_one(
     let generated = match options.generator.generate(suggestion, &prompt) {
         Ok(g) => g,
         Err(GenError {
-            kind,
+            error_type,
             message,
             response_sha256,
             excerpt,
         }) => {
             entry.time = Utc::now().trunc_subsecs(0);
             entry.outcome = Outcome::Error {
-                kind,
+                error_type,
                 message,
                 response_sha256,
                 excerpt,
@@ -515,7 +559,7 @@ fn draft_one(
         suggestion,
         &generated,
         &options.generator,
-        prompt_sha256,
+        prompt_hash,
         run_id,
         now,
     );
@@ -528,14 +572,14 @@ fn draft_one(
     }
     if let Err(e) = write_atomic(&path, pretty_json(&fixture).as_bytes()) {
         entry.outcome = error(
-            ErrorKind::Unknown,
+            ErrorType::Unknown,
             format!("writing {}: {e}", display(&path)),
         );
         return entry;
     }
     entry.outcome = match before {
         Existing::Absent => Outcome::Generated,
-        Existing::Generated { .. } => Outcome::Updated,
+        Existing::Generated { .. } => Outcome::Updated(None),
         Existing::Protected(_) => Outcome::Overwritten,
     };
     entry

@@ -2,7 +2,7 @@
 //! program, typically one that asks a model).
 //!
 //! Both get the same bytes: the suggestion record as canonical JSON (sorted keys, one line, a
-//! final newline), whose SHA-256 is the draft's `prompt_sha256`. Both answer with a
+//! final newline), whose SHA-256 is the draft's `prompt_hash`. Both answer with a
 //! [`GeneratorResponse`], whose raw bytes' SHA-256 is `response_sha256`. Lineage (`source`),
 //! `input` and timestamps are never the generator's to decide: the CLI fills them in.
 
@@ -51,9 +51,9 @@ pub struct GeneratorResponse {
     pub temperature: Option<f64>,
 }
 
-/// The error kinds of an error record.
+/// The `error_type` of an error record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
+pub enum ErrorType {
     /// Input line or generator response that is not JSON.
     InvalidJson,
     /// JSON of the wrong shape (input record or generator response).
@@ -66,15 +66,15 @@ pub enum ErrorKind {
     Unknown,
 }
 
-impl ErrorKind {
-    /// The name in error records.
+impl ErrorType {
+    /// The name in error records (`error_type`) and run summaries.
     pub fn name(self) -> &'static str {
         match self {
-            ErrorKind::InvalidJson => "invalid_json",
-            ErrorKind::SchemaValidation => "schema_validation",
-            ErrorKind::GeneratorError => "generator_error",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Unknown => "unknown",
+            ErrorType::InvalidJson => "invalid_json",
+            ErrorType::SchemaValidation => "schema_validation",
+            ErrorType::GeneratorError => "generator_error",
+            ErrorType::Timeout => "timeout",
+            ErrorType::Unknown => "unknown",
         }
     }
 }
@@ -83,7 +83,7 @@ impl ErrorKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GenError {
     /// What kind of failure.
-    pub kind: ErrorKind,
+    pub error_type: ErrorType,
     /// For the person reading the record.
     pub message: String,
     /// SHA-256 of the raw response, when there was one.
@@ -230,21 +230,21 @@ fn non_empty(s: Option<&str>) -> Option<&str> {
 /// Validates a command generator's raw stdout.
 pub fn parse_response(stdout: &[u8]) -> Result<Generated, GenError> {
     let response_sha256 = sha256_hex(stdout);
-    let fail = |kind, message: String| GenError {
-        kind,
+    let fail = |error_type, message: String| GenError {
+        error_type,
         message,
         response_sha256: Some(response_sha256.clone()),
         excerpt: Some(excerpt(&String::from_utf8_lossy(stdout))),
     };
     let value: Value = serde_json::from_slice(stdout).map_err(|e| {
         fail(
-            ErrorKind::InvalidJson,
+            ErrorType::InvalidJson,
             format!("the generator's output is not JSON: {e}"),
         )
     })?;
     let response = GeneratorResponse::deserialize(&value).map_err(|e| {
         fail(
-            ErrorKind::SchemaValidation,
+            ErrorType::SchemaValidation,
             format!("the generator's output is not a draft: {e}"),
         )
     })?;
@@ -270,7 +270,7 @@ pub fn parse_response(stdout: &[u8]) -> Result<Generated, GenError> {
     }
     if !problems.is_empty() {
         return Err(fail(
-            ErrorKind::SchemaValidation,
+            ErrorType::SchemaValidation,
             format!("the generator's draft is invalid: {}", problems.join(", ")),
         ));
     }
@@ -288,8 +288,8 @@ const STDERR_LIMIT: usize = 64 << 10;
 /// Runs a command with `input` on stdin and returns its stdout, or why it failed. The runtime's
 /// process runner gives it a process group of its own, killed whole on exit or timeout.
 fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u8>, GenError> {
-    let failure = |kind, message| GenError {
-        kind,
+    let failure = |error_type, message| GenError {
+        error_type,
         message,
         response_sha256: None,
         excerpt: None,
@@ -304,7 +304,7 @@ fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u
     })
     .map_err(|e| match e {
         ProcessError::Timeout => failure(
-            ErrorKind::Timeout,
+            ErrorType::Timeout,
             format!(
                 "generator `{}` did not finish within {} ms and was killed",
                 argv.join(" "),
@@ -312,17 +312,17 @@ fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u
             ),
         ),
         ProcessError::Spawn(e) => failure(
-            ErrorKind::GeneratorError,
+            ErrorType::GeneratorError,
             format!("could not start generator `{}`: {e}", argv[0]),
         ),
         ProcessError::Empty | ProcessError::NoDir(_) => failure(
-            ErrorKind::GeneratorError,
+            ErrorType::GeneratorError,
             "the generator's command line is empty".to_string(),
         ),
     })?;
     if output.stdout_overflow {
         return Err(failure(
-            ErrorKind::GeneratorError,
+            ErrorType::GeneratorError,
             format!(
                 "generator `{}` printed more than {} MiB",
                 argv.join(" "),
@@ -341,7 +341,7 @@ fn run_command(argv: &[String], input: &[u8], timeout: Duration) -> Result<Vec<u
             message.push_str(&format!("; stderr: {}", excerpt(&err)));
         }
         return Err(GenError {
-            kind: ErrorKind::GeneratorError,
+            error_type: ErrorType::GeneratorError,
             message,
             response_sha256: Some(sha256_hex(&output.stdout)),
             excerpt: Some(excerpt(&String::from_utf8_lossy(&output.stdout))),
@@ -489,15 +489,15 @@ mod tests {
         assert_eq!(g.response_sha256, sha256_hex(ok));
 
         let e = parse_response(b"Sure! Here is your draft").unwrap_err();
-        assert_eq!(e.kind, ErrorKind::InvalidJson);
+        assert_eq!(e.error_type, ErrorType::InvalidJson);
         assert_eq!(e.excerpt.as_deref(), Some("Sure! Here is your draft"));
 
         let e = parse_response(br#"{"title":"t"}"#).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::SchemaValidation);
+        assert_eq!(e.error_type, ErrorType::SchemaValidation);
         assert!(e.message.contains("rationale"), "{}", e.message);
 
         let e = parse_response(br#"{"title":" ","rationale":"r","assertions":{}}"#).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::SchemaValidation);
+        assert_eq!(e.error_type, ErrorType::SchemaValidation);
         assert!(e.message.contains("`title` is empty"), "{}", e.message);
 
         let e =

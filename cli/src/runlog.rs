@@ -1,12 +1,16 @@
 //! The record `draft` leaves of each run under `<suite>/.proposal-eval/runs/<run_id>/`:
 //! `summary.json` and `errors/<n>-<suggestion>.json`, one per failed suggestion.
 //!
+//! Dashboards read both by their key names (docs/reference/drafts.md lists them), so the names
+//! are part of the interface: the summary's counts are flat `<what>_count` keys beside `run_id`,
+//! and an error record says `error_type` and `error_message`.
+//!
 //! Every run gets a new folder and never touches an older one: the log only grows, so
 //! re-running the same input changes no existing file (the drafts themselves are left
 //! byte-identical when their content is unchanged).
 
 use crate::files::{pretty_json, write_atomic};
-use crate::generate::ErrorKind;
+use crate::generate::ErrorType;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -37,8 +41,9 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
 pub enum Outcome {
     /// A new draft was written.
     Generated,
-    /// An existing, unedited draft was rewritten because its input or generator changed.
-    Updated,
+    /// An existing, unedited draft was rewritten: its input or generator changed, or (with a
+    /// reason, the generator not called) it was written before its keys had today's names.
+    Updated(Option<String>),
     /// An edited draft was overwritten because of `--force`.
     Overwritten,
     /// The draft is already what would be written; the file was not touched.
@@ -49,9 +54,9 @@ pub enum Outcome {
     Deferred,
     /// Failed; an error record was written.
     Error {
-        /// The error record's kind.
-        kind: ErrorKind,
-        /// What went wrong.
+        /// The error record's `error_type`.
+        error_type: ErrorType,
+        /// What went wrong: its `error_message`.
         message: String,
         /// SHA-256 of the generator's raw response, when there was one.
         response_sha256: Option<String>,
@@ -65,7 +70,7 @@ impl Outcome {
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Generated => "generated",
-            Outcome::Updated => "updated",
+            Outcome::Updated(_) => "updated",
             Outcome::Overwritten => "overwritten",
             Outcome::Unchanged => "unchanged",
             Outcome::Skipped(_) => "skipped",
@@ -119,7 +124,7 @@ impl Counts {
         };
         for e in entries {
             match e.outcome {
-                Outcome::Generated | Outcome::Updated | Outcome::Overwritten => c.generated += 1,
+                Outcome::Generated | Outcome::Updated(_) | Outcome::Overwritten => c.generated += 1,
                 Outcome::Unchanged => c.unchanged += 1,
                 Outcome::Skipped(_) => c.skipped += 1,
                 Outcome::Deferred => c.deferred += 1,
@@ -171,9 +176,11 @@ pub fn write(suite: &Path, run: &Run<'_>) -> std::io::Result<PathBuf> {
             item["draft"] = json!(draft);
         }
         match &entry.outcome {
-            Outcome::Skipped(reason) => item["reason"] = json!(reason),
+            Outcome::Skipped(reason) | Outcome::Updated(Some(reason)) => {
+                item["reason"] = json!(reason)
+            }
             Outcome::Error {
-                kind,
+                error_type,
                 message,
                 response_sha256,
                 excerpt,
@@ -186,16 +193,16 @@ pub fn write(suite: &Path, run: &Run<'_>) -> std::io::Result<PathBuf> {
                 let record = json!({
                     "run_id": run.run_id,
                     "suggestion_id": entry.suggestion_id,
+                    "error_type": error_type.name(),
+                    "error_message": message,
                     "location": entry.location,
-                    "kind": kind.name(),
-                    "message": message,
                     "time": timestamp(entry.time),
                     "response_sha256": response_sha256,
                     "excerpt": excerpt,
                 });
                 let path = dir.join("errors").join(&name);
                 write_atomic(&path, pretty_json(&record).as_bytes())?;
-                item["error_kind"] = json!(kind.name());
+                item["error_type"] = json!(error_type.name());
                 item["error_record"] = json!(format!("errors/{name}"));
             }
             _ => {}
@@ -205,24 +212,23 @@ pub fn write(suite: &Path, run: &Run<'_>) -> std::io::Result<PathBuf> {
     let c = run.counts;
     let summary: Value = json!({
         "run_id": run.run_id,
-        "command": "draft",
-        "triggered_by": run.triggered_by,
-        "generator": run.generator,
-        "batch_size": run.batch_size,
-        "force": run.force,
-        "from": run.from.display().to_string(),
         "started_at": timestamp(run.started_at),
         "finished_at": timestamp(run.finished_at),
-        "counts": {
-            "read": c.read,
-            "picked_up": c.picked_up,
-            "generated": c.generated,
-            "unchanged": c.unchanged,
-            "skipped": c.skipped,
-            "deferred": c.deferred,
-            "errors": c.errors,
-        },
-        "outcomes": outcomes,
+        "triggered_by": run.triggered_by,
+        "batch_size": run.batch_size,
+        "picked_up_count": c.picked_up,
+        "generated_count": c.generated,
+        "skipped_count": c.skipped,
+        "error_count": c.errors,
+        "suggestion_outcomes": outcomes,
+        // Beyond the keys dashboards read: the rest of the tally and how the run was invoked.
+        "read_count": c.read,
+        "unchanged_count": c.unchanged,
+        "deferred_count": c.deferred,
+        "command": "draft",
+        "generator": run.generator,
+        "force": run.force,
+        "from": run.from.display().to_string(),
     });
     let path = dir.join("summary.json");
     write_atomic(&path, pretty_json(&summary).as_bytes())?;

@@ -2,6 +2,7 @@
 #![cfg(unix)]
 
 use crate::common::*;
+use proposal_eval::__internal::draft::sha256_hex;
 use serde_json::{json, Value};
 
 const GOOD: &str = r#"cat > received.json
@@ -27,19 +28,25 @@ fn a_command_generator_gets_the_suggestion_and_its_answer_is_hashed() {
         fixture["status"], "draft",
         "a golden output makes it a draft"
     );
+    // generator_meta as dashboards read it: the model and temperature the answer reported.
     let meta = &fixture["draft"]["generator_meta"];
-    assert_eq!(meta["generator"], "command:sh gen.sh");
-    assert_eq!(meta["model"], "m-1");
-    assert_eq!(meta["temperature"], 0.2);
     let answer = r#"{"title":"T","rationale":"R","assertions":{"required":["says it is discontinued"],"golden_output":{"sku":"SKU-9"}},"model":"m-1","temperature":0.2}"#;
-    assert_eq!(
-        meta["response_sha256"],
-        proposal_eval::__internal::draft::sha256_hex(answer.as_bytes())
-    );
     let prompt = env.read("received.json");
     assert_eq!(
-        meta["prompt_sha256"],
-        proposal_eval::__internal::draft::sha256_hex(prompt.as_bytes())
+        prompt_hash(&suggestion("s1")),
+        sha256_hex(prompt.as_bytes())
+    );
+    assert_eq!(
+        *meta,
+        json!({
+            "model": "m-1",
+            "temperature": 0.2,
+            "prompt_hash": sha256_hex(prompt.as_bytes()),
+            "response_sha256": sha256_hex(answer.as_bytes()),
+            "run_id": env.last_summary()["run_id"],
+            "generator": "command:sh gen.sh",
+            "content_sha256": proposal_eval::__internal::draft::content_sha256(&fixture),
+        })
     );
     assert_eq!(
         fixture["draft"]["assertions"]["golden_output"],
@@ -84,19 +91,26 @@ fn failing(body: &str, extra: &[&str]) -> (Env, Output, Value) {
 
 #[test]
 fn invalid_json_is_an_error_record_with_a_redacted_excerpt() {
-    let (_env, out, error) = failing(
+    let (env, out, error) = failing(
         "cat >/dev/null; echo 'Sure! Here is the draft, key sk-abcdefghijklmnopqrstuvwx'\n",
         &[],
     );
     assert!(out.stdout.contains("invalid_json"), "{}", out.stdout);
-    assert_eq!(error["kind"], "invalid_json");
-    assert_eq!(error["excerpt"], "Sure! Here is the draft, key [REDACTED]");
+    assert_timestamp(&error["time"]);
     let raw = "Sure! Here is the draft, key sk-abcdefghijklmnopqrstuvwx\n";
     assert_eq!(
-        error["response_sha256"],
-        proposal_eval::__internal::draft::sha256_hex(raw.as_bytes())
+        error,
+        json!({
+            "run_id": env.last_summary()["run_id"],
+            "suggestion_id": "s1",
+            "error_type": "invalid_json",
+            "error_message": "the generator's output is not JSON: expected value at line 1 column 1",
+            "location": "in.jsonl:1",
+            "time": error["time"],
+            "response_sha256": sha256_hex(raw.as_bytes()),
+            "excerpt": "Sure! Here is the draft, key [REDACTED]",
+        })
     );
-    assert!(error["message"].as_str().unwrap().contains("not JSON"));
 }
 
 #[test]
@@ -105,9 +119,12 @@ fn a_draft_failing_the_schema_is_an_error_record() {
         "cat >/dev/null; echo '{\"title\": \"T\", \"assertions\": []}'\n",
         &[],
     );
-    assert_eq!(error["kind"], "schema_validation");
+    assert_eq!(error["error_type"], "schema_validation");
     assert!(
-        error["message"].as_str().unwrap().contains("not a draft"),
+        error["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("not a draft"),
         "{error}"
     );
     assert!(error["response_sha256"].is_string());
@@ -119,8 +136,8 @@ fn a_non_zero_exit_is_a_generator_error() {
         "cat >/dev/null; echo partial; echo 'rate limited' >&2; exit 3\n",
         &[],
     );
-    assert_eq!(error["kind"], "generator_error");
-    let message = error["message"].as_str().unwrap();
+    assert_eq!(error["error_type"], "generator_error");
+    let message = error["error_message"].as_str().unwrap();
     assert!(message.contains("exit status: 3"), "{message}");
     assert!(message.contains("rate limited"), "{message}");
     assert_eq!(error["excerpt"], "partial");
@@ -131,9 +148,9 @@ fn a_slow_generator_times_out() {
     let started = std::time::Instant::now();
     let (_env, _out, error) = failing("exec sleep 20\n", &["--timeout-ms", "300"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    assert_eq!(error["kind"], "timeout");
+    assert_eq!(error["error_type"], "timeout");
     assert!(
-        error["message"].as_str().unwrap().contains("300 ms"),
+        error["error_message"].as_str().unwrap().contains("300 ms"),
         "{error}"
     );
     assert_eq!(error["response_sha256"], Value::Null);

@@ -152,3 +152,49 @@ pub fn suggestion(id: &str) -> Value {
         ]
     })
 }
+
+/// The keys of a JSON object, sorted (as every document of the CLI writes them).
+pub fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// The `prompt_hash` of a record: SHA-256 of the record as canonical JSON and a newline, the
+/// bytes every generator is handed.
+pub fn prompt_hash(record: &Value) -> String {
+    let prompt = format!(
+        "{}\n",
+        proposal_eval::__internal::draft::canonical_json(record)
+    );
+    proposal_eval::__internal::draft::sha256_hex(prompt.as_bytes())
+}
+
+/// Asserts a timestamp as every file of the CLI writes it: RFC 3339, UTC, whole seconds.
+pub fn assert_timestamp(value: &Value) -> chrono::DateTime<chrono::Utc> {
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("{value} is not a string"));
+    assert!(
+        text.len() == 20 && text.ends_with('Z'),
+        "{text} is not RFC 3339 UTC to the second"
+    );
+    text.parse().unwrap()
+}
+
+/// Rewrites a draft as versions before `prompt_hash` wrote it: `prompt_sha256`, no `model` or
+/// `temperature`, and the content hash of that text (so it is an unedited draft).
+pub fn with_old_keys(fixture: &mut Value) {
+    let meta = fixture["draft"]["generator_meta"].as_object_mut().unwrap();
+    meta.remove("model");
+    meta.remove("temperature");
+    let hash = meta.remove("prompt_hash").unwrap();
+    meta.insert("prompt_sha256".into(), hash);
+    let content = proposal_eval::__internal::draft::content_sha256(fixture);
+    fixture["draft"]["generator_meta"]["content_sha256"] = json!(content);
+}

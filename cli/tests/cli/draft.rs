@@ -1,4 +1,5 @@
 use crate::common::*;
+use proposal_eval::__internal::draft::{canonical_json, content_sha256, sha256_hex};
 use serde_json::{json, Value};
 
 #[test]
@@ -65,7 +66,7 @@ fn drafts_a_suggestion_as_an_ignored_case() {
     assert_eq!(draft.generated_at, draft.updated_at);
     let meta = &draft.generator_meta;
     assert!(meta.generator.starts_with("template@"));
-    assert_eq!(meta.prompt_sha256.len(), 64);
+    assert_eq!(meta.prompt_hash.len(), 64);
     assert_eq!(meta.response_sha256.len(), 64);
     assert_eq!(
         meta.content_sha256,
@@ -89,10 +90,10 @@ fn drafts_a_suggestion_as_an_ignored_case() {
     assert_eq!(summary["run_id"], meta.run_id.as_str());
     assert_eq!(summary["triggered_by"], "manual");
     assert_eq!(summary["batch_size"], Value::Null);
-    assert_eq!(summary["counts"]["picked_up"], 1);
-    assert_eq!(summary["counts"]["generated"], 1);
-    assert_eq!(summary["outcomes"][0]["outcome"], "generated");
-    assert_eq!(summary["outcomes"][0]["location"], "in.jsonl:1");
+    assert_eq!(summary["picked_up_count"], 1);
+    assert_eq!(summary["generated_count"], 1);
+    assert_eq!(summary["suggestion_outcomes"][0]["outcome"], "generated");
+    assert_eq!(summary["suggestion_outcomes"][0]["location"], "in.jsonl:1");
     assert!(summary["started_at"].as_str().unwrap().ends_with('Z'));
     assert!(summary["finished_at"].is_string());
     assert!(env.last_errors().is_empty());
@@ -133,10 +134,13 @@ fn skips_and_counts_rejected_and_non_eval_suggestions() {
     assert!(!env.path("suite/drafts/eval_s_prompt.json").exists());
     let summary = env.last_summary();
     assert_eq!(summary["triggered_by"], "scheduled");
-    assert_eq!(summary["counts"]["skipped"], 2);
-    assert_eq!(summary["counts"]["read"], 3);
-    assert_eq!(summary["counts"]["picked_up"], 1);
-    assert_eq!(summary["outcomes"][0]["reason"], "status is \"rejected\"");
+    assert_eq!(summary["skipped_count"], 2);
+    assert_eq!(summary["read_count"], 3);
+    assert_eq!(summary["picked_up_count"], 1);
+    assert_eq!(
+        summary["suggestion_outcomes"][0]["reason"],
+        "status is \"rejected\""
+    );
 }
 
 #[test]
@@ -341,21 +345,24 @@ fn bad_input_lines_are_error_records_with_file_and_line() {
     assert!(!env.path("x.json").exists());
     let errors = env.last_errors();
     assert_eq!(errors.len(), 5);
-    assert_eq!(errors[0]["kind"], "invalid_json");
+    assert_eq!(errors[0]["error_type"], "invalid_json");
     assert_eq!(errors[0]["location"], "in.jsonl:3");
     assert_eq!(errors[0]["suggestion_id"], Value::Null);
     assert!(errors[0]["time"].as_str().unwrap().ends_with('Z'));
-    assert_eq!(errors[1]["kind"], "schema_validation");
+    assert_eq!(errors[1]["error_type"], "schema_validation");
     assert_eq!(errors[2]["suggestion_id"], "../x");
     assert!(
         runs_dir_holds(&env, "0003-___x.json"),
         "the record stays inside errors/"
     );
     let summary = env.last_summary();
-    assert_eq!(summary["counts"]["errors"], 5);
-    assert_eq!(summary["outcomes"][1]["error_kind"], "invalid_json");
+    assert_eq!(summary["error_count"], 5);
     assert_eq!(
-        summary["outcomes"][1]["error_record"],
+        summary["suggestion_outcomes"][1]["error_type"],
+        "invalid_json"
+    );
+    assert_eq!(
+        summary["suggestion_outcomes"][1]["error_record"],
         "errors/0001-record.json"
     );
 }
@@ -376,7 +383,7 @@ fn reads_a_folder_of_json_files_and_reports_bad_files() {
     env.write("in/notes.txt", "ignored");
     let out = env.draft("in", &[]);
     assert_eq!(out.code, 1, "{}", out.stdout);
-    let order: Vec<String> = env.last_summary()["outcomes"]
+    let order: Vec<String> = env.last_summary()["suggestion_outcomes"]
         .as_array()
         .unwrap()
         .iter()
@@ -452,6 +459,242 @@ fn a_draft_moved_elsewhere_in_the_suite_is_not_drafted_again() {
         out.stdout
     );
     assert!(!env.path("suite/drafts/eval_s1.json").exists());
+}
+
+#[test]
+fn a_draft_carries_the_generator_meta_keys_dashboards_read() {
+    let env = Env::new();
+    let record = suggestion("sugg_abc123");
+    env.lines("in.jsonl", std::slice::from_ref(&record));
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+    let fixture = env.json("suite/drafts/eval_sugg_abc123.json");
+    let draft = &fixture["draft"];
+    let meta = &draft["generator_meta"];
+    assert_eq!(
+        keys(meta),
+        [
+            "content_sha256",
+            "generator",
+            "model",
+            "prompt_hash",
+            "response_sha256",
+            "run_id",
+            "temperature"
+        ]
+    );
+    // The template generator uses no model: the keys are there, and null.
+    assert_eq!(meta["model"], Value::Null);
+    assert_eq!(meta["temperature"], Value::Null);
+    assert_eq!(meta["prompt_hash"], prompt_hash(&record));
+    let answer = json!({
+        "title": draft["title"],
+        "rationale": draft["rationale"],
+        "assertions": draft["assertions"],
+    });
+    assert_eq!(
+        meta["response_sha256"],
+        sha256_hex(canonical_json(&answer).as_bytes())
+    );
+    assert_eq!(meta["run_id"], env.last_summary()["run_id"]);
+    assert_eq!(
+        meta["generator"],
+        format!("template@{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(meta["content_sha256"], content_sha256(&fixture));
+}
+
+#[test]
+fn the_run_summary_carries_the_keys_dashboards_read() {
+    let env = Env::new();
+    env.lines("in.jsonl", &[suggestion("s_unchanged")]);
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+    let mut rejected = suggestion("s_rejected");
+    rejected["status"] = json!("rejected");
+    let lines: Vec<String> = [
+        suggestion("s_unchanged"),
+        suggestion("s_new"),
+        rejected,
+        suggestion("s_deferred"),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    env.write(
+        "in.jsonl",
+        &format!(
+            "{}\n{}\n{}\n{{not json\n{}\n",
+            lines[0], lines[1], lines[2], lines[3]
+        ),
+    );
+    let out = env.draft(
+        "in.jsonl",
+        &["--batch-size", "1", "--triggered-by", "scheduled"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let summary = env.last_summary();
+    let run_id = summary["run_id"].as_str().unwrap().to_string();
+    assert!(
+        run_id.starts_with("draft-") && env.runs().last().unwrap().ends_with(&run_id),
+        "{run_id}"
+    );
+    let started = assert_timestamp(&summary["started_at"]);
+    let finished = assert_timestamp(&summary["finished_at"]);
+    assert!(started <= finished);
+    assert_eq!(
+        summary,
+        json!({
+            "run_id": run_id,
+            "started_at": summary["started_at"],
+            "finished_at": summary["finished_at"],
+            "triggered_by": "scheduled",
+            "batch_size": 1,
+            "picked_up_count": 1,
+            "generated_count": 1,
+            "skipped_count": 1,
+            "error_count": 1,
+            "suggestion_outcomes": [
+                { "location": "in.jsonl:1", "suggestion_id": "s_unchanged", "outcome": "unchanged",
+                  "draft": "drafts/eval_s_unchanged.json" },
+                { "location": "in.jsonl:2", "suggestion_id": "s_new", "outcome": "generated",
+                  "draft": "drafts/eval_s_new.json" },
+                { "location": "in.jsonl:3", "suggestion_id": "s_rejected", "outcome": "skipped",
+                  "reason": "status is \"rejected\"" },
+                { "location": "in.jsonl:4", "outcome": "error", "error_type": "invalid_json",
+                  "error_record": "errors/0001-record.json" },
+                { "location": "in.jsonl:5", "suggestion_id": "s_deferred", "outcome": "deferred",
+                  "draft": "drafts/eval_s_deferred.json" },
+            ],
+            "read_count": 5,
+            "unchanged_count": 1,
+            "deferred_count": 1,
+            "command": "draft",
+            "generator": format!("template@{}", env!("CARGO_PKG_VERSION")),
+            "force": false,
+            "from": "in.jsonl",
+        })
+    );
+    // Without --batch-size and --triggered-by.
+    env.lines("in.jsonl", &[suggestion("s_new")]);
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+    let summary = env.last_summary();
+    assert_eq!(summary["batch_size"], Value::Null);
+    assert_eq!(summary["triggered_by"], "manual");
+    assert_eq!(summary["picked_up_count"], 0);
+    assert_eq!(summary["unchanged_count"], 1);
+}
+
+#[test]
+fn an_error_record_carries_the_keys_dashboards_read() {
+    let env = Env::new();
+    env.write(
+        "in.jsonl",
+        "{not json\n{\"suggestion_id\": \"s_bare\", \"type\": \"eval\"}\n",
+    );
+    assert_eq!(env.draft("in.jsonl", &[]).code, 1);
+    let run_id = env.last_summary()["run_id"].clone();
+    let errors = env.last_errors();
+    assert_eq!(errors.len(), 2);
+    for error in &errors {
+        assert_timestamp(&error["time"]);
+    }
+    assert_eq!(
+        errors[0],
+        json!({
+            "run_id": run_id,
+            "suggestion_id": null,
+            "error_type": "invalid_json",
+            "error_message": "not JSON: column 2: key must be a string",
+            "location": "in.jsonl:1",
+            "time": errors[0]["time"],
+            "response_sha256": null,
+            "excerpt": null,
+        })
+    );
+    assert_eq!(
+        errors[1],
+        json!({
+            "run_id": run_id,
+            "suggestion_id": "s_bare",
+            "error_type": "schema_validation",
+            "error_message": "suggestion \"s_bare\" has no source_traces to reproduce",
+            "location": "in.jsonl:2",
+            "time": errors[1]["time"],
+            "response_sha256": null,
+            "excerpt": null,
+        })
+    );
+}
+
+#[test]
+fn a_draft_with_the_old_key_names_is_read_and_rewritten_with_todays() {
+    let env = Env::new();
+    env.lines("in.jsonl", &[suggestion("s1"), suggestion("s2")]);
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+    let first_run = env.last_summary()["run_id"].clone();
+    let today = env.json("suite/drafts/eval_s1.json");
+    // s1 as an earlier version wrote it; s2 the same, then edited by hand.
+    let mut old = today.clone();
+    with_old_keys(&mut old);
+    env.write(
+        "suite/drafts/eval_s1.json",
+        &serde_json::to_string_pretty(&old).unwrap(),
+    );
+    let mut edited = env.json("suite/drafts/eval_s2.json");
+    with_old_keys(&mut edited);
+    edited["expected"] = json!([{ "changeType": "none" }]);
+    env.write(
+        "suite/drafts/eval_s2.json",
+        &serde_json::to_string_pretty(&edited).unwrap(),
+    );
+    let edited_text = env.read("suite/drafts/eval_s2.json");
+
+    let out = env.draft("in.jsonl", &[]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "updated     s1 -> drafts/eval_s1.json: rewritten with today's generator_meta keys"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("skipped     s2: drafts/eval_s2.json was edited since it was generated"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.read("suite/drafts/eval_s2.json"), edited_text);
+    let summary = env.last_summary();
+    assert_eq!(summary["picked_up_count"], 0, "the generator was not asked");
+    assert_eq!(summary["generated_count"], 1);
+    assert_eq!(summary["suggestion_outcomes"][0]["outcome"], "updated");
+    assert!(summary["suggestion_outcomes"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("prompt_hash"));
+
+    // Today's keys, the same content: only updated_at and the content hash differ.
+    let rewritten = env.json("suite/drafts/eval_s1.json");
+    let meta = &rewritten["draft"]["generator_meta"];
+    assert_eq!(
+        meta["prompt_hash"],
+        today["draft"]["generator_meta"]["prompt_hash"]
+    );
+    assert_eq!(meta["model"], Value::Null);
+    assert_eq!(meta["temperature"], Value::Null);
+    assert!(meta.get("prompt_sha256").is_none());
+    assert_eq!(meta["run_id"], first_run);
+    assert_eq!(meta["content_sha256"], content_sha256(&rewritten));
+    let mut expected = today.clone();
+    expected["draft"]["updated_at"] = rewritten["draft"]["updated_at"].clone();
+    expected["draft"]["generator_meta"]["content_sha256"] = meta["content_sha256"].clone();
+    assert_eq!(rewritten, expected);
+
+    // Once rewritten, it is up to date.
+    let text = env.read("suite/drafts/eval_s1.json");
+    let out = env.draft("in.jsonl", &[]);
+    assert!(out.stdout.contains("unchanged   s1"), "{}", out.stdout);
+    assert_eq!(env.read("suite/drafts/eval_s1.json"), text);
 }
 
 fn runs_dir_holds(env: &Env, name: &str) -> bool {

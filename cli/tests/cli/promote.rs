@@ -121,3 +121,28 @@ fn promote_refuses_a_case_the_tests_would_reject() {
     );
     assert_eq!(env.read("suite/drafts/eval_s1.json"), before);
 }
+
+#[test]
+fn promote_writes_todays_generator_meta_keys() {
+    let env = Env::new();
+    drafted(&env);
+    let today = env.json("suite/drafts/eval_s1.json");
+    // A draft as versions before `prompt_hash` wrote it, completed by hand.
+    let mut fixture = today.clone();
+    with_old_keys(&mut fixture);
+    fixture["expected"] = json!([{ "changeType": "none" }]);
+    env.write(
+        "suite/drafts/eval_s1.json",
+        &serde_json::to_string_pretty(&fixture).unwrap(),
+    );
+    let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let meta = &env.json("suite/drafts/eval_s1.json")["draft"]["generator_meta"];
+    assert_eq!(
+        meta["prompt_hash"],
+        today["draft"]["generator_meta"]["prompt_hash"]
+    );
+    assert_eq!(meta["model"], serde_json::Value::Null);
+    assert_eq!(meta["temperature"], serde_json::Value::Null);
+    assert!(meta.get("prompt_sha256").is_none());
+}

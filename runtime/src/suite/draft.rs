@@ -34,8 +34,10 @@
 //!         "generated_at": "2025-12-29T12:00:00Z",
 //!         "updated_at": "2025-12-29T12:00:00Z",
 //!         "generator_meta": {
+//!             "model": null,
+//!             "temperature": null,
 //!             "generator": "template",
-//!             "prompt_sha256": "00",
+//!             "prompt_hash": "00",
 //!             "response_sha256": "00",
 //!             "run_id": "draft-20251229T120000Z-000000",
 //!             "content_sha256": "00"
@@ -45,6 +47,7 @@
 //! let draft = Draft::from_fixture(&fixture).unwrap().unwrap();
 //! assert_eq!(draft.edit_source, EditSource::Generated);
 //! assert_eq!(draft.source.canonical_trace_id, "dd_trace_67890");
+//! assert_eq!(draft.generator_meta.prompt_hash, "00");
 //! ```
 
 use chrono::{DateTime, Utc};
@@ -139,26 +142,31 @@ impl EditSource {
     }
 }
 
-/// How a draft was generated.
+/// How a draft was generated. Dashboards read these documents by the key names, so `model`,
+/// `temperature`, `prompt_hash`, `response_sha256` and `run_id` are always written (`model` and
+/// `temperature` as `null` when the generator did not report them).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorMeta {
-    /// The generator: `template@<cli version>` or `command:<argv>`.
-    pub generator: String,
-    /// The model the generator used, when it reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model the generator used, when it reported one (`null` otherwise: the template
+    /// generator uses no model).
+    #[serde(default)]
     pub model: Option<String>,
     /// The sampling temperature the generator used, when it reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub temperature: Option<f64>,
     /// SHA-256 (lowercase hex) of the exact bytes handed to the generator: the suggestion record
-    /// as canonical JSON. Equal hashes mean the generator saw the same input.
-    pub prompt_sha256: String,
+    /// as canonical JSON. Equal hashes mean the generator saw the same input. Drafts written
+    /// before the key had this name call it `prompt_sha256`; both are read.
+    #[serde(alias = "prompt_sha256")]
+    pub prompt_hash: String,
     /// SHA-256 (lowercase hex) of the generator's raw response.
     pub response_sha256: String,
     /// The `draft` run that generated this content (its summary is under
     /// `<suite>/.proposal-eval/runs/<run_id>/`).
     pub run_id: String,
+    /// The generator: `template@<cli version>` or `command:<argv>`.
+    pub generator: String,
     /// SHA-256 of the fixture as generated (see [`content_sha256`]). When the file's current
     /// content hashes differently, someone edited it and `draft` leaves it alone.
     pub content_sha256: String,
@@ -236,8 +244,10 @@ mod tests {
                 "generated_at": "2025-01-01T00:00:00Z",
                 "updated_at": "2025-01-01T00:00:00Z",
                 "generator_meta": {
+                    "model": null,
+                    "temperature": null,
                     "generator": "template",
-                    "prompt_sha256": "p",
+                    "prompt_hash": "p",
                     "response_sha256": "r",
                     "run_id": "run1",
                     "content_sha256": "c"
@@ -251,6 +261,46 @@ mod tests {
         let fixture = sample();
         let draft = Draft::from_fixture(&fixture).unwrap().unwrap();
         assert_eq!(serde_json::to_value(&draft).unwrap(), fixture["draft"]);
+    }
+
+    #[test]
+    fn writes_every_generator_meta_key_and_reads_the_old_names() {
+        let draft = Draft::from_fixture(&sample()).unwrap().unwrap();
+        let meta = serde_json::to_value(&draft.generator_meta).unwrap();
+        let keys: Vec<&str> = meta
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "content_sha256",
+                "generator",
+                "model",
+                "prompt_hash",
+                "response_sha256",
+                "run_id",
+                "temperature"
+            ]
+        );
+        assert_eq!(meta["model"], Value::Null);
+        assert_eq!(meta["temperature"], Value::Null);
+
+        // A draft written before the rename: `prompt_sha256`, no `model` or `temperature`.
+        let mut old = sample();
+        let old_meta = old["draft"]["generator_meta"].as_object_mut().unwrap();
+        old_meta.remove("model");
+        old_meta.remove("temperature");
+        let hash = old_meta.remove("prompt_hash").unwrap();
+        old_meta.insert("prompt_sha256".into(), hash);
+        assert_eq!(Draft::from_fixture(&old).unwrap().unwrap(), draft);
+
+        let mut both = sample();
+        both["draft"]["generator_meta"]["prompt_sha256"] = json!("p");
+        let err = Draft::from_fixture(&both).unwrap_err().to_string();
+        assert!(err.contains("duplicate field `prompt_hash`"), "{err}");
     }
 
     #[test]
