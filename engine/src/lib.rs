@@ -2,8 +2,8 @@
 //!
 //! Every function here takes `serde_json::Value`s and a config and returns a value: no file, no
 //! clock (the caller passes "now" in a [`transform::Context`]), no environment, no process. The
-//! crate's dependencies make that a fact: serde, serde_json, `similar` for diffs and chrono
-//! without its clock.
+//! crate's dependencies make that a fact: serde, serde_json, `similar` for diffs, `regex` for
+//! redaction patterns and chrono without its clock.
 //!
 //! - [`path`]: the one path grammar (`invoice.line_items[*].amount`) of ignore lists,
 //!   transformers, field-accuracy fields and every path printed.
@@ -12,6 +12,8 @@
 //! - [`render`]: failure text and diffs, apart from deciding.
 //! - [`dates`] and [`numbers`]: how a date or a number written as a string is read, one rule
 //!   each for the transformers and field accuracy.
+//! - [`redact`]: what is taken out of a model call before it is recorded, and how a replay
+//!   compares a request with a redacted one.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -45,5 +47,6 @@ pub mod json;
 pub mod normalize;
 pub mod numbers;
 pub mod path;
+pub mod redact;
 pub mod render;
 pub mod transform;

@@ -72,7 +72,7 @@
 //! # Design
 //!
 //! A pure engine and an I/O shell. [`path`], [`normalize`], [`transform`], [`compare`],
-//! [`accuracy`] and [`fuzzy`] come from the `proposal-eval-engine` crate: they take
+//! [`accuracy`], [`fuzzy`] and [`redact`] come from the `proposal-eval-engine` crate: they take
 //! `serde_json::Value`s and a config and return a verdict, and that crate's dependencies cannot
 //! reach the file system, the clock, the environment or processes. This crate is the shell:
 //! suite files, recordings and the model handle, running a case, reports and judge processes.
@@ -101,7 +101,7 @@ mod sys;
 use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
-pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, transform};
+pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::llm::{Llm, LlmError, Model, ModelError};
 pub use run::case::{Case, CaseOutput, OutputError};

@@ -4,6 +4,7 @@
 use crate::path::Pattern;
 use crate::recording::Interaction;
 use chrono::Utc;
+use proposal_eval_engine::redact::Redactor;
 use serde_json::Value;
 use std::fmt;
 use std::sync::{Condvar, Mutex};
@@ -172,6 +173,7 @@ enum Mode {
 pub struct Llm {
     mode: Mode,
     ignore_request_paths: Vec<Pattern>,
+    redactor: Redactor,
     calls: usize,
     interactions: Vec<Interaction>,
     failure: Option<String>,
@@ -297,6 +299,7 @@ impl Llm {
         Llm {
             mode,
             ignore_request_paths,
+            redactor: Redactor::default(),
             calls: 0,
             interactions: Vec::new(),
             failure: None,
@@ -304,8 +307,17 @@ impl Llm {
         }
     }
 
-    pub(crate) fn replay(recorded: Vec<Interaction>, ignore_request_paths: Vec<Pattern>) -> Llm {
-        Llm::new(Mode::Replay { recorded }, ignore_request_paths)
+    /// A replay of `recorded`; each request is compared with the recorded one without the
+    /// `ignore_request_paths`, and in its redacted form (`redactor`, the rules the recording was
+    /// written with).
+    pub(crate) fn replay(
+        recorded: Vec<Interaction>,
+        ignore_request_paths: Vec<Pattern>,
+        redactor: Redactor,
+    ) -> Llm {
+        let mut llm = Llm::new(Mode::Replay { recorded }, ignore_request_paths);
+        llm.redactor = redactor;
+        llm
     }
 
     pub(crate) fn record(factory: Option<ModelFactory>) -> Llm {
@@ -339,7 +351,12 @@ impl Llm {
                     recorded: recorded.len(),
                 }),
                 Some(interaction) => {
-                    match request_diff(&interaction.request, request, &self.ignore_request_paths) {
+                    match request_diff(
+                        &interaction.request,
+                        request,
+                        &self.ignore_request_paths,
+                        &self.redactor,
+                    ) {
                         // Each recorded answer is handed out once (the index only grows), so it
                         // is moved, not copied.
                         None => Ok(std::mem::take(&mut interaction.response)),
@@ -440,21 +457,20 @@ impl Llm {
     }
 }
 
-/// `None` when the requests are equal once `ignore` paths are removed from both; otherwise a
-/// line diff of the pretty JSON.
-fn request_diff(recorded: &Value, current: &Value, ignore: &[Pattern]) -> Option<String> {
-    if ignore.is_empty() {
-        if recorded == current {
-            return None;
-        }
-        return Some(proposal_eval_engine::render::line_diff(
-            recorded,
-            current,
-            "recorded request",
-            "this request",
-            false,
-        ));
+/// `None` when the requests are equal once `ignore` paths are removed from both and the current
+/// one is redacted (a recorded `"<redacted>"` equals whatever the request holds there);
+/// otherwise a line diff of the pretty JSON. The diff shows the current request redacted too, so
+/// a secret it carries is never printed and a redacted place that fits is no difference.
+fn request_diff(
+    recorded: &Value,
+    current: &Value,
+    ignore: &[Pattern],
+    redactor: &Redactor,
+) -> Option<String> {
+    if recorded == current {
+        return None;
     }
+    let current = redactor.replayed(recorded, current);
     let strip = |v: &Value| {
         let mut v = v.clone();
         for pattern in ignore {
@@ -464,10 +480,16 @@ fn request_diff(recorded: &Value, current: &Value, ignore: &[Pattern]) -> Option
         }
         v
     };
-    let (a, b) = (strip(recorded), strip(current));
-    (a != b).then(|| {
-        proposal_eval_engine::render::line_diff(&a, &b, "recorded request", "this request", false)
-    })
+    let differs = |a: &Value, b: &Value| {
+        (a != b).then(|| {
+            proposal_eval_engine::render::line_diff(a, b, "recorded request", "this request", false)
+        })
+    };
+    if ignore.is_empty() {
+        differs(recorded, &current)
+    } else {
+        differs(&strip(recorded), &strip(&current))
+    }
 }
 
 #[cfg(test)]
@@ -517,6 +539,7 @@ mod tests {
                 interaction(json!(2), json!("b")),
             ],
             vec![],
+            Redactor::default(),
         );
         assert_eq!(llm.complete(&json!(1)).unwrap(), json!("a"));
         assert_eq!(
@@ -537,6 +560,7 @@ mod tests {
         let mut llm = Llm::replay(
             vec![interaction(json!({"p": "a", "id": 1}), json!("x"))],
             vec![Pattern::parse("id").unwrap()],
+            Redactor::default(),
         );
         let _ = llm.complete(&json!({"p": "b", "id": 2}));
         let failure = llm.finish_failure().unwrap();
@@ -552,11 +576,56 @@ mod tests {
                 json!("x"),
             )],
             vec![Pattern::parse("meta.id").unwrap()],
+            Redactor::default(),
         );
         assert_eq!(
             llm.complete(&json!({"p": "a", "meta": {"id": 2}})).unwrap(),
             json!("x")
         );
+    }
+
+    #[test]
+    fn a_redacted_recording_replays_with_any_key_and_diffs_never_show_it() {
+        let redactor = Redactor::new(vec![], vec!["ref-[0-9]{6}".parse().unwrap()]);
+        let sent = |key: &str, reference: &str, prompt: &str| {
+            json!({
+                "headers": { "Authorization": format!("Bearer {key}") },
+                "body": { "api_key": key, "prompt": prompt, "note": format!("order {reference}") },
+            })
+        };
+        let mut recorded = sent("sk-live-first-0123456789abcdef", "ref-123456", "hi");
+        redactor.redact(&mut recorded);
+        assert!(!recorded.to_string().contains("sk-live"), "{recorded}");
+        let replay = |request: &Value| {
+            let mut llm = Llm::replay(
+                vec![interaction(recorded.clone(), json!("answer"))],
+                vec![],
+                redactor.clone(),
+            );
+            llm.complete(request).map_err(|e| e.to_string())
+        };
+        let other_key = sent("sk-live-second-fedcba9876543210", "ref-654321", "hi");
+        assert_eq!(replay(&other_key), Ok(json!("answer")));
+
+        let changed = sent("sk-live-second-fedcba9876543210", "ref-654321", "bye");
+        let failure = replay(&changed).unwrap_err();
+        assert!(failure.contains("request [0] differs"), "{failure}");
+        assert!(
+            failure.contains("-    \"prompt\": \"hi\"")
+                && failure.contains("+    \"prompt\": \"bye\""),
+            "{failure}"
+        );
+        assert!(
+            !failure.contains("sk-live") && !failure.contains("ref-6"),
+            "{failure}"
+        );
+        // Only the prompt line differs: the redacted places are equal on both sides.
+        let changed_lines = failure
+            .lines()
+            .filter(|l| l.starts_with('-') || l.starts_with('+'))
+            .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+            .count();
+        assert_eq!(changed_lines, 2, "{failure}");
     }
 
     #[test]

@@ -5,8 +5,11 @@
 //! recording made from other sources is refused before replay rather than replayed against the
 //! wrong prompt. Files are written atomically (temp file in the same folder, then rename), pretty,
 //! with sorted keys and a final newline, so a re-record with identical answers changes nothing but
-//! timestamps.
+//! timestamps. Every request and response is redacted before it is written
+//! ([`Recording::redact`], the rules of `proposal_eval_engine::redact`), and [`credentials`] is
+//! the check on the files that `status --check` makes.
 
+pub mod credentials;
 pub mod llm;
 pub mod sources;
 
@@ -14,6 +17,7 @@ use crate::files::Located;
 use crate::path::Pattern;
 use chrono::{DateTime, Utc};
 pub use proposal_eval_engine::json::{canonical_pretty, sorted};
+use proposal_eval_engine::redact::{Redactor, ValuePattern};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use sources::Source;
@@ -49,6 +53,44 @@ pub struct RecordingConfig {
     /// Request paths left out when a replayed request is compared with the recorded one.
     #[serde(default, alias = "ignoreRequestPaths")]
     pub ignore_request_paths: Vec<Pattern>,
+    /// Paths, in each request and each response, whose values are written as `"<redacted>"`
+    /// (on top of the credential keys, which always are).
+    #[serde(default)]
+    pub redact: Vec<Pattern>,
+    /// Regexes: what they match in any string value of a request or a response is written as
+    /// `<redacted>`.
+    #[serde(default)]
+    pub redact_values: Vec<ValuePattern>,
+}
+
+impl RecordingConfig {
+    /// The redaction rules: the credential keys, `redact` and `redact_values`.
+    ///
+    /// ```
+    /// use proposal_eval::config::RecordingConfig;
+    /// use proposal_eval::redact::ValuePattern;
+    /// use serde_json::json;
+    ///
+    /// let config = RecordingConfig {
+    ///     redact: vec!["user.email".parse().unwrap()],
+    ///     redact_values: vec![ValuePattern::new("ACCT-[0-9]{8}").unwrap()],
+    ///     ..RecordingConfig::default()
+    /// };
+    /// let mut request = json!({
+    ///     "api_key": "sk-live-0123456789abcdef0123",
+    ///     "user": { "email": "ada@example.com" },
+    ///     "note": "account ACCT-12345678",
+    /// });
+    /// config.redactor().redact(&mut request);
+    /// assert_eq!(request, json!({
+    ///     "api_key": "<redacted>",
+    ///     "user": { "email": "<redacted>" },
+    ///     "note": "account <redacted>",
+    /// }));
+    /// ```
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(self.redact.clone(), self.redact_values.clone())
+    }
 }
 
 /// One model call.
@@ -136,6 +178,15 @@ impl Recording {
         let head: RecordingHead = parse_json(&bytes, file)?;
         check_format(head.format, file)?;
         Ok(Some(head))
+    }
+
+    /// Takes what `redactor` redacts out of every request and response, as is done before a
+    /// recording is written, so that no credential reaches the file.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        for interaction in &mut self.interactions {
+            redactor.redact(&mut interaction.request);
+            redactor.redact(&mut interaction.response);
+        }
     }
 
     /// The recording as it is written: pretty JSON, keys sorted, final newline.

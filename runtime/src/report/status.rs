@@ -15,6 +15,7 @@
 //! assert!(!status.fails_check());
 //! ```
 
+use crate::recording::credentials::{self, Finding};
 use crate::recording::sources::{self, SourceChange};
 use crate::recording::{self, Recording, Validation};
 use crate::suite::fixture::Status;
@@ -72,16 +73,24 @@ pub struct CaseStatus {
     pub recording: PathBuf,
     /// The case's `status`; `None` when the fixture cannot be read, or for an orphan.
     pub status: Option<Status>,
-    /// The recording's state.
+    /// The recording's state. A recording holding credentials is `Unreadable`, with a message
+    /// naming them (an orphan stays `Orphaned`).
     pub state: State,
+    /// Strings in the recording that look like credentials (their paths are in the recording
+    /// file). Any makes `status --check` fail, draft or not.
+    pub credentials: Vec<Finding>,
 }
 
 impl CaseStatus {
-    /// Whether this case makes `status --check` fail: an orphan, or a stale or unreadable
-    /// recording of a case that runs. Draft cases are shown but never fail the check, and a stale
-    /// recording does not either when the suite says `validation = "skip"`, as the tests replay it
-    /// without looking.
+    /// Whether this case makes `status --check` fail: a recording holding credentials, an
+    /// orphan, or a stale or unreadable recording of a case that runs. Draft cases are shown but
+    /// never fail the check unless their recording holds credentials, and a stale recording does
+    /// not either when the suite says `validation = "skip"`, as the tests replay it without
+    /// looking.
     pub fn fails_check(&self, validation: Validation) -> bool {
+        if !self.credentials.is_empty() {
+            return true;
+        }
         let runs = !matches!(self.status, Some(Status::Draft | Status::NeedsHumanInput));
         match &self.state {
             State::Orphaned => true,
@@ -136,14 +145,24 @@ impl SuiteStatus {
         let mut cases = Vec::new();
         for path in &fixtures {
             let loaded = LoadedCase::load(&suite, path.clone());
-            let state = state(&suite, &loaded);
+            let mut state = state(&suite, &loaded);
+            let recording = suite.recording_file(path);
+            let credentials = credentials::scan_file(&recording);
+            if !credentials.is_empty() {
+                let found = credentials::message(&suite.relative(&recording), &credentials);
+                state = State::Unreadable(match state {
+                    State::Unreadable(why) => format!("{why}; {found}"),
+                    _ => found,
+                });
+            }
             cases.push(CaseStatus {
                 case: path.case_path().to_string(),
                 test: Some(suite.test_name(path)),
                 fixture: Some(path.absolute.clone()),
-                recording: suite.recording_file(path),
+                recording,
                 status: loaded.file.as_ref().ok().map(|f| f.status),
                 state,
+                credentials,
             });
         }
         let known: Vec<&str> = fixtures.iter().map(|f| f.case_path()).collect();
@@ -177,6 +196,7 @@ impl SuiteStatus {
                 case,
                 test: None,
                 fixture: None,
+                credentials: credentials::scan_file(&orphan),
                 recording: orphan,
                 status: None,
                 state: State::Orphaned,
@@ -262,6 +282,13 @@ impl SuiteStatus {
                 }
                 if !changes.is_empty() {
                     value["changes"] = serde_json::to_value(changes).unwrap_or_default();
+                }
+                if !c.credentials.is_empty() {
+                    value["credentials"] = c
+                        .credentials
+                        .iter()
+                        .map(|f| serde_json::json!({ "path": f.path, "kind": f.kind }))
+                        .collect();
                 }
                 value
             })

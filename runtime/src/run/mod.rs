@@ -201,7 +201,7 @@ where
                 }
                 let ignore = config.recording.ignore_request_paths.clone();
                 (
-                    Llm::replay(recorded.interactions, ignore),
+                    Llm::replay(recorded.interactions, ignore, config.recording.redactor()),
                     recorded.recorded_at,
                 )
             }
@@ -251,7 +251,7 @@ where
             ));
         };
         if !interactions.is_empty() {
-            let recording = Recording {
+            let mut recording = Recording {
                 format: recording::FORMAT,
                 case: loaded.path.case_path().to_string(),
                 recorded_at: now,
@@ -259,6 +259,8 @@ where
                 input: fixture.input.clone(),
                 interactions,
             };
+            // Credentials never reach the file; the code under test got the answers unredacted.
+            recording.redact(&config.recording.redactor());
             recording.write(&recording_file).map_err(|e| {
                 format!(
                     "cannot write the recording {}: {e}",

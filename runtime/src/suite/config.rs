@@ -210,6 +210,25 @@ mod tests {
     }
 
     #[test]
+    fn redaction_keys_parse_and_a_bad_regex_names_its_place() {
+        let toml = "[recording]\nredact = [\"user.email\", \"messages[*].content\"]\nredact_values = [\"CUST-[0-9]{8}\"]\n";
+        let config = SuiteConfig::from_toml_str(toml, "x.toml").unwrap();
+        assert_eq!(config.recording.redact.len(), 2);
+        assert_eq!(config.recording.redact_values[0].as_str(), "CUST-[0-9]{8}");
+
+        let toml = "[recording]\nredact_values = [\n  \"ok-[0-9]+\",\n  \"tok_[a-z\",\n]\n";
+        let err = SuiteConfig::from_toml_str(toml, "s/proposal-eval.toml").unwrap_err();
+        // The place is the list's, as for an invalid path in any list of paths.
+        assert_eq!(
+            err.to_string(),
+            "s/proposal-eval.toml:2:17: invalid regex `tok_[a-z`: unclosed character class"
+        );
+        let err =
+            SuiteConfig::from_toml_str("[recording]\nredact = [\"a..b\"]\n", "x.toml").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 10), "{err}");
+    }
+
+    #[test]
     fn default_is_strict_only() {
         let config = SuiteConfig::from_toml_str("", "x.toml").unwrap();
         assert_eq!(config.evaluators, vec![Evaluator::Strict]);
