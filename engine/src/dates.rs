@@ -93,22 +93,36 @@ enum Scan {
     NoMatch,
 }
 
+/// A date format that cannot be read: the message names the format, what is wrong, and the
+/// tokens that are understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DateFormatError(String);
+
+impl std::fmt::Display for DateFormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DateFormatError {}
+
 impl DateFormat {
     /// Parses a format, in token style or strftime.
-    pub fn parse(text: &str) -> Result<DateFormat, String> {
+    pub fn parse(text: &str) -> Result<DateFormat, DateFormatError> {
         let items = if text.contains('%') {
-            parse_strftime(text)?
+            parse_strftime(text)
         } else {
-            parse_tokens(text)?
-        };
+            parse_tokens(text)
+        }
+        .map_err(DateFormatError)?;
         let count = |wanted: &[DateItem]| items.iter().filter(|i| wanted.contains(i)).count();
         if count(&[DateItem::Year4, DateItem::Year2]) != 1
             || count(&[DateItem::Month, DateItem::MonthName]) != 1
             || count(&[DateItem::Day]) != 1
         {
-            return Err(format!(
+            return Err(DateFormatError(format!(
                 "date format `{text}` must name the year, the month and the day exactly once each (for example `DD-MMM-YYYY`, `YYYY-MM-DD` or `%d/%m/%Y`)"
-            ));
+            )));
         }
         Ok(DateFormat {
             source: text.to_string(),
@@ -463,7 +477,7 @@ mod tests {
             read_date("03/02/2025", &[f("%d/%m/%Y")]).ok(),
             ymd(2025, 2, 3)
         );
-        let err = DateFormat::parse("%Y-%m-%d %H:%M").unwrap_err();
+        let err = DateFormat::parse("%Y-%m-%d %H:%M").unwrap_err().to_string();
         assert!(err.contains("`%H` is not supported"), "{err}");
     }
 
@@ -477,7 +491,7 @@ mod tests {
             ("DD-MM-YYYY-DD", "exactly once"),
             ("DD/MM/YYYY Q", "letters other than"),
         ] {
-            let err = DateFormat::parse(bad).unwrap_err();
+            let err = DateFormat::parse(bad).unwrap_err().to_string();
             assert!(err.contains(needle), "{bad}: {err}");
         }
         assert!(DateFormat::parse("yyyy-MM-dd").is_ok());
