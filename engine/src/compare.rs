@@ -5,7 +5,7 @@
 //! score 1 or 0, every [`Mismatch`] with its full path, and the normalized documents. It is pure:
 //! no clock, no environment, no files.
 //!
-//! The flow is the seed's. Each expected proposal's `ignore_paths` (or `ignorePaths`) key is taken
+//! The flow: each expected proposal's `ignore_paths` (or `ignorePaths`) key is taken
 //! out and replaces the active ignore list for that proposal. Actual proposals are always
 //! normalized. If any transformer reads its conditions from the actual
 //! (`condition_target = "actual"`), expected proposals are compared as written (the paired flow);

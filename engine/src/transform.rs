@@ -515,7 +515,8 @@ impl Transformer {
         }
     }
 
-    /// A transformer in the seed's legacy form.
+    /// A transformer in the legacy form (`on_missing`, `on_existing`, `apply_to`) of older
+    /// validators, which configs still accept.
     pub fn legacy(
         transform: impl Into<Transform>,
         on_missing: OnMissing,
