@@ -2,7 +2,7 @@
 //! missed.
 
 use super::config::{ArrayMatch, FieldSpec, Matcher, SCORE_EPSILON};
-use super::text::{brief, fmt_apart, fmt_num, push_apart_failed, type_name};
+use super::text::{brief, fmt_num, push_apart_failed, type_name};
 use crate::assignment::assign;
 use crate::dates::{read_date, DateError, DateFormat};
 use crate::fuzzy::Algorithm;
@@ -44,10 +44,7 @@ impl fmt::Display for Detail {
             Detail::Similar {
                 similarity,
                 threshold,
-            } => {
-                let (s, t) = fmt_apart(similarity, threshold, true);
-                write!(f, "similarity {s} ≥ {t}")
-            }
+            } => write!(f, "similarity {similarity:.2} ≥ {threshold:.2}"),
             Detail::AllElements(n) => write!(f, "all {n} elements match"),
             Detail::AllElementsAnyOrder(n) => write!(f, "all {n} elements match (any order)"),
         }

@@ -3,7 +3,7 @@
 
 use super::config::{Aggregation, FieldAccuracyConfig, MatchKind, SCORE_EPSILON};
 use super::matchers::{compare_field, Detail};
-use super::text::{fmt_num, push_apart_failed, push_digits, push_fixed};
+use super::text::{fmt_num, push_apart_failed, push_fixed};
 use crate::path::Location;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -260,13 +260,8 @@ fn aggregate(
         }
     };
     let passed = score + SCORE_EPSILON >= config.threshold;
-    // Written without `format!`: every verdict has this line, and on a one-field config the
-    // formatting machinery would cost more than the field.
     let mut reasoning = String::with_capacity(64);
-    push_digits(&mut reasoning, hits.len() as u64, 1);
-    reasoning.push('/');
-    push_digits(&mut reasoning, counted as u64, 1);
-    reasoning.push_str(" fields matched");
+    let _ = write!(reasoning, "{}/{counted} fields matched", hits.len());
     let uniform = hits
         .iter()
         .map(|h| h.weight)
@@ -285,7 +280,6 @@ fn aggregate(
     }
     reasoning.push_str(", score ");
     if passed {
-        // What `fmt_apart` prints for a pass: two decimals each.
         push_fixed(&mut reasoning, score, 2);
         reasoning.push_str(" ≥ ");
         push_fixed(&mut reasoning, config.threshold, 2);

@@ -39,7 +39,7 @@ pub(super) fn fmt_num(x: f64) -> String {
         return format!("{x:e}");
     }
     let decimals = (5 - magnitude).clamp(0, 12) as usize;
-    let s = fixed(x, decimals);
+    let s = format!("{x:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -47,32 +47,19 @@ pub(super) fn fmt_num(x: f64) -> String {
     }
 }
 
-/// Two numbers with 2 decimals, or more when 2 would make a failed comparison read as equal
-/// (`0.849 < 0.85` must not print as `0.85 < 0.85`).
-pub(super) fn fmt_apart(x: f64, y: f64, passed: bool) -> (String, String) {
-    for decimals in 2..=6 {
-        let (p, q) = (fixed(x, decimals), fixed(y, decimals));
-        if passed || p != q {
-            return (trim_decimals(p), trim_decimals(q));
-        }
-    }
-    (x.to_string(), y.to_string())
-}
-
-/// `x`, `sep` and `y` the way [`fmt_apart`] prints a failed comparison (`0.73 < 0.85`),
-/// appended straight to `out`. Every fuzzy miss writes this into its `why`, and every failed
-/// verdict into its reasoning: going through `fmt_apart` costs two strings per attempt and a
-/// text comparison, more than comparing the field. Here the numbers stay integers (rounded at
-/// `decimals`) until they differ, and only then are written.
+/// Appends `x`, `sep` and `y` for a failed comparison (`0.73 < 0.85`): two decimals each, or
+/// more when two would print different numbers as equal (`0.849 < 0.85`, never `0.85 < 0.85`),
+/// with no zeros beyond the second decimal (`0.8500` → `0.85`).
+///
+/// Every fuzzy miss writes this into its `why` and every failed verdict into its reasoning, and
+/// `format!`'s exact float formatting costs more than comparing the field. So the numbers stay
+/// integers (rounded at `decimals`, see [`rounded`]) until they differ, and only then are
+/// written; anything outside that fast path goes through `format!`.
 pub(super) fn push_apart_failed(out: &mut String, x: f64, sep: &str, y: f64) {
     for decimals in 2..=6 {
         let (Some(p), Some(q)) = (rounded(x, decimals), rounded(y, decimals)) else {
-            // Outside the fast path (huge, not finite, at a rounding tie): the general code.
-            let (s, t) = fmt_apart(x, y, false);
-            out.push_str(&s);
-            out.push_str(sep);
-            out.push_str(&t);
-            return;
+            // Outside the fast path (huge, not finite, at a rounding tie): `format!`.
+            return push_apart_plain(out, x, sep, y);
         };
         // Same decimals, so equal integers are equal text.
         if p != q {
@@ -85,8 +72,7 @@ pub(super) fn push_apart_failed(out: &mut String, x: f64, sep: &str, y: f64) {
     let _ = write!(out, "{x}{sep}{y}");
 }
 
-/// Appends a number as [`trim_decimals`] leaves its text: at least two decimals, no zeros
-/// beyond them.
+/// Appends `n` with at least two decimals and no zeros beyond them.
 fn push_trimmed(out: &mut String, mut n: Rounded, mut decimals: usize) {
     while decimals > 2 && n.scaled.is_multiple_of(10) {
         n.scaled /= 10;
@@ -95,19 +81,31 @@ fn push_trimmed(out: &mut String, mut n: Rounded, mut decimals: usize) {
     push_scaled(out, n, decimals);
 }
 
-fn trim_decimals(mut s: String) -> String {
-    // Keep two decimals (0.80), but drop zeros beyond them (0.8500 → 0.85).
-    let Some(dot) = s.find('.') else { return s };
-    let keep = (dot + 3).max(s.trim_end_matches('0').len()).min(s.len());
-    s.truncate(keep);
-    s
+/// [`push_apart_failed`] through `format!`: the same text for any number.
+fn push_apart_plain(out: &mut String, x: f64, sep: &str, y: f64) {
+    let start = out.len();
+    for decimals in 2..=6 {
+        let _ = write!(out, "{x:.decimals$}");
+        let x_end = out.len();
+        let _ = write!(out, "{y:.decimals$}");
+        if out[start..x_end] != out[x_end..] {
+            out.truncate(x_end + trimmed_len(&out[x_end..]));
+            let x_keep = start + trimmed_len(&out[start..x_end]);
+            out.replace_range(x_keep..x_end, sep);
+            return;
+        }
+        out.truncate(start);
+    }
+    let _ = write!(out, "{x}{sep}{y}");
 }
 
-/// `format!("{x:.decimals$}")` (see [`push_fixed`]).
-pub(super) fn fixed(x: f64, decimals: usize) -> String {
-    let mut out = String::with_capacity(24);
-    push_fixed(&mut out, x, decimals);
-    out
+/// The length of a number written with at least two decimals once the zeros beyond the second
+/// are dropped.
+fn trimmed_len(s: &str) -> usize {
+    match s.find('.') {
+        Some(dot) => (dot + 3).max(s.trim_end_matches('0').len()).min(s.len()),
+        None => s.len(),
+    }
 }
 
 /// Appends `format!("{x:.decimals$}")`. Every verdict prints its score and threshold, and the
@@ -200,25 +198,12 @@ const POW10: [u64; 13] = [
     1_000_000_000_000,
 ];
 
-/// Appends `n` in decimal, zero-padded to at least `width` digits (at most 20).
-pub(super) fn push_digits(out: &mut String, mut n: u64, width: usize) {
-    let mut buf = [b'0'; 20];
-    let mut start = buf.len();
-    while n > 0 || start == buf.len() {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    start = start.min(buf.len() - width.min(buf.len()));
-    out.extend(buf[start..].iter().map(|&b| char::from(b)));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn fixed_agrees_with_format() {
+    fn push_fixed_agrees_with_format() {
         let mut samples = vec![
             0.0,
             1.0,
@@ -263,18 +248,9 @@ mod tests {
         }
         for x in samples {
             for decimals in 0..=14 {
-                assert_eq!(
-                    fixed(x, decimals),
-                    format!("{x:.decimals$}"),
-                    "{x:?} {decimals}"
-                );
-            }
-        }
-        for n in [0, 7, 10, 99, 100, 12345, u64::MAX] {
-            for width in [0, 1, 2, 5, 12, 20] {
                 let mut s = String::new();
-                push_digits(&mut s, n, width);
-                assert_eq!(s, format!("{n:0width$}"), "{n} {width}");
+                push_fixed(&mut s, x, decimals);
+                assert_eq!(s, format!("{x:.decimals$}"), "{x:?} {decimals}");
             }
         }
     }
@@ -286,14 +262,35 @@ mod tests {
         assert_eq!(fmt_num(0.0125), "0.0125");
         assert_eq!(fmt_num(3.0), "3");
         assert_eq!(fmt_num(1e-9), "1e-9");
-        assert_eq!(
-            fmt_apart(0.8333, 0.75, true),
-            ("0.83".to_string(), "0.75".to_string())
-        );
-        assert_eq!(
-            fmt_apart(0.849, 0.85, false),
-            ("0.849".to_string(), "0.85".to_string())
-        );
+        let apart = |x, y| {
+            let mut out = String::new();
+            push_apart_failed(&mut out, x, " < ", y);
+            out
+        };
+        assert_eq!(apart(0.849, 0.85), "0.849 < 0.85");
+        assert_eq!(apart(0.73, 0.85), "0.73 < 0.85");
+        assert_eq!(apart(0.8, 0.85), "0.80 < 0.85");
+        assert_eq!(apart(0.0, 1.0), "0.00 < 1.00");
+        assert_eq!(apart(0.85, 0.85), "0.85 < 0.85");
+    }
+
+    /// Two decimals, or as many more (up to 6) as it takes to print them apart, with no zeros
+    /// beyond the second: the definition, written plainly.
+    fn fmt_apart(x: f64, y: f64) -> (String, String) {
+        let trim = |mut s: String| {
+            if let Some(dot) = s.find('.') {
+                let keep = (dot + 3).max(s.trim_end_matches('0').len()).min(s.len());
+                s.truncate(keep);
+            }
+            s
+        };
+        for decimals in 2..=6 {
+            let (p, q) = (format!("{x:.decimals$}"), format!("{y:.decimals$}"));
+            if p != q {
+                return (trim(p), trim(q));
+            }
+        }
+        (x.to_string(), y.to_string())
     }
 
     #[test]
@@ -333,7 +330,7 @@ mod tests {
             samples.push((x, x + 1e-7));
         }
         for (x, y) in samples {
-            let (s, t) = fmt_apart(x, y, false);
+            let (s, t) = fmt_apart(x, y);
             let mut out = "similarity ".to_string();
             push_apart_failed(&mut out, x, " < ", y);
             assert_eq!(out, format!("similarity {s} < {t}"), "{x:?} {y:?}");
