@@ -385,5 +385,10 @@ fn describe(change: &SourceChange) -> String {
         ),
         SourceChange::Added { path } => format!("{path} is a new source"),
         SourceChange::Removed { path } => format!("{path} is no longer a source"),
+        SourceChange::Input { recorded, current } => format!(
+            "the input changed (recorded {}, now {})",
+            short(recorded),
+            short(current)
+        ),
     }
 }

@@ -105,7 +105,7 @@ fn record_writes_every_recording_whole_sorted_and_with_a_final_newline() {
         support::keys_sorted(text).unwrap_or_else(|e| panic!("{file}: keys not sorted: {e}"));
         let r: Value = serde_json::from_str(text).unwrap();
         let case = file.trim_end_matches(".json");
-        assert_eq!(r["format"], 1, "{file}");
+        assert_eq!(r["format"], 2, "{file}");
         assert_eq!(r["case"], case, "{file}");
         let fixture_bytes = std::fs::read(example.path(&fixture(case))).unwrap();
         let fixture_json: Value = serde_json::from_slice(&fixture_bytes).unwrap();
@@ -124,11 +124,15 @@ fn record_writes_every_recording_whole_sorted_and_with_a_final_newline() {
                 )
             })
             .collect();
-        let mut want: BTreeMap<String, String> = prompts.iter().cloned().collect();
-        want.insert(fixture(case), sha256(&fixture_bytes));
+        let want: BTreeMap<String, String> = prompts.iter().cloned().collect();
         assert_eq!(
             sources, want,
-            "{file}: the fixture and the suite's prompts, with their hashes"
+            "{file}: the suite's prompts with their hashes (format 2: not the fixture file)"
+        );
+        assert_eq!(
+            r["input_sha256"],
+            sha256(support::canonical(&fixture_json["input"]).as_bytes()),
+            "{file}: the hash of the input as canonical JSON"
         );
         let calls = r["interactions"].as_array().unwrap().len();
         let tool_cases = [

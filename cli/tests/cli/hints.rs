@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use crate::recordings::*;
-use proposal_eval::__internal::recording::{hash_content, Recording, Source, FORMAT};
+use proposal_eval::__internal::recording::{hash_content, Recording, Source};
 use serde_json::json;
 use std::path::Path;
 
@@ -133,7 +133,8 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
     );
     let (sha256, bytes) = hash_content(b"{ \"input\": 1, \"expected\": [] }\n");
     Recording {
-        format: FORMAT,
+        format: 1,
+        input_sha256: None,
         case: "a".into(),
         recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         sources: vec![Source {
@@ -141,7 +142,7 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
             sha256,
             bytes,
         }],
-        input: json!(1),
+        input: Some(json!(1)),
         interactions: vec![],
     }
     .write(&env.path("sub crate/suite/recordings/a.json"))

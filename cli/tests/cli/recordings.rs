@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::Env;
-use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source, FORMAT};
+use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source};
 use serde_json::{json, Value};
 
 /// An Env whose folder is a crate (`Cargo.toml`) with a suite `suite/` (config `toml`).
@@ -51,11 +51,12 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
         serde_json::from_str::<Value>(&env.read(&fixture_path)).unwrap()["input"].clone();
     let at = "2025-01-15T10:00:00Z".parse().unwrap();
     Recording {
-        format: FORMAT,
+        format: 1,
+        input_sha256: None,
         case: case.to_string(),
         recorded_at: at,
         sources,
-        input: input.clone(),
+        input: Some(input.clone()),
         interactions: vec![Interaction {
             request: json!({ "prompt": input }),
             response: json!({ "proposals": [] }),
@@ -76,11 +77,12 @@ pub fn raw_recording(env: &Env, case: &str, text: &str) {
 pub fn recording_at(env: &Env, file: &str, case: &str) {
     let at = "2025-01-15T10:00:00Z".parse().unwrap();
     Recording {
-        format: FORMAT,
+        format: 1,
+        input_sha256: None,
         case: case.to_string(),
         recorded_at: at,
         sources: Vec::new(),
-        input: json!({ "message": case }),
+        input: Some(json!({ "message": case })),
         interactions: vec![Interaction {
             request: json!({ "prompt": case }),
             response: json!({ "proposals": [] }),

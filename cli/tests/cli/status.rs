@@ -111,7 +111,13 @@ fn check_fails_on_stale_orphaned_or_unreadable_only() {
     );
     let out = env.run(&["status", "--check"]);
     assert_eq!(out.code, 1);
-    assert!(out.stdout.contains("recording format 9"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "suite/recordings/never_calls.json: made by a newer proposal-eval (format 9; this version reads up to 2): upgrade proposal-eval"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -486,7 +492,8 @@ fn finds_a_recorded_suite_without_a_config_file_or_test_code() {
         env.read("fixtures/payments/raise_amount.json").as_bytes(),
     );
     proposal_eval::__internal::recording::Recording {
-        format: proposal_eval::__internal::recording::FORMAT,
+        format: 1,
+        input_sha256: None,
         case: "raise_amount".into(),
         recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         sources: vec![proposal_eval::__internal::recording::Source {
@@ -494,7 +501,7 @@ fn finds_a_recorded_suite_without_a_config_file_or_test_code() {
             sha256,
             bytes,
         }],
-        input: json!({ "message": "raise_amount" }),
+        input: Some(json!({ "message": "raise_amount" })),
         interactions: vec![],
     }
     .write(&env.path("fixtures/payments/recordings/raise_amount.json"))

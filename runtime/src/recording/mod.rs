@@ -18,14 +18,23 @@ use crate::path::Pattern;
 use chrono::{DateTime, Utc};
 pub use proposal_eval_engine::json::{canonical_pretty, sorted};
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-pub use sources::Source;
+pub use sources::{CaseSources, Source, SourceChange};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The recording format this version writes and reads.
-pub const FORMAT: u32 = 1;
+/// The recording format this version writes; it reads this one and every older one.
+///
+/// Format 1 depended on the whole fixture file; format 2 depends on what the model saw: the
+/// case's `input` (its hash, `input_sha256`), the case's `sources` and the suite's `sources`.
+pub const FORMAT: u32 = 2;
+
+/// The largest input (canonical JSON, in bytes) a recording keeps a copy of, for the diff a
+/// stale recording shows. A larger input is recorded by its hash only: the request that carries
+/// it is in the file already, and a second copy doubled the size of large recordings.
+pub const INPUT_COPY_LIMIT: u64 = 64 * 1024;
 
 /// What to do with a stale recording.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -105,59 +114,246 @@ pub struct Interaction {
 }
 
 /// A recording file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recording {
-    /// [`FORMAT`].
+    /// The format it was written in: [`FORMAT`] when written by this version, `1` when read
+    /// from an older file.
     pub format: u32,
     /// The case path (fixture path relative to the suite, without `.json`).
     pub case: String,
     /// When the case was recorded; the frozen clock of its replays.
     pub recorded_at: DateTime<Utc>,
-    /// The sources the recording was made from.
+    /// The files the recording was made from. Format 1: the fixture file first, then the
+    /// case's and the suite's sources; format 2: the case's and the suite's sources.
     pub sources: Vec<Source>,
-    /// A copy of the case's `input`, to show what changed when the recording is stale.
-    pub input: Value,
+    /// Format 2: lowercase hex SHA-256 of the case's `input` as canonical JSON (sorted keys, no
+    /// white space). `None` in format 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_sha256: Option<String>,
+    /// A copy of the case's `input`, to show what changed when the recording is stale. Always
+    /// there in format 1; in format 2 only when the input is at most [`INPUT_COPY_LIMIT`] bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
     /// The model calls, in order.
     pub interactions: Vec<Interaction>,
 }
 
 /// What [`Recording::read_head`] reads of a recording: enough to tell whether it is stale.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RecordingHead {
-    /// [`FORMAT`].
+    /// The format it was written in.
     pub format: u32,
     /// The case path.
     pub case: String,
     /// When the case was recorded.
     pub recorded_at: DateTime<Utc>,
-    /// The sources the recording was made from.
+    /// The sources the recording was made from (see [`Recording::sources`]).
     pub sources: Vec<Source>,
-    #[serde(rename = "input")]
-    _input: serde::de::IgnoredAny,
-    #[serde(rename = "interactions")]
-    _interactions: serde::de::IgnoredAny,
+    /// Format 2: the hash of the input (see [`Recording::input_sha256`]).
+    pub input_sha256: Option<String>,
+}
+
+impl RecordingHead {
+    /// How the recording's sources differ from the case's `current` ones; empty when fresh.
+    pub fn changes(&self, current: &CaseSources) -> Vec<SourceChange> {
+        sources::staleness(
+            self.format,
+            &self.sources,
+            self.input_sha256.as_deref(),
+            current,
+        )
+    }
+}
+
+/// Why a recording file cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordingErrorKind {
+    /// The file cannot be read, or is not JSON.
+    Unreadable,
+    /// The file is JSON, but the recording's own fields are malformed: a key is missing or
+    /// unknown, a value has the wrong type, a hash is not 64 hex digits.
+    Damaged,
+    /// A newer proposal-eval wrote it, in a format this version does not read.
+    Newer {
+        /// The file's format.
+        format: u64,
+    },
 }
 
 /// A recording file that cannot be used, with the place in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordingError(pub(crate) Located);
+pub struct RecordingError {
+    pub(crate) at: Located,
+    kind: RecordingErrorKind,
+}
+
+impl RecordingError {
+    /// Unreadable, damaged, or newer.
+    pub fn kind(&self) -> RecordingErrorKind {
+        self.kind
+    }
+
+    /// The file, as given to the reader.
+    pub fn file(&self) -> &Path {
+        &self.at.file
+    }
+
+    /// The same error, naming the file as `file` (a shorter, crate-relative form).
+    pub fn with_file(mut self, file: impl Into<PathBuf>) -> RecordingError {
+        self.at.file = file.into();
+        self
+    }
+}
 
 impl fmt::Display for RecordingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unreadable recording: {}", self.0)
+        match self.kind {
+            RecordingErrorKind::Unreadable => write!(f, "unreadable recording: {}", self.at),
+            RecordingErrorKind::Damaged => write!(f, "damaged recording: {}", self.at),
+            RecordingErrorKind::Newer { .. } => write!(f, "{}", self.at),
+        }
     }
 }
 
 impl std::error::Error for RecordingError {}
 
+/// A recording file as it is read, before the keys its format requires are checked. Every key
+/// is optional here so that a missing one is named by [`Raw::check`], not by serde.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw<I, X> {
+    format: u64,
+    case: Option<String>,
+    recorded_at: Option<DateTime<Utc>>,
+    sources: Option<Vec<Source>>,
+    input_sha256: Option<String>,
+    input: Option<I>,
+    interactions: Option<X>,
+}
+
+/// Only the format, read before anything else in the file.
+#[derive(Deserialize)]
+struct FormatOnly {
+    format: Option<Value>,
+}
+
+/// Lowercase hex SHA-256 of `input` as canonical JSON (sorted keys, no white space), and the
+/// length of that JSON: what a format-2 recording depends on of the fixture.
+pub fn input_digest(input: &Value) -> (String, u64) {
+    let json = proposal_eval_engine::json::canonical_json(input);
+    sources::hash_content(json.as_bytes())
+}
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+impl<I, X> Raw<I, X> {
+    /// The keys the format requires, present and well-formed.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        self,
+        file: &Path,
+    ) -> Result<
+        (
+            u32,
+            String,
+            DateTime<Utc>,
+            Vec<Source>,
+            Option<String>,
+            Option<I>,
+            X,
+        ),
+        RecordingError,
+    > {
+        let damaged = |message: String| damaged(file, message);
+        let missing = |key: &str| damaged(format!("the key `{key}` is missing"));
+        let format = self.format as u32;
+        let case = self.case.ok_or_else(|| missing("case"))?;
+        let recorded_at = self.recorded_at.ok_or_else(|| missing("recorded_at"))?;
+        let sources = self.sources.ok_or_else(|| missing("sources"))?;
+        let interactions = self.interactions.ok_or_else(|| missing("interactions"))?;
+        for (i, source) in sources.iter().enumerate() {
+            if !is_sha256(&source.sha256) {
+                return Err(damaged(format!(
+                    "`sources[{i}].sha256` ({}) is not 64 lowercase hex digits",
+                    source.path
+                )));
+            }
+        }
+        match format {
+            1 => {
+                if self.input_sha256.is_some() {
+                    return Err(damaged(
+                        "`input_sha256` is not a key of format 1 (it is of format 2)".into(),
+                    ));
+                }
+                if self.input.is_none() {
+                    return Err(missing("input"));
+                }
+            }
+            _ => match &self.input_sha256 {
+                None => return Err(missing("input_sha256")),
+                Some(hash) if !is_sha256(hash) => {
+                    return Err(damaged(
+                        "`input_sha256` is not 64 lowercase hex digits".into(),
+                    ))
+                }
+                Some(_) => {}
+            },
+        }
+        Ok((
+            format,
+            case,
+            recorded_at,
+            sources,
+            self.input_sha256,
+            self.input,
+            interactions,
+        ))
+    }
+}
+
 impl Recording {
+    /// A recording in this version's format of the case whose current sources are `current`
+    /// and whose input is `input`.
+    pub fn new(
+        case: String,
+        recorded_at: DateTime<Utc>,
+        current: &CaseSources,
+        input: &Value,
+        interactions: Vec<Interaction>,
+    ) -> Recording {
+        Recording {
+            format: FORMAT,
+            case,
+            recorded_at,
+            sources: current.sources.clone(),
+            input_sha256: Some(current.input_sha256.clone()),
+            input: (current.input_bytes <= INPUT_COPY_LIMIT).then(|| input.clone()),
+            interactions,
+        }
+    }
+
     /// Parses a recording; `file` is used in error messages.
+    ///
+    /// The format is read first: a file of a newer format is refused as such whatever else it
+    /// holds, and a format-1 file is read as format 1.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
-        let recording: Recording = parse_json(bytes, file)?;
-        check_format(recording.format, file)?;
-        Ok(recording)
+        check_format(bytes, file)?;
+        let raw: Raw<Value, Vec<Interaction>> = parse_json(bytes, file)?;
+        let (format, case, recorded_at, sources, input_sha256, input, interactions) =
+            raw.check(file)?;
+        Ok(Recording {
+            format,
+            case,
+            recorded_at,
+            sources,
+            input_sha256,
+            input,
+            interactions,
+        })
     }
 
     /// Reads a recording; `Ok(None)` when there is none.
@@ -167,17 +363,50 @@ impl Recording {
             .transpose()
     }
 
-    /// Reads only what the staleness check needs (format, case, time, sources); `Ok(None)` when
-    /// there is none. The input and the interactions must be there but are skipped, not built,
-    /// which makes checking a recording several times cheaper than [`Recording::read`]. A
-    /// recording whose interactions are malformed passes here and fails when it is replayed.
+    /// Reads only what the staleness check needs (format, case, time, sources, input hash);
+    /// `Ok(None)` when there is none. The input and the interactions must be there but are
+    /// skipped, not built, which makes checking a recording several times cheaper than
+    /// [`Recording::read`]. A recording whose interactions are malformed passes here and fails
+    /// when it is replayed.
     pub fn read_head(file: &Path) -> Result<Option<RecordingHead>, RecordingError> {
         let Some(bytes) = read_bytes(file)? else {
             return Ok(None);
         };
-        let head: RecordingHead = parse_json(&bytes, file)?;
-        check_format(head.format, file)?;
-        Ok(Some(head))
+        check_format(&bytes, file)?;
+        let raw: Raw<IgnoredAny, IgnoredAny> = parse_json(&bytes, file)?;
+        let (format, case, recorded_at, sources, input_sha256, _, _) = raw.check(file)?;
+        Ok(Some(RecordingHead {
+            format,
+            case,
+            recorded_at,
+            sources,
+            input_sha256,
+        }))
+    }
+
+    /// How the recording's sources differ from the case's `current` ones; empty when fresh.
+    pub fn changes(&self, current: &CaseSources) -> Vec<SourceChange> {
+        sources::staleness(
+            self.format,
+            &self.sources,
+            self.input_sha256.as_deref(),
+            current,
+        )
+    }
+
+    /// This recording in this version's format, for a case whose current sources are `current`:
+    /// what `migrate` writes. Only a fresh recording is migrated (its answers were given to the
+    /// current sources), so the result is fresh too. The interactions are kept as they are.
+    pub fn migrated(mut self, current: &CaseSources) -> Recording {
+        if self.format == 1 {
+            self.sources.retain(|s| s.path != current.fixture.path);
+        }
+        if current.input_bytes > INPUT_COPY_LIMIT {
+            self.input = None;
+        }
+        self.input_sha256 = Some(current.input_sha256.clone());
+        self.format = FORMAT;
+        self
     }
 
     /// Takes what `redactor` redacts out of every request and response, as is done before a
@@ -203,7 +432,20 @@ impl Recording {
 }
 
 fn located(file: &Path, message: String) -> RecordingError {
-    RecordingError(Located::file(file, message))
+    RecordingError {
+        at: Located::file(file, message),
+        kind: RecordingErrorKind::Unreadable,
+    }
+}
+
+fn damaged(file: &Path, message: String) -> RecordingError {
+    RecordingError {
+        at: Located::file(
+            file,
+            format!("{message}; fix it, or delete the file and re-record the case"),
+        ),
+        kind: RecordingErrorKind::Damaged,
+    }
 }
 
 /// The bytes of a recording file; `None` when there is none.
@@ -215,24 +457,50 @@ fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
     }
 }
 
+/// A JSON syntax error makes the file unreadable; JSON of the wrong shape makes it damaged.
 fn parse_json<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
     file: &Path,
 ) -> Result<T, RecordingError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| RecordingError(crate::files::json_error(file, bytes, &e, "recording")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        let at = crate::files::json_error(file, bytes, &e, "recording");
+        let kind = if e.is_data() {
+            RecordingErrorKind::Damaged
+        } else {
+            RecordingErrorKind::Unreadable
+        };
+        RecordingError { at, kind }
+    })
 }
 
-fn check_format(format: u32, file: &Path) -> Result<(), RecordingError> {
-    if format == FORMAT {
-        return Ok(());
+/// Reads the format before anything else in the file: a newer one is refused whatever else the
+/// file holds (keys this version does not know, values of other shapes).
+fn check_format(bytes: &[u8], file: &Path) -> Result<(), RecordingError> {
+    let top: FormatOnly = parse_json(bytes, file)?;
+    let format = match top.format {
+        None => return Err(damaged(file, "the key `format` is missing".into())),
+        Some(value) => match value.as_u64() {
+            Some(n) if n >= 1 => n,
+            _ => {
+                return Err(damaged(
+                    file,
+                    format!("`format` is {value}, not a format number (1, 2, ...)"),
+                ))
+            }
+        },
+    };
+    if format > u64::from(FORMAT) {
+        return Err(RecordingError {
+            at: Located::file(
+                file,
+                format!(
+                    "made by a newer proposal-eval (format {format}; this version reads up to {FORMAT}): upgrade proposal-eval"
+                ),
+            ),
+            kind: RecordingErrorKind::Newer { format },
+        });
     }
-    Err(located(
-        file,
-        format!(
-            "recording format {format} is not the format {FORMAT} this version reads: re-record it"
-        ),
-    ))
+    Ok(())
 }
 
 /// Recordings below `recordings` whose case path is not in `cases`, and temp files left by an
@@ -320,7 +588,8 @@ mod tests {
             case: case.into(),
             recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
             sources: vec![],
-            input: json!({}),
+            input_sha256: Some(input_digest(&json!({})).0),
+            input: Some(json!({})),
             interactions: vec![],
         }
         .to_pretty()
@@ -398,16 +667,40 @@ mod tests {
         assert_eq!(temp_target(".a.toml.1-0.tmp"), None);
     }
 
+    fn current(input: &Value, fixture_sha: &str) -> CaseSources {
+        let (input_sha256, input_bytes) = input_digest(input);
+        CaseSources {
+            fixture: Source {
+                path: "f.json".into(),
+                sha256: fixture_sha.into(),
+                bytes: 1,
+            },
+            input_sha256,
+            input_bytes,
+            sources: vec![Source {
+                path: "p.md".into(),
+                sha256: "b".repeat(64),
+                bytes: 1,
+            }],
+        }
+    }
+
     #[test]
-    fn recording_round_trips_and_rejects_other_formats() {
-        let r = Recording {
-            format: FORMAT,
-            case: "a".into(),
-            recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
-            sources: vec![],
-            input: json!({"x": 1}),
-            interactions: vec![],
-        };
+    fn recording_round_trips_and_format_2_depends_on_the_input() {
+        let input = json!({"x": 1, "a": [true]});
+        let now = current(&input, &"a".repeat(64));
+        let r = Recording::new(
+            "a".into(),
+            "2025-01-15T10:00:00Z".parse().unwrap(),
+            &now,
+            &input,
+            vec![],
+        );
+        assert_eq!(r.format, 2);
+        assert_eq!(r.sources, now.sources, "the fixture file is not a source");
+        // Canonical JSON: sorted keys, no white space.
+        let (sha, _) = sources::hash_content(br#"{"a":[true],"x":1}"#);
+        assert_eq!(r.input_sha256.as_deref(), Some(sha.as_str()));
         let text = r.to_pretty();
         assert_eq!(
             Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap(),
@@ -417,17 +710,152 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((head.case.as_str(), &head.sources), ("a", &r.sources));
-        let other = text.replace("\"format\": 1", "\"format\": 7");
-        let err = Recording::parse(other.as_bytes(), Path::new("r.json")).unwrap_err();
-        assert!(err.to_string().contains("re-record"), "{err}");
-        let err = Recording::read_head(&write_tmp("other.json", &other)).unwrap_err();
-        assert!(err.to_string().contains("re-record"), "{err}");
+        assert!(head.changes(&now).is_empty());
+        // Another fixture file (an edited `expected`) with the same input: still fresh.
+        assert!(r.changes(&current(&input, &"c".repeat(64))).is_empty());
+        let other = current(&json!({"x": 2}), &"a".repeat(64));
+        assert!(matches!(
+            &r.changes(&other)[..],
+            [SourceChange::Input { .. }]
+        ));
+
         let cut = &text[..text.len() / 2];
-        assert!(Recording::read_head(&write_tmp("cut.json", cut)).is_err());
+        let err = Recording::read_head(&write_tmp("cut.json", cut)).unwrap_err();
+        assert_eq!(err.kind(), RecordingErrorKind::Unreadable, "{err}");
         assert_eq!(
             Recording::read_head(Path::new("/nonexistent/r.json")),
             Ok(None)
         );
+    }
+
+    #[test]
+    fn format_1_depends_on_the_whole_fixture_and_migrates() {
+        let input = json!({"x": 1});
+        let now = current(&input, &"a".repeat(64));
+        let mut sources = vec![now.fixture.clone()];
+        sources.extend(now.sources.clone());
+        let old = Recording {
+            format: 1,
+            case: "a".into(),
+            recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+            sources,
+            input_sha256: None,
+            input: Some(input.clone()),
+            interactions: vec![],
+        };
+        let text = old.to_pretty();
+        assert!(!text.contains("input_sha256"), "{text}");
+        let read = Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap();
+        assert_eq!(read, old);
+        assert!(read.changes(&now).is_empty());
+        let edited = current(&input, &"c".repeat(64));
+        assert!(
+            matches!(&read.changes(&edited)[..], [SourceChange::Changed { path, .. }] if path == "f.json")
+        );
+        let migrated = read.migrated(&now);
+        assert_eq!(migrated.format, 2);
+        assert_eq!(
+            migrated,
+            Recording::new("a".into(), old.recorded_at, &now, &input, vec![])
+        );
+        assert!(migrated.changes(&edited).is_empty());
+    }
+
+    #[test]
+    fn a_large_input_is_recorded_by_its_hash_only() {
+        let input = json!({"message": "x".repeat(INPUT_COPY_LIMIT as usize)});
+        let now = current(&input, &"a".repeat(64));
+        let r = Recording::new(
+            "a".into(),
+            "2025-01-15T10:00:00Z".parse().unwrap(),
+            &now,
+            &input,
+            vec![],
+        );
+        assert_eq!(r.input, None);
+        let read = Recording::parse(r.to_pretty().as_bytes(), Path::new("r.json")).unwrap();
+        assert!(read.changes(&now).is_empty());
+    }
+
+    #[test]
+    fn the_format_is_read_first_and_damage_is_named() {
+        let input = json!({"x": 1});
+        let now = current(&input, &"a".repeat(64));
+        let text = Recording::new(
+            "a".into(),
+            "2025-01-15T10:00:00Z".parse().unwrap(),
+            &now,
+            &input,
+            vec![],
+        )
+        .to_pretty();
+        let err = |text: &str| Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
+        let upgrade = "r.json: made by a newer proposal-eval (format 3; this version reads up to 2): upgrade proposal-eval";
+        let newer = text.replace("\"format\": 2", "\"format\": 3");
+        assert_eq!(err(&newer).to_string(), upgrade);
+        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 3 });
+        // Keys and shapes this version does not know: still the upgrade.
+        let newer = newer.replace(
+            "\"case\": \"a\"",
+            "\"case\": {\"path\": \"a\"}, \"model\": \"m\"",
+        );
+        assert_eq!(err(&newer).to_string(), upgrade);
+        let head = Recording::read_head(&write_tmp("newer.json", &newer)).unwrap_err();
+        assert!(head.to_string().contains("upgrade proposal-eval"), "{head}");
+
+        for (edit, kind, says) in [
+            (
+                text.replace(&"b".repeat(64), "not-a-hash"),
+                RecordingErrorKind::Damaged,
+                "`sources[0].sha256` (p.md) is not 64 lowercase hex digits",
+            ),
+            (
+                text.replace("\"input_sha256\"", "\"input_sha\""),
+                RecordingErrorKind::Damaged,
+                "unknown field `input_sha`",
+            ),
+            (
+                text.replace("\"case\": \"a\",", ""),
+                RecordingErrorKind::Damaged,
+                "the key `case` is missing",
+            ),
+            (
+                text.replace("\"format\": 2,", ""),
+                RecordingErrorKind::Damaged,
+                "the key `format` is missing",
+            ),
+            (
+                text.replace("\"format\": 2", "\"format\": \"2\""),
+                RecordingErrorKind::Damaged,
+                "`format` is \"2\"",
+            ),
+            (
+                text.replace(&input_digest(&input).0, "ABC"),
+                RecordingErrorKind::Damaged,
+                "`input_sha256` is not 64 lowercase hex digits",
+            ),
+            (
+                text.replace("\"format\": 2", "\"format\": 1"),
+                RecordingErrorKind::Damaged,
+                "`input_sha256` is not a key of format 1",
+            ),
+            (
+                "{\"format\": 2,".to_string(),
+                RecordingErrorKind::Unreadable,
+                "cut off",
+            ),
+        ] {
+            let e = err(&edit);
+            assert_eq!(e.kind(), kind, "{e}");
+            let shown = e.to_string();
+            assert!(shown.contains(says), "`{says}` not in {shown}");
+            let word = if kind == RecordingErrorKind::Damaged {
+                "damaged recording: r.json"
+            } else {
+                "unreadable recording: r.json"
+            };
+            assert!(shown.starts_with(word), "{shown}");
+        }
     }
 
     fn write_tmp(name: &str, text: &str) -> PathBuf {

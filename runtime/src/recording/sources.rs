@@ -157,6 +157,13 @@ pub enum SourceChange {
         /// Crate-relative path.
         path: String,
     },
+    /// The case's `input` (format 2, which depends on the input rather than the fixture file).
+    Input {
+        /// `input_sha256` in the recording.
+        recorded: String,
+        /// The hash of the input now.
+        current: String,
+    },
 }
 
 impl fmt::Display for SourceChange {
@@ -178,8 +185,63 @@ impl fmt::Display for SourceChange {
             SourceChange::Removed { path } => {
                 write!(f, "{path} was a source of the recording and no longer is")
             }
+            SourceChange::Input { recorded, current } => write!(
+                f,
+                "the case's input changed (recorded sha256 {recorded}, current {current})"
+            ),
         }
     }
+}
+
+/// What a case's recording depends on now: the fixture file (what format 1 depended on), the
+/// input (what format 2 depends on instead) and the other sources (the case's `sources` and the
+/// suite's `[recording] sources`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseSources {
+    /// The fixture file.
+    pub fixture: Source,
+    /// Lowercase hex SHA-256 of the case's `input` as canonical JSON.
+    pub input_sha256: String,
+    /// The length of that canonical JSON.
+    pub input_bytes: u64,
+    /// The case's `sources` then the suite's, without the fixture file.
+    pub sources: Vec<Source>,
+}
+
+/// How a recording of `format` made from `recorded` sources (and, in format 2, the input
+/// hashed `input_sha256`) differs from the case's `current` sources; empty when it is fresh.
+///
+/// Format 1 depended on the whole fixture file, so any edit of the fixture makes it stale, as it
+/// always did. Format 2 depends on the input only: editing `expected`, `description` or any
+/// other key of the fixture leaves it fresh.
+pub fn staleness(
+    format: u32,
+    recorded: &[Source],
+    input_sha256: Option<&str>,
+    current: &CaseSources,
+) -> Vec<SourceChange> {
+    if format == 1 {
+        let mut all = Vec::with_capacity(current.sources.len() + 1);
+        all.push(current.fixture.clone());
+        all.extend(
+            current
+                .sources
+                .iter()
+                .filter(|s| s.path != current.fixture.path)
+                .cloned(),
+        );
+        return compare_sources(recorded, &all);
+    }
+    let mut changes = Vec::new();
+    match input_sha256 {
+        Some(hash) if hash == current.input_sha256 => {}
+        recorded => changes.push(SourceChange::Input {
+            recorded: recorded.unwrap_or_default().to_string(),
+            current: current.input_sha256.clone(),
+        }),
+    }
+    changes.extend(compare_sources(recorded, &current.sources));
+    changes
 }
 
 /// The differences between the sources a recording was made from and the current ones; empty

@@ -1,7 +1,7 @@
 //! The state of a suite's recordings, as `cargo proposal-eval status` prints it.
 //!
 //! Built from the same pieces a test run uses (the run's `Suite`, `LoadedCase`,
-//! `current_sources`, and [`sources::compare_sources`]), in the same order, so `status` and
+//! `current_sources`, and [`RecordingHead::changes`](crate::recording::RecordingHead::changes)), in the same order, so `status` and
 //! `cargo test` never disagree about which recording is fresh, stale or unreadable.
 //!
 //! ```no_run
@@ -16,7 +16,7 @@
 //! ```
 
 use crate::recording::credentials::{self, Finding};
-use crate::recording::sources::{self, SourceChange};
+use crate::recording::sources::SourceChange;
 use crate::recording::{self, Recording, Validation};
 use crate::suite::fixture::Status;
 use crate::suite::{LoadedCase, Suite};
@@ -264,6 +264,12 @@ impl SuiteStatus {
                                 recorded: None,
                                 current: None,
                             },
+                            SourceChange::Input { recorded, current } => Change {
+                                path: "input",
+                                kind: "input",
+                                recorded: Some(recorded),
+                                current: Some(current),
+                            },
                         })
                         .collect(),
                     _ => Vec::new(),
@@ -305,6 +311,95 @@ impl SuiteStatus {
     }
 }
 
+/// What `cargo proposal-eval migrate` did, or would do, with one recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Migration {
+    /// A fresh format-1 recording, rewritten (or, in a dry run, to be rewritten) as the current
+    /// format.
+    Migrated {
+        /// The format it had.
+        from: u32,
+    },
+    /// Already in the current format: nothing to do.
+    Current,
+    /// Stale: its answers were given to other sources, so it is left as it is; only a re-record
+    /// makes it current.
+    Stale(Vec<SourceChange>),
+    /// The recording, the fixture or a source cannot be read: why.
+    Unreadable(String),
+}
+
+/// One recording that `migrate` looked at.
+#[derive(Clone, Debug)]
+pub struct MigratedRecording {
+    /// The case path.
+    pub case: String,
+    /// The recording file.
+    pub recording: PathBuf,
+    /// What was done.
+    pub migration: Migration,
+}
+
+/// Rewrites every fresh recording of an older format of the suite `dir` in the current format,
+/// without calling the model (the interactions are kept as they are); with `write` false, only
+/// says what it would do. A stale recording is left as it is. Cases without a recording are not
+/// listed. Running it twice changes nothing the second time.
+pub fn migrate(
+    crate_root: &Path,
+    dir: &Path,
+    config: Option<&Path>,
+    recordings: Option<&Path>,
+    write: bool,
+) -> std::io::Result<Vec<MigratedRecording>> {
+    let suite = Suite::new(crate_root.to_path_buf(), dir, config, recordings, None);
+    let mut out = Vec::new();
+    for path in suite.discover()? {
+        let file = suite.recording_file(&path);
+        let loaded = LoadedCase::load(&suite, path.clone());
+        let migration = match Recording::read(&file) {
+            Ok(None) => continue,
+            Err(e) => {
+                let shown = suite.relative(e.file());
+                Migration::Unreadable(e.with_file(shown).to_string())
+            }
+            Ok(Some(r)) if r.format == recording::FORMAT => Migration::Current,
+            Ok(Some(r)) => {
+                let current = match &loaded.file {
+                    Err(e) => Err(format!("bad fixture: {e}")),
+                    Ok(fixture) => crate::suite::current_sources(&suite, &loaded, fixture)
+                        .map_err(|e| e.to_string()),
+                };
+                match current {
+                    Err(why) => Migration::Unreadable(why),
+                    Ok(current) => {
+                        let changes = r.changes(&current);
+                        if !changes.is_empty() {
+                            Migration::Stale(changes)
+                        } else {
+                            let from = r.format;
+                            if write {
+                                r.migrated(&current).write(&file).map_err(|e| {
+                                    std::io::Error::new(
+                                        e.kind(),
+                                        format!("cannot write {}: {e}", suite.relative(&file)),
+                                    )
+                                })?;
+                            }
+                            Migration::Migrated { from }
+                        }
+                    }
+                }
+            }
+        };
+        out.push(MigratedRecording {
+            case: path.case_path().to_string(),
+            recording: file,
+            migration,
+        });
+    }
+    Ok(out)
+}
+
 /// The state of one loaded case's recording, decided exactly as a replay decides it.
 fn state(suite: &Suite, loaded: &LoadedCase) -> State {
     let fixture = match &loaded.file {
@@ -316,13 +411,13 @@ fn state(suite: &Suite, loaded: &LoadedCase) -> State {
         Err(e) => return State::Unreadable(e.to_string()),
     };
     match Recording::read_head(&suite.recording_file(&loaded.path)) {
-        Err(mut e) => {
-            e.0.file = suite.relative(&e.0.file).into();
-            State::Unreadable(e.0.to_string())
+        Err(e) => {
+            let file = suite.relative(e.file());
+            State::Unreadable(e.with_file(file).to_string())
         }
         Ok(None) => State::NoRecording,
         Ok(Some(recorded)) => {
-            let changes = sources::compare_sources(&recorded.sources, &sources);
+            let changes = recorded.changes(&sources);
             if changes.is_empty() {
                 State::Fresh
             } else {

@@ -10,7 +10,7 @@ use crate::env::RecordMode;
 use crate::env::Settings;
 use crate::recording::llm::Llm;
 use crate::recording::sources::{self};
-use crate::recording::{self, Recording, Validation};
+use crate::recording::{self, Recording, RecordingErrorKind, Validation};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
@@ -152,13 +152,16 @@ where
     let sources =
         crate::suite::current_sources(suite, loaded, fixture).map_err(|e| e.to_string())?;
     let recording_file = suite.recording_file(&loaded.path);
-    let existing = Recording::read(&recording_file);
+    let existing =
+        Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)));
 
     let record = match settings.record {
         RecordMode::All => true,
         RecordMode::Replay => false,
         RecordMode::Stale => match &existing {
-            Ok(Some(r)) => !sources::compare_sources(&r.sources, &sources).is_empty(),
+            Ok(Some(r)) => !r.changes(&sources).is_empty(),
+            // What a newer proposal-eval wrote is not replaced by an older format.
+            Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
             Ok(None) | Err(_) => true,
         },
     };
@@ -168,6 +171,9 @@ where
         (Llm::record(suite.model.clone()), Utc::now())
     } else {
         match existing {
+            Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
+                return Err(e.to_string())
+            }
             Err(e) => {
                 return Err(format!(
                     "{e}\nfix the file, or delete it and re-record: {record_command}"
@@ -179,7 +185,7 @@ where
                 let changes = if validation == Validation::Skip {
                     Vec::new()
                 } else {
-                    sources::compare_sources(&recorded.sources, &sources)
+                    recorded.changes(&sources)
                 };
                 result.recording = RecordingUse::Replayed;
                 if !changes.is_empty() {
@@ -187,7 +193,7 @@ where
                         suite,
                         &recording_file,
                         &changes,
-                        &recorded.input,
+                        recorded.input.as_ref(),
                         &fixture.input,
                         &record_command,
                         settings.color,
@@ -251,14 +257,13 @@ where
             ));
         };
         if !interactions.is_empty() {
-            let mut recording = Recording {
-                format: recording::FORMAT,
-                case: loaded.path.case_path().to_string(),
-                recorded_at: now,
-                sources: sources.clone(),
-                input: fixture.input.clone(),
+            let mut recording = Recording::new(
+                loaded.path.case_path().to_string(),
+                now,
+                &sources,
+                &fixture.input,
                 interactions,
-            };
+            );
             // Credentials never reach the file; the code under test got the answers unredacted.
             recording.redact(&config.recording.redactor());
             recording.write(&recording_file).map_err(|e| {
@@ -307,7 +312,7 @@ fn stale_message(
     suite: &Suite,
     recording_file: &Path,
     changes: &[sources::SourceChange],
-    recorded_input: &Value,
+    recorded_input: Option<&Value>,
     input: &Value,
     record_command: &str,
     color: bool,
@@ -319,17 +324,28 @@ fn stale_message(
     for change in changes {
         message.push_str(&format!("  {change}\n"));
     }
-    if recorded_input != input {
-        message.push_str("input, recorded vs current:\n");
-        message.push_str(&proposal_eval_engine::render::line_diff(
-            recorded_input,
-            input,
-            "recorded input",
-            "current input",
-            color,
-        ));
-    } else {
-        message.push_str("the case's input is unchanged\n");
+    match recorded_input {
+        Some(recorded) if recorded != input => {
+            message.push_str("input, recorded vs current:\n");
+            message.push_str(&proposal_eval_engine::render::line_diff(
+                recorded,
+                input,
+                "recorded input",
+                "current input",
+                color,
+            ));
+        }
+        Some(_) => message.push_str("the case's input is unchanged\n"),
+        None if changes
+            .iter()
+            .any(|c| matches!(c, sources::SourceChange::Input { .. })) =>
+        {
+            message.push_str(&format!(
+                "(the recording keeps no copy of an input over {} KiB, so there is no diff to show)\n",
+                recording::INPUT_COPY_LIMIT / 1024
+            ));
+        }
+        None => message.push_str("the case's input is unchanged\n"),
     }
     message.push_str(&format!("re-record just this case: {record_command}"));
     message

@@ -8,7 +8,7 @@ pub mod fixture;
 
 use crate::env::Settings;
 use crate::recording::llm::ModelFactory;
-use crate::recording::sources::{self, Source, SourceError};
+use crate::recording::sources::{self, CaseSources, Source, SourceError};
 
 use config::{ConfigError, SuiteConfig};
 use fixture::{FixtureError, FixtureFile, FixturePath, Status};
@@ -278,14 +278,14 @@ fn may_set_status(bytes: &[u8]) -> bool {
     }
 }
 
-/// The case's current sources: the fixture, the files its `sources` name (paths or globs), and
-/// the suite's `[recording] sources`.
+/// The case's current sources: the fixture file, the hash of its `input`, the files its
+/// `sources` name (paths or globs), and the suite's `[recording] sources`.
 pub(crate) fn current_sources(
     suite: &Suite,
     loaded: &LoadedCase,
     fixture: &FixtureFile,
-) -> Result<Vec<Source>, SourceError> {
-    let mut sources = vec![loaded.source.clone()];
+) -> Result<CaseSources, SourceError> {
+    let mut sources: Vec<Source> = Vec::new();
     for entry in &fixture.sources {
         let entry = entry.trim_start_matches("./");
         for file in suite.source_files(entry, &loaded.source.path)? {
@@ -299,7 +299,13 @@ pub(crate) fn current_sources(
             sources.push(source.clone());
         }
     }
-    Ok(sources)
+    let (input_sha256, input_bytes) = crate::recording::input_digest(&fixture.input);
+    Ok(CaseSources {
+        fixture: loaded.source.clone(),
+        input_sha256,
+        input_bytes,
+        sources,
+    })
 }
 
 #[cfg(test)]

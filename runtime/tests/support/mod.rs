@@ -291,6 +291,28 @@ pub fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// `value` as canonical JSON (sorted keys, no white space), written here independently of the
+/// runtime.
+pub fn canonical(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Whether every JSON object in `text` lists its keys in sorted order, checked on the text (not
 /// through `serde_json::Value`, whose map may sort on its own).
 pub fn keys_sorted(text: &str) -> Result<(), String> {
