@@ -127,6 +127,24 @@ pub fn canonical_json(value: &Value) -> String {
     sorted(value).to_string()
 }
 
+/// The JSON type of a value as messages name it: `null`, `boolean`, `number`, `string`,
+/// `array`, `object`.
+///
+/// ```
+/// use proposal_eval_engine::json::type_name;
+/// assert_eq!(type_name(&serde_json::json!([1])), "array");
+/// ```
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,7 @@
 //! ```
 
 use crate::process::{self, ProcessError, Program};
+use proposal_eval_engine::json::type_name;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -447,7 +448,7 @@ fn parse_output(stdout: &[u8]) -> Result<Parsed, String> {
     let Value::Object(map) = value else {
         return Err(format!(
             "stdout is a JSON {}, not an object: {}",
-            kind(&value),
+            type_name(&value),
             excerpt(trimmed)
         ));
     };
@@ -457,7 +458,7 @@ fn parse_output(stdout: &[u8]) -> Result<Parsed, String> {
         Some(other) => {
             return Err(format!(
                 "`score` is a {} ({}), not a number",
-                kind(other),
+                type_name(other),
                 excerpt(&other.to_string())
             ))
         }
@@ -472,7 +473,7 @@ fn parse_output(stdout: &[u8]) -> Result<Parsed, String> {
                     other => other.to_string(),
                 })
                 .collect()),
-            Some(other) => Err(format!("`{key}` is a {}, not a list", kind(other))),
+            Some(other) => Err(format!("`{key}` is a {}, not a list", type_name(other))),
         }
     };
     let hits = list("hits")?;
@@ -480,7 +481,12 @@ fn parse_output(stdout: &[u8]) -> Result<Parsed, String> {
     let mut reasoning = match map.get("reasoning") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("`reasoning` is a {}, not a string", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "`reasoning` is a {}, not a string",
+                type_name(other)
+            ))
+        }
     };
     let clamped = score.clamp(0.0, 1.0);
     if clamped != score {
@@ -490,17 +496,6 @@ fn parse_output(stdout: &[u8]) -> Result<Parsed, String> {
         reasoning.push_str(&format!("(score {score} clamped to {clamped})"));
     }
     Ok((clamped, hits, misses, reasoning))
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn excerpt(text: &str) -> String {

@@ -2,10 +2,11 @@
 //! missed.
 
 use super::config::{ArrayMatch, FieldSpec, Matcher, SCORE_EPSILON};
-use super::text::{brief, fmt_num, push_apart_failed, type_name};
+use super::text::{brief, fmt_num, push_apart_failed};
 use crate::assignment::assign;
 use crate::dates::{read_date, DateError, DateFormat};
 use crate::fuzzy::Algorithm;
+use crate::json::type_name;
 use crate::numbers::read_number;
 use chrono::NaiveDate;
 use serde_json::Value;

@@ -4,17 +4,6 @@
 use serde_json::Value;
 use std::fmt::Write as _;
 
-pub(super) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Compact JSON, cut to 60 characters.
 pub(super) fn brief(v: &Value) -> String {
     truncate(&v.to_string(), 60)
