@@ -8,6 +8,7 @@ mod args;
 mod draft;
 mod files;
 mod generate;
+mod migrate;
 mod out;
 mod promote;
 mod prune;
@@ -33,6 +34,7 @@ Commands:
   status    Show every case's recording: fresh, stale, no recording, orphaned, unreadable
   prune     List orphaned recordings; delete them with --yes
   report    Rebuild the run report (report.json, report.html) and summarize it
+  migrate   Rewrite fresh recordings of an older format in the current one
 
 Options:
   -h, --help     Print help (also `cargo proposal-eval <COMMAND> --help`)
@@ -69,6 +71,7 @@ fn run(argv: Vec<OsString>) -> u8 {
         "status" => status::parse(parser).map(|o| o.map(status::run)),
         "prune" => prune::parse(parser).map(|o| o.map(prune::run)),
         "report" => report::parse(parser).map(|o| o.map(report::run)),
+        "migrate" => migrate::parse(parser).map(|o| o.map(migrate::run)),
         other => Err(UsageError(format!("unknown command {other:?}"))),
     };
     match result {
@@ -81,7 +84,7 @@ fn run(argv: Vec<OsString>) -> u8 {
         Err(UsageError(message)) => {
             let help = if matches!(
                 command.as_ref(),
-                "draft" | "promote" | "status" | "prune" | "report"
+                "draft" | "promote" | "status" | "prune" | "report" | "migrate"
             ) {
                 format!("cargo proposal-eval {command} --help")
             } else {

@@ -152,6 +152,40 @@ fn format_2_depends_on_the_input_and_format_1_on_the_whole_fixture() {
 }
 
 #[test]
+fn migrate_rewrites_a_fresh_format_1_recording_and_replay_still_passes() {
+    let _cargo = lock();
+    let example = Example::new();
+    make_format_1(&example, SWITCH);
+    let format_1 = read_json(&example, &recording(SWITCH));
+    // What `cargo proposal-eval migrate` calls (its CLI tests drive the binary).
+    let done = proposal_eval::__internal::status::migrate(
+        &example.root,
+        std::path::Path::new(SUITE),
+        None,
+        None,
+        true,
+    )
+    .unwrap();
+    let migrated: Vec<&str> = done
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.migration,
+                proposal_eval::__internal::status::Migration::Migrated { from: 1 }
+            )
+        })
+        .map(|m| m.case.as_str())
+        .collect();
+    assert_eq!(migrated, [SWITCH]);
+    let r = read_json(&example, &recording(SWITCH));
+    assert_eq!(r["format"], 2);
+    assert_eq!(r["interactions"], format_1["interactions"]);
+    edit_all_but_the_input(&example, SWITCH);
+    let run = example.evals(&[FORBID], &[]);
+    assert!(run.success, "{}", run.text());
+}
+
+#[test]
 fn a_newer_format_says_to_upgrade() {
     let _cargo = lock();
     let example = Example::new();

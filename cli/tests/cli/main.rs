@@ -6,6 +6,7 @@ mod common;
 mod credentials;
 mod draft;
 mod hints;
+mod migrate;
 mod promote;
 mod prune;
 mod recordings;
