@@ -207,3 +207,37 @@ fn a_newer_format_says_to_upgrade() {
         );
     }
 }
+
+#[test]
+fn a_damaged_recording_is_named_damaged_and_record_stale_replaces_it_saying_so() {
+    let _cargo = lock();
+    let example = Example::new();
+    let mut r = read_json(&example, &recording(RAISE));
+    r["sources"][0]["sha256"] = json!("0123tampered");
+    write_json(&example, &recording(RAISE), &r);
+    let run = one(&example, RAISE, &[FORBID]);
+    assert_eq!(verdict(&run, RAISE), "FAILED", "{}", run.text());
+    let text = run.text();
+    let want = format!(
+        "damaged recording: {}: `sources[0].sha256` (prompts/output-format.md) is not 64 lowercase hex digits",
+        recording(RAISE)
+    );
+    assert!(text.contains(&want), "`{want}` missing from:\n{text}");
+    assert!(
+        !text.contains("changed (recorded"),
+        "blamed on a source:\n{text}"
+    );
+
+    let run = one(&example, RAISE, &[("RECORD", "stale")]);
+    assert_eq!(verdict(&run, RAISE), "ok", "{}", run.text());
+    assert!(
+        run.stderr.contains(&format!(
+            "note: {}: replacing {} by a new recording; it could not be used: {want}",
+            test_name(RAISE),
+            recording(RAISE)
+        )),
+        "{}",
+        run.text()
+    );
+    assert_eq!(read_json(&example, &recording(RAISE))["format"], 2);
+}

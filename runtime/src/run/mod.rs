@@ -162,7 +162,15 @@ where
             Ok(Some(r)) => !r.changes(&sources).is_empty(),
             // What a newer proposal-eval wrote is not replaced by an older format.
             Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
-            Ok(None) | Err(_) => true,
+            Err(e) => {
+                // Never silently: the old file may have been edited by hand.
+                eprintln!(
+                    "note: {name}: replacing {} by a new recording; it could not be used: {e}",
+                    suite.relative(&recording_file)
+                );
+                true
+            }
+            Ok(None) => true,
         },
     };
 
