@@ -52,6 +52,46 @@ impl fmt::Display for Detail {
     }
 }
 
+/// Why a scalar missed, kept as numbers where writing it costs most: `any_order` compares every
+/// pair of elements and throws the misses away, so only a miss that is recorded gets written.
+enum Why {
+    Written(String),
+    OutsideTolerance { tolerance: f64, diff: f64 },
+    OutsideRelative { tolerance: f64, rel: f64 },
+    DatesDiffer(NaiveDate, NaiveDate),
+    Dissimilar { similarity: f64, threshold: f64 },
+}
+
+impl Why {
+    fn written(self) -> String {
+        match self {
+            Why::Written(why) => why,
+            Why::OutsideTolerance { tolerance, diff } => format!(
+                "outside tolerance {} (diff {})",
+                fmt_num(tolerance),
+                fmt_num(diff)
+            ),
+            Why::OutsideRelative { tolerance, rel } => format!(
+                "outside relative tolerance {} (relative diff {})",
+                fmt_num(tolerance),
+                fmt_num(rel)
+            ),
+            Why::DatesDiffer(x, y) => format!("dates differ: expected {x}, actual {y}"),
+            Why::Dissimilar {
+                similarity,
+                threshold,
+            } => {
+                // Room for the longest usual message, `similarity 0.849999 < 0.85`: one
+                // allocation.
+                let mut why = String::with_capacity(32);
+                why.push_str("similarity ");
+                push_apart_failed(&mut why, similarity, " < ", threshold);
+                why
+            }
+        }
+    }
+}
+
 pub(super) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     if let Matcher::Exact = spec.matcher {
         return compare_exact(spec, e, a);
@@ -67,19 +107,20 @@ pub(super) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<De
                     ));
                 }
                 for (i, (x, y)) in es.iter().zip(as_).enumerate() {
-                    compare_scalar(spec, x, y).map_err(|why| format!("[{i}]: {why}"))?;
+                    compare_scalar(spec, x, y)
+                        .map_err(|why| format!("[{i}]: {}", why.written()))?;
                 }
                 Ok(Detail::AllElements(es.len()))
             }
             ArrayMatch::AnyOrder => any_order(es, as_, |x, y| compare_scalar(spec, x, y).is_ok()),
         },
-        _ => compare_scalar(spec, e, a),
+        _ => compare_scalar(spec, e, a).map_err(Why::written),
     }
 }
 
-fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
+fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, Why> {
     match &spec.matcher {
-        Matcher::Exact => compare_exact(spec, e, a),
+        Matcher::Exact => compare_exact(spec, e, a).map_err(Why::Written),
         Matcher::NumericTolerance {
             tolerance,
             relative,
@@ -245,12 +286,15 @@ fn as_number(v: &Value) -> Option<f64> {
     }
 }
 
-fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Result<Detail, String> {
+fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Result<Detail, Why> {
     let Some(x) = as_number(e) else {
-        return Err(format!("expected {} is not a number", brief(e)));
+        return Err(Why::Written(format!(
+            "expected {} is not a number",
+            brief(e)
+        )));
     };
     let Some(y) = as_number(a) else {
-        return Err(format!("actual {} is not a number", brief(a)));
+        return Err(Why::Written(format!("actual {} is not a number", brief(a))));
     };
     let diff = (y - x).abs();
     // Differences within a few units of floating-point rounding of the operands are zero:
@@ -266,11 +310,7 @@ fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Resu
                 Detail::WithinRelative { rel, tolerance }
             })
         } else {
-            Err(format!(
-                "outside relative tolerance {} (relative diff {})",
-                fmt_num(tolerance),
-                fmt_num(rel)
-            ))
+            Err(Why::OutsideRelative { tolerance, rel })
         }
     } else if diff <= tolerance + slack {
         Ok(if diff <= slack {
@@ -279,30 +319,31 @@ fn compare_numeric(tolerance: f64, relative: bool, e: &Value, a: &Value) -> Resu
             Detail::WithinTolerance { diff, tolerance }
         })
     } else {
-        Err(format!(
-            "outside tolerance {} (diff {})",
-            fmt_num(tolerance),
-            fmt_num(diff)
-        ))
+        Err(Why::OutsideTolerance { tolerance, diff })
     }
 }
 
-fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<Detail, String> {
-    let read = |v: &Value, side: &str| -> Result<NaiveDate, String> {
+fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<Detail, Why> {
+    let read = |v: &Value, side: &str| -> Result<NaiveDate, Why> {
         let Value::String(s) = v else {
-            return Err(format!("{side} {} is not a date string", brief(v)));
+            return Err(Why::Written(format!(
+                "{side} {} is not a date string",
+                brief(v)
+            )));
         };
-        read_date(s, formats).map_err(|err| match err {
-            err @ DateError::NotACalendarDate { .. } => format!("{side} {} {err}", brief(v)),
-            DateError::NoFormat => {
-                let list = if formats.is_empty() {
-                    "the default formats".to_string()
-                } else {
-                    let names: Vec<&str> = formats.iter().map(DateFormat::as_str).collect();
-                    format!("{} (then YYYY-MM-DD)", names.join(", "))
-                };
-                format!("{side} {} is not a date in {list}", brief(v))
-            }
+        read_date(s, formats).map_err(|err| {
+            Why::Written(match err {
+                err @ DateError::NotACalendarDate { .. } => format!("{side} {} {err}", brief(v)),
+                DateError::NoFormat => {
+                    let list = if formats.is_empty() {
+                        "the default formats".to_string()
+                    } else {
+                        let names: Vec<&str> = formats.iter().map(DateFormat::as_str).collect();
+                        format!("{} (then YYYY-MM-DD)", names.join(", "))
+                    };
+                    format!("{side} {} is not a date in {list}", brief(v))
+                }
+            })
         })
     };
     let x = read(e, "expected")?;
@@ -310,7 +351,7 @@ fn compare_date(formats: &[DateFormat], e: &Value, a: &Value) -> Result<Detail, 
     if x == y {
         Ok(Detail::SameDate(x))
     } else {
-        Err(format!("dates differ: expected {x}, actual {y}"))
+        Err(Why::DatesDiffer(x, y))
     }
 }
 
@@ -391,14 +432,14 @@ fn compare_fuzzy(
     threshold: f64,
     e: &Value,
     a: &Value,
-) -> Result<Detail, String> {
+) -> Result<Detail, Why> {
     let (Value::String(x), Value::String(y)) = (e, a) else {
         let (side, v) = if e.is_string() {
             ("actual", a)
         } else {
             ("expected", e)
         };
-        return Err(format!("{side} {} is not a string", brief(v)));
+        return Err(Why::Written(format!("{side} {} is not a string", brief(v))));
     };
     let similarity = algorithm.similarity(fold(spec, x).as_str(), fold(spec, y).as_str());
     if similarity + SCORE_EPSILON >= threshold {
@@ -407,11 +448,10 @@ fn compare_fuzzy(
             threshold,
         })
     } else {
-        // Room for the longest usual message, `similarity 0.849999 < 0.85`: one allocation.
-        let mut why = String::with_capacity(32);
-        why.push_str("similarity ");
-        push_apart_failed(&mut why, similarity, " < ", threshold);
-        Err(why)
+        Err(Why::Dissimilar {
+            similarity,
+            threshold,
+        })
     }
 }
 

@@ -187,6 +187,21 @@ const POW10: [u64; 13] = [
     1_000_000_000_000,
 ];
 
+/// Appends `n` in decimal.
+pub(super) fn push_digits(out: &mut String, mut n: usize) {
+    let mut buf = [0u8; 20];
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(buf[start..].iter().map(|&b| char::from(b)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +256,15 @@ mod tests {
                 push_fixed(&mut s, x, decimals);
                 assert_eq!(s, format!("{x:.decimals$}"), "{x:?} {decimals}");
             }
+        }
+    }
+
+    #[test]
+    fn push_digits_agrees_with_format() {
+        for n in [0, 7, 10, 99, 100, 12345, usize::MAX] {
+            let mut s = String::new();
+            push_digits(&mut s, n);
+            assert_eq!(s, n.to_string());
         }
     }
 
