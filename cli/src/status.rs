@@ -40,7 +40,12 @@ States:
   stale         a source changed since it was recorded (the tests refuse it); which one is shown
   no recording  none yet: fine for a case that never calls the model
   orphaned      a recording whose fixture is gone (remove with `cargo proposal-eval prune`)
-  unreadable    the recording, the fixture or a source cannot be read; why is shown
+  unreadable    the recording, the fixture or a source cannot be read, or it holds what looks
+                like a credential; why is shown
+
+status sees the recordings' sources (the case input, source files), not your code: a change in
+the code or in a prompt built by code shows as fresh here and fails the replay with the request
+that differs; `RECORD=stale cargo test` re-records exactly those cases.
 
 Options:
   --check          Exit 1 when a case that runs has a stale or unreadable recording, or a

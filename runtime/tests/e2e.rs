@@ -783,3 +783,69 @@ fn the_orphan_note_names_a_prune_command_for_this_suite() {
         run.stderr
     );
 }
+
+#[test]
+fn record_stale_after_a_code_change_rerecords_exactly_the_cases_whose_requests_changed() {
+    let _cargo = lock();
+    let example = Example::new();
+    // A change in code, not in any source: requests about an IBAN now ask for temperature 1.
+    let code = example.read("src/lib.rs");
+    let from = "\"temperature\": 0,";
+    assert!(code.contains(from), "the example's request() moved");
+    example.write(
+        "src/lib.rs",
+        code.replace(
+            from,
+            "\"temperature\": if input[\"message\"].as_str().unwrap_or(\"\").contains(\"IBAN\") { 1 } else { 0 },",
+        ),
+    );
+    let changed = ["changes/new_iban", "multi/reduce_by_percent_and_new_iban"];
+
+    // Plain replay: those cases fail with the request diff and the command that re-records them.
+    let run = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &run, &changed);
+    for case in changed {
+        let message = failure_of(&run, &test_name(case));
+        assert!(
+            message.contains("request [0] differs from the recorded one"),
+            "{message}"
+        );
+        let command = format!(
+            "re-record just this case: RECORD=1 cargo test -p payments-agent --test evals -- {} --exact",
+            test_name(case)
+        );
+        assert!(
+            message.contains(&command),
+            "`{command}` missing from:\n{message}"
+        );
+    }
+
+    // RECORD=stale: exactly those two recordings change, and every case passes.
+    let before = example.recordings();
+    let run = example.evals(&[("RECORD", "stale")], &[]);
+    assert_verdicts(&example, &run, &[]);
+    let after = example.recordings();
+    let rerecorded: Vec<&String> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    let want: Vec<String> = changed.iter().map(|c| format!("{c}.json")).collect();
+    assert_eq!(
+        rerecorded,
+        want.iter().collect::<Vec<_>>(),
+        "{}",
+        run.text()
+    );
+    for case in changed {
+        assert!(
+            run.stderr.contains(&format!(
+                "note: {}: the code's model calls differ from the recording",
+                test_name(case)
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    let replay = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert_verdicts(&example, &replay, &[]);
+}

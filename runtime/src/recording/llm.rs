@@ -441,6 +441,13 @@ impl Llm {
         None
     }
 
+    /// After the case returned, in replay: whether the code's calls no longer match the
+    /// recording (a request differs, or there are more or fewer calls), which `RECORD=stale`
+    /// treats as a stale recording.
+    pub(crate) fn replay_mismatched(&self) -> bool {
+        matches!(self.mode, Mode::Replay { .. }) && self.finish_failure().is_some()
+    }
+
     /// While recording: the first live call's failure, if one failed.
     pub(crate) fn model_failure(&self) -> Option<&str> {
         self.model_failed.as_deref()

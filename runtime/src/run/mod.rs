@@ -152,7 +152,7 @@ where
     let sources =
         crate::suite::current_sources(suite, loaded, fixture).map_err(|e| e.to_string())?;
     let recording_file = suite.recording_file(&loaded.path);
-    let existing =
+    let mut existing =
         Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)));
 
     let record = match settings.record {
@@ -174,80 +174,97 @@ where
         },
     };
 
-    let (mut llm, now) = if record {
-        result.recording = RecordingUse::Recorded;
-        (Llm::record(suite.model.clone()), Utc::now())
-    } else {
-        match existing {
-            Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
-                return Err(e.to_string())
+    let mut record = record;
+    // Under `RECORD=stale`, a replay whose calls no longer match the recording (the code or its
+    // prompt changed) is stale too: the case runs again, recording.
+    let (mut llm, now, case, output) = loop {
+        let (mut llm, now) = if record {
+            result.recording = RecordingUse::Recorded;
+            (Llm::record(suite.model.clone()), Utc::now())
+        } else {
+            match std::mem::replace(&mut existing, Ok(None)) {
+                Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
+                    return Err(e.to_string())
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "{e}\nfix the file, or delete it and re-record: {record_command}"
+                    ))
+                }
+                Ok(None) => (Llm::missing(record_command.clone()), Utc::now()),
+                Ok(Some(recorded)) => {
+                    let validation = config.recording.validation;
+                    let changes = if validation == Validation::Skip {
+                        Vec::new()
+                    } else {
+                        recorded.changes(&sources)
+                    };
+                    result.recording = RecordingUse::Replayed;
+                    if !changes.is_empty() {
+                        let message = stale_message(
+                            suite,
+                            &recording_file,
+                            &changes,
+                            recorded.input.as_ref(),
+                            &fixture.input,
+                            &record_command,
+                            settings.color,
+                        );
+                        if validation == Validation::Strict {
+                            result.recording = RecordingUse::Stale;
+                            return Err(message);
+                        }
+                        eprintln!("warning: {name}: {message}");
+                        result.recording = RecordingUse::ReplayedStale;
+                    }
+                    let ignore = config.recording.ignore_request_paths.clone();
+                    (
+                        Llm::replay(recorded.interactions, ignore, config.recording.redactor()),
+                        recorded.recorded_at,
+                    )
+                }
             }
-            Err(e) => {
+        };
+
+        let case = Case {
+            name: name.to_string(),
+            path: loaded.path.case_path().to_string(),
+            description: fixture.description.clone(),
+            input: fixture.input.clone(),
+            now,
+        };
+        let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            f(&case, &mut llm).into_output()
+        }));
+        let output = match returned {
+            Err(panic) => {
                 return Err(format!(
-                    "{e}\nfix the file, or delete it and re-record: {record_command}"
+                    "the case panicked: {}{}",
+                    crate::panics::message(&*panic),
+                    if record {
+                        "\n(nothing was recorded)"
+                    } else {
+                        ""
+                    }
                 ))
             }
-            Ok(None) => (Llm::missing(record_command.clone()), Utc::now()),
-            Ok(Some(recorded)) => {
-                let validation = config.recording.validation;
-                let changes = if validation == Validation::Skip {
-                    Vec::new()
-                } else {
-                    recorded.changes(&sources)
-                };
-                result.recording = RecordingUse::Replayed;
-                if !changes.is_empty() {
-                    let message = stale_message(
-                        suite,
-                        &recording_file,
-                        &changes,
-                        recorded.input.as_ref(),
-                        &fixture.input,
-                        &record_command,
-                        settings.color,
-                    );
-                    if validation == Validation::Strict {
-                        result.recording = RecordingUse::Stale;
-                        return Err(message);
-                    }
-                    eprintln!("warning: {name}: {message}");
-                    result.recording = RecordingUse::ReplayedStale;
-                }
-                let ignore = config.recording.ignore_request_paths.clone();
-                (
-                    Llm::replay(recorded.interactions, ignore, config.recording.redactor()),
-                    recorded.recorded_at,
-                )
-            }
+            Ok(output) => output,
+        };
+        if !record && settings.record == RecordMode::Stale && llm.replay_mismatched() {
+            eprintln!(
+                "note: {name}: the code's model calls differ from the recording (the code or its prompt changed); recording it again"
+            );
+            record = true;
+            continue;
         }
-    };
-
-    let case = Case {
-        name: name.to_string(),
-        path: loaded.path.case_path().to_string(),
-        description: fixture.description.clone(),
-        input: fixture.input.clone(),
-        now,
-    };
-    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f(&case, &mut llm).into_output()
-    }));
-    let output = match returned {
-        Err(panic) => {
-            return Err(format!(
-                "the case panicked: {}{}",
-                crate::panics::message(&*panic),
-                if record {
-                    "\n(nothing was recorded)"
-                } else {
-                    ""
-                }
-            ))
-        }
-        Ok(output) => output,
+        break (llm, now, case, output);
     };
     if let Some(failure) = llm.finish_failure() {
-        return Err(failure);
+        return Err(if llm.replay_mismatched() {
+            format!("{failure}\nre-record just this case: {record_command}")
+        } else {
+            failure
+        });
     }
     if record && output.is_ok() {
         let Some(interactions) = llm.take_recorded() else {
