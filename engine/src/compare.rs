@@ -13,6 +13,14 @@
 //! assignment (`any_order`: the pairing with the fewest mismatches overall), transformers are
 //! applied to each pair, and each pair is compared.
 //!
+//! A transformer that adds a missing field (`on_missing = "add"`, `add_missing_only`) writes
+//! through its path, creating objects on the way. Where a side cannot take the write (a scalar,
+//! or an array too short, where the path goes on) the write is skipped and that side stays
+//! exactly as it was: no empty object is left behind, and no mismatch is added for it. What
+//! stood in the way is then compared like anything else, so it is reported wherever the two
+//! sides differ there. A rewrite (`on_existing = "transform"`) writes where a value already is,
+//! which is never blocked.
+//!
 //! Numbers compare by value (`1` equals `1.0`); everything else compares exactly. A pattern in
 //! an ignore list is read from the proposal (`newValue`, `items[*].sku`), unless it starts with an
 //! index (`[0].newValue`, `[*].newValue`): then it is read from the list of proposals, so a path
@@ -685,7 +693,7 @@ fn apply_at<'v, S: Sink>(
             Some(current) => {
                 if t.on_existing == OnExisting::Transform {
                     if let Some(new) = t.transform.rewrite(current, ctx) {
-                        location().set(doc.to_mut(), new);
+                        write(doc, &location(), new);
                     }
                 }
             }
@@ -693,7 +701,7 @@ fn apply_at<'v, S: Sink>(
                 OnMissing::Skip => {}
                 OnMissing::Add => {
                     let new = t.transform.apply(None, ctx);
-                    location().set(doc.to_mut(), new);
+                    write(doc, &location(), new);
                 }
                 OnMissing::Fail => {
                     let location = location();
@@ -720,6 +728,24 @@ fn apply_at<'v, S: Sink>(
                     );
                 }
             },
+        }
+    }
+}
+
+/// Writes a transformer's value on one side of a pair, copying a borrowed side only when the
+/// write goes through. A write the side cannot take ([`Location::set`] is blocked: a scalar, or
+/// an array too short, where the path goes on) is skipped, and the side stays as it was.
+fn write(side: &mut Cow<'_, Value>, location: &Location, new: Value) {
+    match side {
+        // A blocked `set` changes nothing, so an owned side needs no more care.
+        Cow::Owned(value) => {
+            let _written = location.set(value, new);
+        }
+        Cow::Borrowed(value) => {
+            let mut copy = (*value).clone();
+            if location.set(&mut copy, new) {
+                *side = Cow::Owned(copy);
+            }
         }
     }
 }

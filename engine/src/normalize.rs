@@ -167,12 +167,29 @@ impl NormalizationRule {
         Ok(self)
     }
 
-    /// Applies the rule to a raw proposal.
+    /// Applies the rule to a raw proposal. A field whose source is missing (and has no default)
+    /// is left out, and so is one whose name the output cannot take.
+    ///
+    /// ```
+    /// use proposal_eval_engine::normalize::{FieldSource, NormalizationRule};
+    /// use proposal_eval_engine::transform::Context;
+    /// use serde_json::json;
+    /// let rule = NormalizationRule::new("change")
+    ///     .field("amount", FieldSource::path("data.amount")?)?
+    ///     .field("tags[0]", FieldSource::path("data.tag")?)?;
+    /// let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
+    /// // No `tags` array to write into: `tags[0]` is left out, and no `tags` is made.
+    /// let out = rule.apply(&json!({"data": {"amount": 1, "tag": "a"}}), &ctx);
+    /// assert_eq!(out, json!({"amount": 1}));
+    /// # Ok::<(), proposal_eval_engine::path::PathError>(())
+    /// ```
     pub fn apply(&self, raw: &Value, ctx: &Context) -> Value {
         let mut out = Value::Object(Map::new());
         for (name, source) in &self.fields {
             if let Some(v) = source.read(raw, &self.when, ctx) {
-                name.set(&mut out, v);
+                // A name the output cannot take yet (`items[0]` with no `items` array written
+                // before it) is left out, as a missing source is; `set` then writes nothing.
+                let _written = name.set(&mut out, v);
             }
         }
         out
@@ -317,6 +334,36 @@ fields."data.name" = "payload.name"
         );
         let err = normalize(&json!({"kind": 1}), &rules(), &disc(), &ctx()).unwrap_err();
         assert!(err.to_string().contains("has no `changeType`"), "{err}");
+    }
+
+    #[test]
+    fn a_name_the_output_cannot_take_is_left_out() {
+        #[derive(Deserialize)]
+        struct Doc {
+            normalization: Vec<NormalizationRule>,
+        }
+        let rules = toml::from_str::<Doc>(
+            r#"
+[[normalization]]
+when = "x"
+fields.kind = "__literal__"
+fields."tags[0]" = "tag"
+fields."kind.sub" = "tag"
+fields.list = "list"
+fields."list[1]" = "tag"
+"#,
+        )
+        .unwrap()
+        .normalization;
+        let raw = json!({"kind": "x", "tag": "t", "list": [0]});
+        assert_eq!(
+            normalize(&raw, &rules, &disc_kind(), &ctx()).unwrap(),
+            json!({"kind": "x", "list": [0, "t"]})
+        );
+    }
+
+    fn disc_kind() -> Location {
+        Location::parse("kind").unwrap()
     }
 
     #[test]

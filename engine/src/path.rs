@@ -78,143 +78,156 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
+/// The characters of a path still to read, with their byte offsets. The parser takes every step
+/// with `next` (or `next_if`) on this one iterator, so it cannot go back or stand still: it ends
+/// after at most one step per character, whatever a change to its conditions does.
+type Chars<'t> = std::iter::Peekable<std::str::CharIndices<'t>>;
+
+/// The byte offset of the next character, or the end of `text` when none is left.
+fn offset(text: &str, chars: &mut Chars<'_>) -> usize {
+    chars.peek().map_or(text.len(), |&(at, _)| at)
+}
+
 fn parse_segments(text: &str) -> Result<Vec<PatternSegment>, PathError> {
     let err = |offset: usize, message: &str| PathError {
         path: text.to_string(),
         offset,
         message: message.to_string(),
     };
-    let bytes = text.as_bytes();
-    let mut i = 0;
     if text == "$" {
         return Ok(Vec::new());
     }
-    if text.starts_with("$.") {
-        i = 2;
+    // `$.` and `$` before `[` are optional; `$key` is a key.
+    let prefix = if text.starts_with("$.") {
+        "$."
     } else if text.starts_with("$[") {
-        i = 1;
+        "$"
+    } else {
+        ""
+    };
+    let mut chars: Chars<'_> = text.char_indices().peekable();
+    for _ in prefix.chars() {
+        chars.next();
+    }
+    if chars.peek().is_none() {
+        return Err(err(
+            prefix.len(),
+            "the path is empty; use `$` for the whole document",
+        ));
     }
     let mut segments = Vec::new();
-    if i >= bytes.len() {
-        return Err(err(i, "the path is empty; use `$` for the whole document"));
-    }
-    // `expect_key` is true at the start and after a dot: a key (or `[`) must follow.
-    let mut after_dot = false;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'[' => {
-                if after_dot {
-                    return Err(err(i, "a `.` must be followed by a key, not `[`"));
-                }
-                let start = i;
-                i += 1;
-                if bytes.get(i) == Some(&b'"') {
-                    i += 1;
-                    let mut key = String::new();
-                    loop {
-                        match text[i..].chars().next() {
-                            None => return Err(err(start, "unterminated quoted key")),
-                            Some('"') => {
-                                i += 1;
-                                break;
-                            }
-                            Some('\\') => {
-                                i += 1;
-                                match text[i..].chars().next() {
-                                    Some(c @ ('"' | '\\')) => {
-                                        key.push(c);
-                                        i += 1;
-                                    }
-                                    _ => {
-                                        return Err(err(
-                                            i,
-                                            "only `\\\"` and `\\\\` may be escaped in a quoted key",
-                                        ))
-                                    }
-                                }
-                            }
-                            Some(c) => {
-                                key.push(c);
-                                i += c.len_utf8();
-                            }
-                        }
-                    }
-                    if bytes.get(i) != Some(&b']') {
-                        return Err(err(i, "expected `]` after the quoted key"));
-                    }
-                    i += 1;
-                    segments.push(PatternSegment::Key(key));
-                } else {
-                    let close = text[i..]
-                        .find(']')
-                        .map(|n| n + i)
-                        .ok_or_else(|| err(start, "unterminated `[`"))?;
-                    let inner = &text[i..close];
-                    if inner == "*" {
-                        segments.push(PatternSegment::AnyIndex);
-                    } else if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
-                        let index = inner.parse().map_err(|_| err(i, "index is too large"))?;
-                        segments.push(PatternSegment::Index(index));
-                    } else {
-                        return Err(err(
-                            i,
-                            "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)",
-                        ));
-                    }
-                    i = close + 1;
-                }
-                after_dot = false;
-                match bytes.get(i) {
-                    None | Some(b'[') => {}
-                    Some(b'.') => {
-                        i += 1;
-                        after_dot = true;
-                        if i == bytes.len() {
-                            return Err(err(i - 1, "the path ends with `.`"));
-                        }
-                    }
-                    Some(_) => return Err(err(i, "expected `.` or `[` after `]`")),
-                }
+    while let Some((start, c)) = chars.next() {
+        let (segment, after) = match c {
+            '[' => (
+                bracket(text, &mut chars, start).map_err(|(at, m)| err(at, m))?,
+                "expected `.` or `[` after `]`",
+            ),
+            '.' => {
+                return Err(err(
+                    start,
+                    "empty key (two dots in a row, or a leading dot)",
+                ))
             }
-            b'.' => return Err(err(i, "empty key (two dots in a row, or a leading dot)")),
-            b']' => return Err(err(i, "`]` without a matching `[`")),
+            ']' => return Err(err(start, "`]` without a matching `[`")),
             _ => {
-                let end = text[i..]
-                    .find(['.', '[', ']'])
-                    .map(|n| n + i)
-                    .unwrap_or(text.len());
-                let key = &text[i..end];
-                if key.contains('"') {
-                    return Err(err(i, "a key with `\"` must be quoted: [\"...\"]"));
-                }
-                segments.push(match key {
-                    "*" => PatternSegment::AnyOne,
-                    "**" => PatternSegment::AnyDepth,
-                    k if k.contains('*') => {
-                        return Err(err(
-                            i,
-                            "`*` stands alone as a segment (partial-key wildcards are not supported); quote a key that holds `*`",
-                        ))
+                while chars
+                    .next_if(|&(_, c)| !matches!(c, '.' | '[' | ']'))
+                    .is_some()
+                {}
+                let key = &text[start..offset(text, &mut chars)];
+                (
+                    bare_key(key).map_err(|m| err(start, m))?,
+                    // A bare key stops only at `.`, `[`, `]` or the end.
+                    "`]` without a matching `[`",
+                )
+            }
+        };
+        segments.push(segment);
+        // After a segment: the end, a `[`, or a `.` and then a key.
+        match chars.peek() {
+            None | Some((_, '[')) => {}
+            Some(&(dot, '.')) => {
+                chars.next();
+                match chars.peek() {
+                    None => return Err(err(dot, "the path ends with `.`")),
+                    Some(&(at, '[')) => {
+                        return Err(err(at, "a `.` must be followed by a key, not `[`"))
                     }
-                    k => PatternSegment::Key(k.to_string()),
-                });
-                i = end;
-                after_dot = false;
-                match bytes.get(i) {
-                    None | Some(b'[') => {}
-                    Some(b'.') => {
-                        i += 1;
-                        after_dot = true;
-                        if i == bytes.len() {
-                            return Err(err(i - 1, "the path ends with `.`"));
-                        }
-                    }
-                    Some(_) => return Err(err(i, "`]` without a matching `[`")),
+                    Some(_) => {}
                 }
             }
+            Some(&(at, _)) => return Err(err(at, after)),
         }
     }
     Ok(segments)
+}
+
+/// A key written without brackets: `*`, `**`, or a plain key.
+fn bare_key(key: &str) -> Result<PatternSegment, &'static str> {
+    if key.contains('"') {
+        return Err("a key with `\"` must be quoted: [\"...\"]");
+    }
+    match key {
+        "*" => Ok(PatternSegment::AnyOne),
+        "**" => Ok(PatternSegment::AnyDepth),
+        k if k.contains('*') => Err(
+            "`*` stands alone as a segment (partial-key wildcards are not supported); quote a key that holds `*`",
+        ),
+        k => Ok(PatternSegment::Key(k.to_string())),
+    }
+}
+
+/// What follows a `[` at `start`, through its `]`: an index, `*`, or a quoted key. An error is
+/// its offset and message.
+fn bracket(
+    text: &str,
+    chars: &mut Chars<'_>,
+    start: usize,
+) -> Result<PatternSegment, (usize, &'static str)> {
+    if chars.next_if(|&(_, c)| c == '"').is_some() {
+        let mut key = String::new();
+        loop {
+            match chars.next() {
+                None => return Err((start, "unterminated quoted key")),
+                Some((_, '"')) => break,
+                Some((_, '\\')) => {
+                    let escaped = offset(text, chars);
+                    match chars.next() {
+                        Some((_, c @ ('"' | '\\'))) => key.push(c),
+                        _ => {
+                            return Err((
+                                escaped,
+                                "only `\\\"` and `\\\\` may be escaped in a quoted key",
+                            ))
+                        }
+                    }
+                }
+                Some((_, c)) => key.push(c),
+            }
+        }
+        if chars.next_if(|&(_, c)| c == ']').is_none() {
+            return Err((offset(text, chars), "expected `]` after the quoted key"));
+        }
+        return Ok(PatternSegment::Key(key));
+    }
+    let inner_start = offset(text, chars);
+    let Some((close, _)) = chars.find(|&(_, c)| c == ']') else {
+        return Err((start, "unterminated `[`"));
+    };
+    let inner = &text[inner_start..close];
+    if inner == "*" {
+        Ok(PatternSegment::AnyIndex)
+    } else if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
+        inner
+            .parse()
+            .map(PatternSegment::Index)
+            .map_err(|_| (inner_start, "index is too large"))
+    } else {
+        Err((
+            inner_start,
+            "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)",
+        ))
+    }
 }
 
 impl Pattern {
@@ -424,70 +437,68 @@ impl Location {
         Some(node)
     }
 
-    /// Puts `new` at this location, creating missing objects on the way. Returns `false` (and
-    /// changes nothing) when the way is blocked: a scalar in the way, or an index past the end
-    /// of an array.
+    /// Puts `new` at this location, creating missing objects on the way (a `null` on the way
+    /// counts as missing). An index replaces an element, or appends when it is the last step
+    /// and one past the end.
+    ///
+    /// Returns `false`, and leaves the document exactly as it was, when the way is blocked: a
+    /// scalar or an array where a key follows, anything but an array where an index follows, or
+    /// an index past the end. Callers decide what a blocked write means; the strict comparison's
+    /// transformers skip it (see [`crate::compare`]).
+    ///
+    /// ```
+    /// use proposal_eval_engine::path::Location;
+    /// use serde_json::json;
+    /// let mut doc = json!({"items": [1]});
+    /// assert!(Location::parse("items[1]").unwrap().set(&mut doc, json!(2)));
+    /// assert!(Location::parse("meta.id").unwrap().set(&mut doc, json!("a")));
+    /// // No `tags` array to index: nothing is written, not even `tags`.
+    /// assert!(!Location::parse("tags[0]").unwrap().set(&mut doc, json!("x")));
+    /// assert_eq!(doc, json!({"items": [1, 2], "meta": {"id": "a"}}));
+    /// ```
+    #[must_use = "a blocked write returns false and writes nothing"]
     pub fn set(&self, value: &mut Value, new: Value) -> bool {
-        let Some((last, parents)) = self.0.split_last() else {
-            *value = new;
-            return true;
-        };
-        // Check the way first so a blocked set leaves the document unchanged.
-        let mut probe: &Value = value;
-        for seg in parents {
-            match (seg, probe) {
-                (Segment::Key(k), Value::Object(map)) => match map.get(k) {
-                    Some(child) => probe = child,
-                    None => break,
-                },
-                (Segment::Index(i), Value::Array(items)) => match items.get(*i) {
-                    Some(child) => probe = child,
-                    None => return false,
-                },
-                (Segment::Key(_), Value::Null) => break,
-                _ => return false,
-            }
+        // Check the whole way before writing anything, so a blocked write leaves no trace.
+        if !self.writable(value) {
+            return false;
         }
         let mut node = value;
-        for seg in parents {
-            node = match seg {
-                Segment::Key(k) => {
-                    if node.is_null() {
-                        *node = Value::Object(Map::new());
+        for seg in &self.0 {
+            node = match (seg, node) {
+                (Segment::Key(k), node) => object(node).entry(k.clone()).or_insert(Value::Null),
+                (Segment::Index(i), Value::Array(items)) => {
+                    if *i == items.len() {
+                        items.push(Value::Null);
                     }
-                    let Value::Object(map) = node else {
-                        return false;
-                    };
-                    map.entry(k.clone())
-                        .or_insert_with(|| Value::Object(Map::new()))
+                    &mut items[*i]
                 }
-                Segment::Index(i) => match node {
-                    Value::Array(items) if *i < items.len() => &mut items[*i],
-                    _ => return false,
-                },
+                (Segment::Index(_), _) => unreachable!("`writable` found an array here"),
+            };
+        }
+        *node = new;
+        true
+    }
+
+    /// Whether [`Location::set`] can write here: the way as `set` walks it, with `None` for a
+    /// node it will create.
+    fn writable(&self, value: &Value) -> bool {
+        let Some((last, parents)) = self.0.split_last() else {
+            return true;
+        };
+        let mut node = Some(value);
+        for seg in parents {
+            node = match (seg, node) {
+                (Segment::Key(k), Some(Value::Object(map))) => map.get(k),
+                (Segment::Key(_), None | Some(Value::Null)) => None,
+                (Segment::Index(i), Some(Value::Array(items))) if *i < items.len() => {
+                    Some(&items[*i])
+                }
+                _ => return false,
             };
         }
         match (last, node) {
-            (Segment::Key(k), node) => {
-                if node.is_null() {
-                    *node = Value::Object(Map::new());
-                }
-                match node {
-                    Value::Object(map) => {
-                        map.insert(k.clone(), new);
-                        true
-                    }
-                    _ => false,
-                }
-            }
-            (Segment::Index(i), Value::Array(items)) if *i < items.len() => {
-                items[*i] = new;
-                true
-            }
-            (Segment::Index(i), Value::Array(items)) if *i == items.len() => {
-                items.push(new);
-                true
-            }
+            (Segment::Key(_), None | Some(Value::Null | Value::Object(_))) => true,
+            (Segment::Index(i), Some(Value::Array(items))) => *i <= items.len(),
             _ => false,
         }
     }
@@ -501,6 +512,18 @@ impl Location {
             (Segment::Index(i), Value::Array(items)) if *i < items.len() => Some(items.remove(*i)),
             _ => None,
         }
+    }
+}
+
+/// `node` as an object, replacing it by an empty one unless it is one (`set` calls this only
+/// where `writable` found nothing or `null`).
+fn object(node: &mut Value) -> &mut Map<String, Value> {
+    if !node.is_object() {
+        *node = Value::Object(Map::new());
+    }
+    match node {
+        Value::Object(map) => map,
+        _ => unreachable!("made an object above"),
     }
 }
 
@@ -882,6 +905,57 @@ mod tests {
     }
 
     #[test]
+    fn set_replaces_or_appends_by_index() {
+        let mut doc = json!({"a": [1, 2]});
+        assert!(loc("a[0]").set(&mut doc, json!(9)));
+        assert_eq!(doc, json!({"a": [9, 2]}));
+        assert!(
+            loc("a[2]").set(&mut doc, json!(3)),
+            "one past the end appends"
+        );
+        assert_eq!(doc, json!({"a": [9, 2, 3]}));
+        for blocked in [
+            "a[4]", "a[3].x", "a[5].x", "a.x", "a[0].x", "a[0][0]", "b[0]", "b.c[0]",
+        ] {
+            let before = doc.clone();
+            assert!(!loc(blocked).set(&mut doc, json!(1)), "{blocked}");
+            assert_eq!(doc, before, "{blocked} left a trace");
+        }
+        assert!(loc("a[1]").set(&mut doc, json!({})));
+        assert!(loc("a[1].x.y").set(&mut doc, json!(true)));
+        assert_eq!(doc, json!({"a": [9, {"x": {"y": true}}, 3]}));
+        let mut list = json!([[0]]);
+        assert!(loc("[0][1]").set(&mut list, json!(1)));
+        assert_eq!(list, json!([[0, 1]]));
+    }
+
+    #[test]
+    fn set_through_missing_and_null() {
+        // The bug this guards: the key was created before the index failed.
+        let mut doc = json!({});
+        assert!(!loc("x[0]").set(&mut doc, json!(1)));
+        assert_eq!(doc, json!({}));
+        let mut doc = json!({"a": null, "n": 1});
+        assert!(!loc("a.b[0]").set(&mut doc, json!(1)));
+        assert!(!loc("a[0]").set(&mut doc, json!(1)), "null is not an array");
+        assert!(!loc("n.x").set(&mut doc, json!(1)));
+        assert_eq!(doc, json!({"a": null, "n": 1}));
+        assert!(loc("a.b.c").set(&mut doc, json!(1)));
+        assert_eq!(doc, json!({"a": {"b": {"c": 1}}, "n": 1}));
+        let mut null = Value::Null;
+        assert!(loc("k").set(&mut null, json!(2)));
+        assert_eq!(null, json!({"k": 2}));
+        let mut scalar = json!(5);
+        assert!(Location::root().set(&mut scalar, json!([1])));
+        assert_eq!(scalar, json!([1]));
+        assert!(
+            !loc("k").set(&mut scalar, json!(2)),
+            "an array takes no key"
+        );
+        assert_eq!(scalar, json!([1]));
+    }
+
+    #[test]
     fn get_set_remove() {
         let mut doc = json!({"a": {"b": [1, 2]}});
         assert_eq!(loc("a.b[1]").get(&doc), Some(&json!(2)));
@@ -948,5 +1022,65 @@ mod tests {
         let root = m.proposal_root(Some(0));
         assert!(!m.child(root, SegmentRef::Key("y")).covered);
         assert!(m.child(root, SegmentRef::Key("y2")).covered);
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn document() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![Just(Value::Null), (0..3i64).prop_map(Value::from)];
+            leaf.prop_recursive(3, 16, 3, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                    prop::collection::btree_map(prop::sample::select(vec!["a", "b"]), inner, 0..3)
+                        .prop_map(|m| {
+                            Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                        }),
+                ]
+            })
+        }
+
+        fn location() -> impl Strategy<Value = Location> {
+            let segment = prop_oneof![
+                prop::sample::select(vec!["a", "b"]).prop_map(|k| Segment::Key(k.into())),
+                (0..4usize).prop_map(Segment::Index),
+            ];
+            prop::collection::vec(segment, 0..4).prop_map(Location)
+        }
+
+        proptest! {
+            /// The contract of `set`: it writes and `get` finds the value, or it returns false
+            /// and the document is as it was.
+            #[test]
+            fn a_write_lands_or_changes_nothing(
+                mut doc in document(),
+                location in location(),
+                new in (10..13i64).prop_map(Value::from),
+            ) {
+                let before = doc.clone();
+                if location.set(&mut doc, new.clone()) {
+                    prop_assert_eq!(location.get(&doc), Some(&new));
+                } else {
+                    prop_assert_eq!(&doc, &before);
+                }
+            }
+
+            /// What `get` finds, `set` can write again without changing anything else.
+            #[test]
+            fn writing_what_is_there_changes_nothing(doc in document(), location in location()) {
+                if let Some(found) = location.get(&doc).cloned() {
+                    let mut copy = doc.clone();
+                    prop_assert!(location.set(&mut copy, found));
+                    prop_assert_eq!(copy, doc);
+                }
+            }
+
+            /// A location prints in the grammar and parses back to itself.
+            #[test]
+            fn printed_locations_parse_back(location in location()) {
+                prop_assert_eq!(Location::parse(&location.to_string()).unwrap(), location);
+            }
+        }
     }
 }

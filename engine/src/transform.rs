@@ -281,7 +281,9 @@ pub enum Strategy {
 pub enum OnMissing {
     /// Leave it missing.
     Skip,
-    /// Add `transform()` there.
+    /// Add `transform()` there, creating missing objects on the way. Where the side cannot take
+    /// it (a scalar, or an array too short, on the way) nothing is added and the side stays as
+    /// it was.
     Add,
     /// Report a `TransformerFailed` mismatch.
     Fail,
