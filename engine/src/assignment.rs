@@ -82,3 +82,96 @@ pub(crate) fn assign(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
     pairs.sort_unstable();
     pairs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::assign;
+    use proptest::prelude::*;
+
+    /// (total cost, pairs kept at their own index) of every one-to-one pairing of the smaller
+    /// side into the larger, by brute force.
+    fn all_pairings(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
+        let (n, m) = (cost.len(), cost[0].len());
+        fn walk(
+            cost: &[Vec<usize>],
+            transpose: bool,
+            row: usize,
+            used: &mut Vec<bool>,
+            acc: (usize, usize),
+            out: &mut Vec<(usize, usize)>,
+        ) {
+            let rows = if transpose { cost[0].len() } else { cost.len() };
+            if row == rows {
+                out.push(acc);
+                return;
+            }
+            for col in 0..used.len() {
+                if !used[col] {
+                    used[col] = true;
+                    let (i, j) = if transpose { (col, row) } else { (row, col) };
+                    let next = (acc.0 + cost[i][j], acc.1 + usize::from(i == j));
+                    walk(cost, transpose, row + 1, used, next, out);
+                    used[col] = false;
+                }
+            }
+        }
+        let transpose = n > m;
+        let mut out = Vec::new();
+        walk(
+            cost,
+            transpose,
+            0,
+            &mut vec![false; n.max(m)],
+            (0, 0),
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn nothing_to_pair() {
+        assert_eq!(assign(&[]), []);
+        assert_eq!(assign(&[vec![], vec![]]), []);
+    }
+
+    #[test]
+    fn known_optimum() {
+        let cost = vec![vec![4, 1, 3], vec![2, 0, 5], vec![3, 2, 2]];
+        assert_eq!(assign(&cost), [(0, 1), (1, 0), (2, 2)]);
+        // Wide and tall: the cheapest columns, and the cheapest rows.
+        assert_eq!(assign(&[vec![5, 1, 3]]), [(0, 1)]);
+        assert_eq!(assign(&[vec![5], vec![1], vec![3]]), [(1, 0)]);
+        // A tie between moving everything and nothing: nothing moves.
+        assert_eq!(assign(&[vec![1, 1], vec![1, 1]]), [(0, 0), (1, 1)]);
+        // One fewer mismatch is worth moving every proposal.
+        let cost = vec![vec![1, 0, 1], vec![1, 1, 0], vec![0, 1, 1]];
+        assert_eq!(assign(&cost), [(0, 1), (1, 2), (2, 0)]);
+    }
+
+    proptest! {
+        /// The pairing is one-to-one, as large as the smaller side, of the lowest total cost, and
+        /// among those keeps the most rows at their own index.
+        #[test]
+        fn optimal_with_the_fewest_moves(
+            cost in (1..5usize, 1..5usize).prop_flat_map(|(n, m)| {
+                prop::collection::vec(prop::collection::vec(0..4usize, m), n)
+            })
+        ) {
+            let pairs = assign(&cost);
+            let (n, m) = (cost.len(), cost[0].len());
+            prop_assert_eq!(pairs.len(), n.min(m));
+            let mut rows: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+            let mut cols: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+            prop_assert!(rows.windows(2).all(|w| w[0] < w[1]), "sorted by row: {:?}", pairs);
+            cols.sort_unstable();
+            cols.dedup();
+            rows.dedup();
+            prop_assert_eq!(cols.len(), pairs.len());
+            prop_assert!(pairs.iter().all(|&(i, j)| i < n && j < m));
+            let total: usize = pairs.iter().map(|&(i, j)| cost[i][j]).sum();
+            let kept = pairs.iter().filter(|&&(i, j)| i == j).count();
+            let best = all_pairings(&cost).into_iter().min_by_key(|&(c, k)| (c, std::cmp::Reverse(k)));
+            prop_assert_eq!(Some((total, kept)), best);
+        }
+    }
+}

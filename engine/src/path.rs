@@ -905,6 +905,112 @@ mod tests {
     }
 
     #[test]
+    fn every_error_names_its_place_and_its_fix() {
+        for (bad, offset, message) in [
+            ("", 0, "the path is empty; use `$` for the whole document"),
+            ("$.", 2, "the path is empty; use `$` for the whole document"),
+            ("a..b", 2, "empty key (two dots in a row, or a leading dot)"),
+            (".a", 0, "empty key (two dots in a row, or a leading dot)"),
+            ("a.", 1, "the path ends with `.`"),
+            ("a[0].", 4, "the path ends with `.`"),
+            ("a.[0]", 2, "a `.` must be followed by a key, not `[`"),
+            ("a[0].[1]", 5, "a `.` must be followed by a key, not `[`"),
+            ("a]", 1, "`]` without a matching `[`"),
+            ("]", 0, "`]` without a matching `[`"),
+            ("a[0]b", 4, "expected `.` or `[` after `]`"),
+            ("a[0]]", 4, "expected `.` or `[` after `]`"),
+            ("a[0", 1, "unterminated `[`"),
+            ("x.y[", 3, "unterminated `[`"),
+            ("a[\"b", 1, "unterminated quoted key"),
+            ("a[\"b\"", 5, "expected `]` after the quoted key"),
+            ("a[\"b\"c]", 5, "expected `]` after the quoted key"),
+            ("[\"a\\x\"]", 4, "only `\\\"` and `\\\\` may be escaped in a quoted key"),
+            ("[\"a\\", 4, "only `\\\"` and `\\\\` may be escaped in a quoted key"),
+            ("a[x]", 2, "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)"),
+            ("a[]", 2, "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)"),
+            ("a[-1]", 2, "inside `[ ]` write an index (`[0]`), `[*]`, or a quoted key (`[\"a.b\"]`)"),
+            ("a[99999999999999999999999]", 2, "index is too large"),
+            ("a.b\"c", 2, "a key with `\"` must be quoted: [\"...\"]"),
+            ("a.b*", 2, "`*` stands alone as a segment (partial-key wildcards are not supported); quote a key that holds `*`"),
+            ("ü.***", 3, "`*` stands alone as a segment (partial-key wildcards are not supported); quote a key that holds `*`"),
+        ] {
+            let e = Pattern::parse(bad).unwrap_err();
+            assert_eq!((e.offset, e.message.as_str()), (offset, message), "{bad:?}");
+            assert_eq!(e.path, bad);
+        }
+        // The printed position counts from 1, and the grammar is shown as a reminder.
+        assert_eq!(
+            Pattern::parse("a..b").unwrap_err().to_string(),
+            "invalid path `a..b` at character 3: empty key (two dots in a row, or a leading dot) \
+             (paths look like `a.b[0].c`, `items[*].sku`, `**.timestamp`, `[\"key.with.dots\"]`)"
+        );
+        let e = Location::parse("items[*].sku").unwrap_err();
+        assert_eq!(
+            (e.offset, e.message.as_str(), e.path.as_str()),
+            (
+                0,
+                "a concrete path may not hold wildcards here",
+                "items[*].sku"
+            )
+        );
+        assert!("a..b".parse::<Pattern>().is_err());
+    }
+
+    #[test]
+    fn a_pattern_prints_and_serializes_as_it_was_written() {
+        for written in ["$.a[*].b", "**.ts", "a[\"x.y\"]", "$", "[0].newValue"] {
+            let p: Pattern = written.parse().unwrap();
+            assert_eq!(p, Pattern::parse(written).unwrap());
+            assert_eq!(p.to_string(), written);
+            assert_eq!(p.as_str(), written);
+            assert_eq!(serde_json::to_value(&p).unwrap(), json!(written));
+            let back: Pattern = serde_json::from_value(json!(written)).unwrap();
+            assert_eq!(back, p);
+        }
+        let e = serde_json::from_value::<Pattern>(json!("a..b")).unwrap_err();
+        assert!(
+            e.to_string().contains("invalid path `a..b` at character 3"),
+            "{e}"
+        );
+        assert_eq!(
+            serde_json::to_value(loc("$.a[2][\"b.c\"]")).unwrap(),
+            json!("a[2][\"b.c\"]")
+        );
+    }
+
+    #[test]
+    fn concrete_indices_in_patterns() {
+        let p = Pattern::parse("items[1].sku").unwrap();
+        assert!(p.matches(&loc("items[1].sku")));
+        assert!(!p.matches(&loc("items[0].sku")));
+        assert!(!p.matches(&loc("items[2].sku")));
+        assert!(!p.matches(&loc("items.x.sku")), "an index is not a key");
+        assert!(p.covers(&loc("items[1].sku.x")));
+        assert!(!p.covers(&loc("items[0].sku.x")));
+        assert_eq!(p.as_location(), Some(loc("items[1].sku")));
+        assert_eq!(Pattern::parse("items[*].sku").unwrap().as_location(), None);
+        let doc = json!({"items": [{"sku": 1}, {"sku": 2}], "x": {"1": 3}});
+        assert_eq!(p.find(&doc), [loc("items[1].sku")]);
+        assert_eq!(Pattern::parse("x[1]").unwrap().find(&doc), []);
+        assert!(PatternSegment::Index(1).accepts(SegmentRef::Index(1)));
+        assert!(!PatternSegment::Index(1).accepts(SegmentRef::Index(0)));
+        assert!(!PatternSegment::Index(1).accepts(SegmentRef::Key("1")));
+    }
+
+    #[test]
+    fn locations_extend_by_key_and_index() {
+        let base = loc("a");
+        assert_eq!(base.key("b"), loc("a.b"));
+        assert_eq!(base.index(2), loc("a[2]"));
+        assert_eq!(base.index(2).key("c.d").to_string(), "a[2][\"c.d\"]");
+        assert_eq!(Location::root().index(0).to_string(), "[0]");
+        assert_eq!(base, loc("a"), "extending does not change the original");
+        assert_eq!(base.segments(), &[Segment::Key("a".into())]);
+        assert_eq!(Segment::Index(3).clone(), SegmentRef::Index(3).to_segment());
+        assert_eq!(Segment::Key("k".into()), SegmentRef::Key("k").to_segment());
+    }
+
+    #[test]
     fn set_replaces_or_appends_by_index() {
         let mut doc = json!({"a": [1, 2]});
         assert!(loc("a[0]").set(&mut doc, json!(9)));
@@ -953,6 +1059,25 @@ mod tests {
             "an array takes no key"
         );
         assert_eq!(scalar, json!([1]));
+    }
+
+    #[test]
+    fn remove_and_get_mut_by_index() {
+        let mut doc = json!({"a": [1, {"b": 2}, 3]});
+        *loc("a[1].b").get_mut(&mut doc).unwrap() = json!(20);
+        *loc("a[0]").get_mut(&mut doc).unwrap() = json!(10);
+        assert_eq!(doc, json!({"a": [10, {"b": 20}, 3]}));
+        assert_eq!(loc("a[3]").get_mut(&mut doc), None);
+        assert_eq!(loc("a.b").get_mut(&mut doc), None);
+        assert_eq!(loc("a[0][0]").get_mut(&mut doc), None);
+        assert_eq!(loc("a[0]").remove(&mut doc), Some(json!(10)));
+        assert_eq!(doc, json!({"a": [{"b": 20}, 3]}), "later elements move up");
+        assert_eq!(loc("a[2]").remove(&mut doc), None);
+        assert_eq!(loc("a.x").remove(&mut doc), None, "no key in an array");
+        assert_eq!(loc("a[0].b[0]").remove(&mut doc), None);
+        assert_eq!(loc("a[1]").remove(&mut doc), Some(json!(3)));
+        assert_eq!(Location::root().remove(&mut doc), None);
+        assert_eq!(doc, json!({"a": [{"b": 20}]}));
     }
 
     #[test]
