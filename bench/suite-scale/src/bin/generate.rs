@@ -10,6 +10,7 @@
 //! runtime's hashes, so they are exactly what `RECORD=1` would leave (minus the fsync per file,
 //! which only makes generation slow).
 
+use proposal_eval::__internal::draft::{canonical_json, sha256_hex};
 use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source, FORMAT};
 use serde_json::json;
 use std::path::Path;
@@ -50,20 +51,16 @@ fn main() {
         let file = Path::new(&suite).join(format!("{case}.json"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, &text).unwrap();
-        let (sha256, bytes) = hash_content(text.as_bytes());
+        // Format 2: the recording depends on the input (its canonical JSON's hash) and the
+        // prompt, not on the fixture file.
+        let input_sha256 = sha256_hex(canonical_json(&input).as_bytes());
         let recording = Recording {
             format: FORMAT,
             case: case.clone(),
             recorded_at,
-            sources: vec![
-                Source {
-                    path: format!("{suite}/{case}.json"),
-                    sha256,
-                    bytes,
-                },
-                prompt.clone(),
-            ],
-            input: input.clone(),
+            sources: vec![prompt.clone()],
+            input_sha256: Some(input_sha256),
+            input: Some(input.clone()),
             interactions: vec![Interaction {
                 request: request(&input),
                 response: response(n),

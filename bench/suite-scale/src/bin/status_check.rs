@@ -10,7 +10,8 @@
 //! skipped) on one or two threads: what `status` would cost if it read recordings that way.
 
 use proposal_eval::__internal::fixture::{discover, FixtureFile, FixturePath};
-use proposal_eval::__internal::recording::{self, compare_sources, hash_content, Recording, Source};
+use proposal_eval::__internal::draft::{canonical_json, sha256_hex};
+use proposal_eval::__internal::recording::{self, compare_sources, Recording};
 use proposal_eval::__internal::status::{State, SuiteStatus};
 use std::path::Path;
 use std::time::Instant;
@@ -30,20 +31,20 @@ fn check_heads(suite: &str, threads: usize) -> (usize, usize) {
     }
     let one = |f: &FixturePath| -> bool {
         let bytes = std::fs::read(&f.absolute).expect("fixture");
-        let (sha256, length) = hash_content(&bytes);
         let relative = format!("{suite}/{}", f.relative);
         let fixture = FixtureFile::parse(&bytes, &relative).expect("fixture parses");
-        let mut current = vec![Source {
-            path: relative,
-            sha256,
-            bytes: length,
-        }];
+        // Format 2: the input's hash, the case's sources and the suite's.
+        let input_sha256 = sha256_hex(canonical_json(&fixture.input).as_bytes());
+        let mut current = Vec::new();
         for path in &fixture.sources {
             current.push(recording::hash_source(Path::new("."), path).expect("source"));
         }
         current.extend(suite_sources.iter().cloned());
         match Recording::read_head(&recordings.join(format!("{}.json", f.case_path()))) {
-            Ok(Some(head)) => compare_sources(&head.sources, &current).is_empty(),
+            Ok(Some(head)) => {
+                head.input_sha256.as_deref() == Some(input_sha256.as_str())
+                    && compare_sources(&head.sources, &current).is_empty()
+            }
             _ => false,
         }
     };
