@@ -110,6 +110,26 @@ pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixtureP
 mod tests {
     use super::*;
 
+    /// The recording fuzz target's finding, for fixtures: an `expected` number must be the f64
+    /// the code under test computes, to the bit, or strict comparison fails on 670/7.
+    #[test]
+    fn numbers_are_read_to_the_bit() {
+        let fixture = FixtureFile::parse(
+            br#"{"expected": [95.71428571428571, 8.88888888888889e+77]}"#,
+            "a.json",
+        )
+        .unwrap();
+        let expected = fixture.expected.unwrap();
+        assert_eq!(
+            expected[0].as_f64().map(f64::to_bits),
+            Some((670.0f64 / 7.0).to_bits())
+        );
+        assert_eq!(
+            expected[1].as_f64().map(f64::to_bits),
+            Some(8.88888888888889e77f64.to_bits())
+        );
+    }
+
     #[test]
     fn the_macros_key_list_is_the_parsers() {
         let err = FixtureFile::parse(b"{\"zzz\": 1}", "a.json").unwrap_err();
