@@ -7,8 +7,9 @@
 /// (row, column) pairs, `min(rows, columns)` of them, by row.
 pub(crate) fn assign(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
     let n = cost.len();
+    // No rows means no columns either.
     let m = cost.first().map_or(0, Vec::len);
-    if n == 0 || m == 0 {
+    if m == 0 {
         return Vec::new();
     }
     let transpose = n > m;
@@ -28,7 +29,9 @@ pub(crate) fn assign(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
         let mut j0 = 0;
         let mut minv = vec![INF; cols + 1];
         let mut used = vec![false; cols + 1];
-        loop {
+        // Each step uses one more column and stops at a free one, so it takes at most one step
+        // per column: bounding the loops by that keeps a wrong condition from looping forever.
+        for _ in 0..=cols {
             used[j0] = true;
             let i0 = p[j0];
             let mut delta = INF;
@@ -59,7 +62,7 @@ pub(crate) fn assign(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
                 break;
             }
         }
-        loop {
+        for _ in 0..=cols {
             let j1 = way[j0];
             p[j0] = p[j1];
             j0 = j1;

@@ -339,14 +339,11 @@ pub fn evaluate<'a>(
 
     // Normalization: actual always, expected unless the paired flow is on.
     let mut act: Vec<Cow<'a, Value>> = act_items.iter().map(Cow::Borrowed).collect();
-    let discriminator = (!config.normalization.is_empty()
-        || mismatches_may_need_discriminator(exp_items.len(), act_items.len()))
-    .then(|| config.discriminator_location());
     // Proposals that no rule fits: reported once, their contents not compared (a raw proposal
     // against a normalized one would only add noise).
     let (mut no_rule_e, mut no_rule_a) = (Vec::new(), Vec::new());
     if !config.normalization.is_empty() {
-        let discriminator = discriminator.as_ref().expect("set when rules exist");
+        let discriminator = &config.discriminator_location();
         let run = |items: &mut Vec<Cow<'a, Value>>,
                    side: &str,
                    mismatches: &mut Vec<_>,
@@ -448,8 +445,9 @@ pub fn evaluate<'a>(
         }
     }
 
+    // Unmatched proposals are described by their discriminator, even without rules.
     let describe = |v: &Value| -> Option<String> {
-        let d = discriminator.as_ref()?;
+        let d = config.discriminator_location();
         d.get(v).map(|found| format!("{d} = {found}"))
     };
     if pairs.len() < n.max(m) {
@@ -500,11 +498,6 @@ pub fn evaluate<'a>(
         pairs,
         ignores,
     }
-}
-
-/// Unmatched proposals are described by their discriminator even without rules.
-fn mismatches_may_need_discriminator(n: usize, m: usize) -> bool {
-    n != m
 }
 
 fn shape_verdict<'a>(

@@ -158,4 +158,111 @@ mod tests {
             "{\n  \"a\": {\n    \"c\": 3,\n    \"d\": 2\n  },\n  \"b\": 1\n}\n"
         );
     }
+
+    #[test]
+    fn equality_is_exact_except_for_numbers() {
+        let equal = [
+            (json!(null), json!(null)),
+            (json!(true), json!(true)),
+            (json!(1), json!(1.0)),
+            (json!(-1), json!(-1.0)),
+            (json!(u64::MAX), json!(u64::MAX)),
+            (json!(0.5), json!(0.5)),
+            (json!("a"), json!("a")),
+            (json!([1, [2]]), json!([1.0, [2.0]])),
+            (
+                json!({"a": 1, "b": {"c": 2}}),
+                json!({"b": {"c": 2.0}, "a": 1}),
+            ),
+            (json!({}), json!({})),
+        ];
+        for (a, b) in equal {
+            assert!(json_eq(&a, &b), "{a} = {b}");
+            assert!(json_eq(&b, &a), "{b} = {a}");
+        }
+        let differ = [
+            (json!(null), json!(false)),
+            (json!(true), json!(false)),
+            (json!(1), json!(2)),
+            (json!(-1), json!(1)),
+            // Equal as floats, not as integers.
+            (json!(u64::MAX), json!(u64::MAX - 1)),
+            (json!(i64::MIN), json!(i64::MIN + 1)),
+            (json!(0.5), json!(0.25)),
+            (json!(1), json!("1")),
+            (json!("a"), json!("b")),
+            (json!([1]), json!([1, 2])),
+            (json!([1, 2]), json!([1, 3])),
+            (json!({"a": 1}), json!({"a": 1, "b": 2})),
+            (json!({"a": 1}), json!({"a": 2})),
+            // Same size and values, other keys.
+            (json!({"a": 1, "c": 2}), json!({"b": 1, "c": 2})),
+            (json!({"a": 1, "b": 2}), json!({"a": 2, "b": 1})),
+            (json!([]), json!({})),
+        ];
+        for (a, b) in differ {
+            assert!(!json_eq(&a, &b), "{a} != {b}");
+            assert!(!json_eq(&b, &a), "{b} != {a}");
+        }
+    }
+
+    #[test]
+    fn the_order_ranks_types_then_values() {
+        let mut values = vec![
+            json!({"b": 1}),
+            json!([1, 2]),
+            json!("b"),
+            json!(2.5),
+            json!(true),
+            json!(null),
+            json!({"a": 1}),
+            json!([1]),
+            json!([0, 5]),
+            json!("a"),
+            json!(-1),
+            json!(false),
+        ];
+        values.sort_by(json_cmp);
+        assert_eq!(
+            values,
+            [
+                json!(null),
+                json!(false),
+                json!(true),
+                json!(-1),
+                json!(2.5),
+                json!("a"),
+                json!("b"),
+                json!([0, 5]),
+                json!([1]),
+                json!([1, 2]),
+                json!({"a": 1}),
+                json!({"b": 1}),
+            ]
+        );
+        assert_eq!(json_cmp(&json!([1, 2]), &json!([1, 2])), Ordering::Equal);
+        assert_eq!(json_cmp(&json!(1), &json!(1.0)), Ordering::Equal);
+    }
+
+    #[test]
+    fn canonical_json_and_type_names() {
+        let v = json!({"b": [{"y": 1, "x": 2}], "a": null});
+        assert_eq!(canonical_json(&v), r#"{"a":null,"b":[{"x":2,"y":1}]}"#);
+        assert_eq!(sorted(&v), v);
+        let names: Vec<&str> = [
+            json!(null),
+            json!(true),
+            json!(1),
+            json!("s"),
+            json!([]),
+            json!({}),
+        ]
+        .iter()
+        .map(type_name)
+        .collect();
+        assert_eq!(
+            names,
+            ["null", "boolean", "number", "string", "array", "object"]
+        );
+    }
 }

@@ -764,21 +764,19 @@ impl<'p> Matcher<'p> {
 
     /// Pushes a state and, through `**`, the states it reaches without consuming a step.
     /// Returns whether some pushed state is complete (the pattern matched).
-    fn push_closure(&mut self, p: u32, mut pos: u32, frame_start: u32) -> bool {
+    fn push_closure(&mut self, p: u32, pos: u32, frame_start: u32) -> bool {
         let segs = self.patterns[p as usize].segments();
-        loop {
-            if pos as usize == segs.len() {
-                return true;
+        // Bounded by the pattern: each state is one of its segments, taken in order.
+        for (at, seg) in segs.iter().enumerate().skip(pos as usize) {
+            let state = (p, at as u32);
+            if !self.stack[frame_start as usize..].contains(&state) {
+                self.stack.push(state);
             }
-            if !self.stack[frame_start as usize..].contains(&(p, pos)) {
-                self.stack.push((p, pos));
-            }
-            if matches!(segs[pos as usize], PatternSegment::AnyDepth) {
-                pos += 1;
-            } else {
+            if !matches!(seg, PatternSegment::AnyDepth) {
                 return false;
             }
         }
+        true
     }
 }
 
@@ -1093,6 +1091,31 @@ mod tests {
         assert!(!loc("a.c.d.e").set(&mut doc, json!(1)), "scalar in the way");
         assert_eq!(loc("a.c.d").remove(&mut doc), Some(json!(5)));
         assert_eq!(loc("a.c.d").remove(&mut doc), None);
+    }
+
+    #[test]
+    fn a_frame_below_an_ignored_node_stays_ignored_and_a_dead_one_is_dead() {
+        let patterns = [Pattern::parse("a").unwrap(), Pattern::parse("a.b").unwrap()];
+        let mut m = Matcher::new(&patterns);
+        assert_eq!(m.patterns().len(), 2);
+        let root = m.root(0);
+        assert!(!root.covered && !root.is_dead());
+        let a = m.child(root, SegmentRef::Key("a"));
+        // Covered by `a`, with `a.b` still live below it.
+        assert!(a.covered && !a.is_dead());
+        let c = m.child(a, SegmentRef::Key("c"));
+        assert!(c.covered, "below an ignored node everything is ignored");
+        m.truncate(c);
+        m.truncate(a);
+        let x = m.child(root, SegmentRef::Key("x"));
+        assert!(!x.covered && x.is_dead(), "no pattern can match below `x`");
+        assert!(m.child(x, SegmentRef::Key("b")).is_dead());
+        // Skipping leading segments: `a.b` from `b`.
+        let root = m.root(1);
+        assert!(
+            root.covered,
+            "`a` with one segment skipped matches the root"
+        );
     }
 
     #[test]
