@@ -5,8 +5,8 @@
 #
 # SECONDS per target (default 300); TARGET among path, fixture, config, recording, dates
 # (default: all). `--quick`, what CI runs, builds without optimizations and without
-# AddressSanitizer: a third of the build time, for slower runs. Needs the nightly toolchain and
-# cargo-fuzz (`cargo install cargo-fuzz`).
+# AddressSanitizer: a third of the build time, for slower runs. Needs cargo-fuzz (`cargo install
+# cargo-fuzz`); the full build uses the nightly toolchain when it is installed.
 #
 # Each target's corpus is seeded, at every run, from the repository's own files (fixtures,
 # recordings, proposal-eval.toml files, the paths and date formats written in them) plus the
@@ -74,8 +74,16 @@ seed() {
 
 # One build for every target, run straight from target/ (as `cargo fuzz run` does, without
 # rebuilding before each target): all targets fuzz the same code even while the tree changes.
-cargo +nightly fuzz build "${build[@]}"
-bin=target/$(rustc +nightly -vV | sed -n 's/^host: //p')/$profile
+# The quick build runs on stable, as CI does where no other toolchain can be fetched; libFuzzer's
+# flags are nightly-only, which RUSTC_BOOTSTRAP=1 allows. The full build prefers nightly (its
+# sanitizer runtime) and falls back to the same.
+toolchain=+nightly
+if [ ${#build[@]} -gt 0 ] || ! rustup run nightly rustc -V >/dev/null 2>&1; then
+  toolchain=+stable
+  export RUSTC_BOOTSTRAP=1
+fi
+cargo "$toolchain" fuzz build "${build[@]}"
+bin=target/$(rustc "$toolchain" -vV | sed -n 's/^host: //p')/$profile
 
 failed=()
 for target in "${targets[@]}"; do
