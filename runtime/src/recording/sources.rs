@@ -105,12 +105,8 @@ pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError
             )))
         };
     }
-    let matcher = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| error(format!("not a valid glob: {}", e.kind())))?
-        .compile_matcher();
+    let matcher = super::glob::Glob::parse(pattern)
+        .map_err(|e| error(format!("not a valid glob: {e}")))?;
     // Only the folders below the pattern's literal start are walked, never the whole crate.
     let base: PathBuf = segments[..literal].iter().collect();
     let mut found = Vec::new();
