@@ -263,7 +263,9 @@ fn match_segments(pattern: &[Segment], parts: &[&str]) -> bool {
             },
         }
     }
-    pattern[p..].iter().all(|segment| *segment == Segment::AnyDepth)
+    pattern[p..]
+        .iter()
+        .all(|segment| *segment == Segment::AnyDepth)
 }
 
 fn match_tokens(tokens: &[Token], text: &str) -> bool {
@@ -280,10 +282,7 @@ fn match_tokens(tokens: &[Token], text: &str) -> bool {
             Some(Token::Char(want)) => *want == text[c],
             Some(Token::One) => true,
             Some(Token::Class { negated, ranges }) => {
-                ranges
-                    .iter()
-                    .any(|&(lo, hi)| (lo..=hi).contains(&text[c]))
-                    != *negated
+                ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&text[c])) != *negated
             }
             None => false,
         };
@@ -365,5 +364,31 @@ mod tests {
         assert!(error("p/a**.md").contains("whole path segment"));
         assert!(error("p/a\\").contains("escapes nothing"));
         assert!(error(&"{a,b}".repeat(9)).contains("alternatives"));
+    }
+
+    /// Every pattern of up to four characters over the language's own symbols either parses or
+    /// is refused, and matching what parses ends: no panic, no endless loop.
+    #[test]
+    fn every_short_pattern_parses_or_is_refused() {
+        let alphabet: Vec<char> = "*?[]{},\\!-a/".chars().collect();
+        let paths = ["", "a", "a/a", "-", "a/b/a", "*", "{a}"];
+        let mut pattern = Vec::new();
+        fn each(alphabet: &[char], pattern: &mut Vec<char>, left: usize, paths: &[&str]) {
+            let text: String = pattern.iter().collect();
+            if let Ok(glob) = Glob::parse(&text) {
+                for path in paths {
+                    glob.is_match(path);
+                }
+            }
+            if left == 0 {
+                return;
+            }
+            for &c in alphabet {
+                pattern.push(c);
+                each(alphabet, pattern, left - 1, paths);
+                pattern.pop();
+            }
+        }
+        each(&alphabet, &mut pattern, 4, &paths);
     }
 }
