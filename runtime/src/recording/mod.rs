@@ -9,8 +9,8 @@
 //! ([`Recording::redact`], the rules of `proposal_eval_engine::redact`), and [`credentials`] is
 //! the check on the files that `status --check` makes.
 
-mod glob;
 pub mod credentials;
+mod glob;
 pub mod llm;
 pub mod sources;
 

@@ -105,8 +105,8 @@ pub fn glob(crate_root: &Path, pattern: &str) -> Result<Vec<String>, SourceError
             )))
         };
     }
-    let matcher = super::glob::Glob::parse(pattern)
-        .map_err(|e| error(format!("not a valid glob: {e}")))?;
+    let matcher =
+        super::glob::Glob::parse(pattern).map_err(|e| error(format!("not a valid glob: {e}")))?;
     // Only the folders below the pattern's literal start are walked, never the whole crate.
     let base: PathBuf = segments[..literal].iter().collect();
     let mut found = Vec::new();
