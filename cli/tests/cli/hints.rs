@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use crate::recordings::*;
-use proposal_eval::__internal::recording::{hash_content, Recording, Source};
+use proposal_eval::__internal::recording::{hash_content, Recording, Sample, Source};
 use serde_json::json;
 use std::path::Path;
 
@@ -143,7 +143,9 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
             bytes,
         }],
         input: Some(json!(1)),
-        interactions: vec![],
+        samples: vec![Sample {
+            interactions: vec![],
+        }],
     }
     .write(&env.path("sub crate/suite/recordings/a.json"))
     .unwrap();

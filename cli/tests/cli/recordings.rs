@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::Env;
-use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source};
+use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Sample, Source};
 use serde_json::{json, Value};
 
 /// An Env whose folder is a crate (`Cargo.toml`) with a suite `suite/` (config `toml`).
@@ -57,10 +57,12 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
         recorded_at: at,
         sources,
         input: Some(input.clone()),
-        interactions: vec![Interaction {
-            request: json!({ "prompt": input }),
-            response: json!({ "proposals": [] }),
-            recorded_at: at,
+        samples: vec![Sample {
+            interactions: vec![Interaction {
+                request: json!({ "prompt": input }),
+                response: json!({ "proposals": [] }),
+                recorded_at: at,
+            }],
         }],
     }
     .write(&env.path(&format!("suite/recordings/{case}.json")))
@@ -83,10 +85,12 @@ pub fn recording_at(env: &Env, file: &str, case: &str) {
         recorded_at: at,
         sources: Vec::new(),
         input: Some(json!({ "message": case })),
-        interactions: vec![Interaction {
-            request: json!({ "prompt": case }),
-            response: json!({ "proposals": [] }),
-            recorded_at: at,
+        samples: vec![Sample {
+            interactions: vec![Interaction {
+                request: json!({ "prompt": case }),
+                response: json!({ "proposals": [] }),
+                recorded_at: at,
+            }],
         }],
     }
     .write(&env.path(file))

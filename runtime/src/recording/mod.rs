@@ -26,11 +26,18 @@ pub use sources::{CaseSources, Source, SourceChange};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The recording format this version writes; it reads this one and every older one.
+/// The recording format this version writes for a recording of one sample.
 ///
 /// Format 1 depended on the whole fixture file; format 2 depends on what the model saw: the
 /// case's `input` (its hash, `input_sha256`), the case's `sources` and the suite's `sources`.
 pub const FORMAT: u32 = 2;
+
+/// The format of a recording of several samples (`repeat` above 1): format 2 with `samples`,
+/// each holding its `interactions`, in place of the one `interactions` list. A one-sample
+/// recording stays format 2, so a version that knows no repeats still reads it; an older version
+/// refuses a format-3 file as "made by a newer proposal-eval" instead of calling it damaged and
+/// re-recording it away. The newest format this version reads.
+pub const SAMPLES_FORMAT: u32 = 3;
 
 /// The largest input (canonical JSON, in bytes) a recording keeps a copy of, for the diff a
 /// stale recording shows. A larger input is recorded by its hash only: the request that carries
@@ -114,11 +121,19 @@ pub struct Interaction {
     pub recorded_at: DateTime<Utc>,
 }
 
+/// One sample of a case: the model calls of one run of its code.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sample {
+    /// The model calls, in order.
+    pub interactions: Vec<Interaction>,
+}
+
 /// A recording file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Recording {
-    /// The format it was written in: [`FORMAT`] when written by this version, `1` when read
-    /// from an older file.
+    /// The format it was written in: [`FORMAT`] (one sample) or [`SAMPLES_FORMAT`] (several)
+    /// when written by this version, `1` when read from an older file.
     pub format: u32,
     /// The case path (fixture path relative to the suite, without `.json`).
     pub case: String,
@@ -129,14 +144,53 @@ pub struct Recording {
     pub sources: Vec<Source>,
     /// Format 2: lowercase hex SHA-256 of the case's `input` as canonical JSON (sorted keys, no
     /// white space). `None` in format 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_sha256: Option<String>,
     /// A copy of the case's `input`, to show what changed when the recording is stale. Always
     /// there in format 1; in format 2 only when the input is at most [`INPUT_COPY_LIMIT`] bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
-    /// The model calls, in order.
-    pub interactions: Vec<Interaction>,
+    /// The samples, at least one: each the model calls of one run of the case, in order. A file
+    /// of formats 1 and 2 holds one, as `interactions`; format 3 lists them as `samples`.
+    pub samples: Vec<Sample>,
+}
+
+/// A recording as it is written: `interactions` for one sample (formats 1 and 2), `samples` for
+/// several (format 3).
+#[derive(Serialize)]
+struct Written<'a> {
+    format: u32,
+    case: &'a str,
+    recorded_at: DateTime<Utc>,
+    sources: &'a [Source],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_sha256: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interactions: Option<&'a [Interaction]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    samples: Option<&'a [Sample]>,
+}
+
+impl Serialize for Recording {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let format = if self.samples.len() > 1 {
+            self.format.max(SAMPLES_FORMAT)
+        } else {
+            self.format
+        };
+        let listed = format >= SAMPLES_FORMAT;
+        Written {
+            format,
+            case: &self.case,
+            recorded_at: self.recorded_at,
+            sources: &self.sources,
+            input_sha256: self.input_sha256.as_deref(),
+            input: self.input.as_ref(),
+            interactions: (!listed).then(|| self.interactions()),
+            samples: listed.then_some(self.samples.as_slice()),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// What [`Recording::read_head`] reads of a recording: enough to tell whether it is stale.
@@ -223,7 +277,7 @@ impl std::error::Error for RecordingError {}
 /// is optional here so that a missing one is named by [`Raw::check`], not by serde.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Raw<I, X> {
+struct Raw<I, X, S> {
     format: u64,
     case: Option<String>,
     recorded_at: Option<DateTime<Utc>>,
@@ -231,6 +285,13 @@ struct Raw<I, X> {
     input_sha256: Option<String>,
     input: Option<I>,
     interactions: Option<X>,
+    samples: Option<S>,
+}
+
+/// The model calls a file holds: one sample's (`interactions`) or several (`samples`).
+enum Calls<X, S> {
+    One(X),
+    Samples(S),
 }
 
 /// Only the format, read before anything else in the file.
@@ -250,7 +311,7 @@ fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-impl<I, X> Raw<I, X> {
+impl<I, X, S> Raw<I, X, S> {
     /// The keys the format requires, present and well-formed.
     #[allow(clippy::type_complexity)]
     fn check(
@@ -264,7 +325,7 @@ impl<I, X> Raw<I, X> {
             Vec<Source>,
             Option<String>,
             Option<I>,
-            X,
+            Calls<X, S>,
         ),
         RecordingError,
     > {
@@ -274,7 +335,22 @@ impl<I, X> Raw<I, X> {
         let case = self.case.ok_or_else(|| missing("case"))?;
         let recorded_at = self.recorded_at.ok_or_else(|| missing("recorded_at"))?;
         let sources = self.sources.ok_or_else(|| missing("sources"))?;
-        let interactions = self.interactions.ok_or_else(|| missing("interactions"))?;
+        let calls = match (format, self.interactions, self.samples) {
+            (1 | 2, Some(_), Some(_)) | (1 | 2, None, Some(_)) => {
+                return Err(damaged(format!(
+                    "`samples` is a key of format {SAMPLES_FORMAT}, not of format {format}; a recording of one sample lists `interactions`"
+                )))
+            }
+            (1 | 2, Some(interactions), None) => Calls::One(interactions),
+            (1 | 2, None, None) => return Err(missing("interactions")),
+            (_, Some(_), _) => {
+                return Err(damaged(format!(
+                    "`interactions` is not a key of format {format}: each sample in `samples` lists its own"
+                )))
+            }
+            (_, None, Some(samples)) => Calls::Samples(samples),
+            (_, None, None) => return Err(missing("samples")),
+        };
         for (i, source) in sources.iter().enumerate() {
             if !is_sha256(&source.sha256) {
                 return Err(damaged(format!(
@@ -311,7 +387,7 @@ impl<I, X> Raw<I, X> {
             sources,
             self.input_sha256,
             self.input,
-            interactions,
+            calls,
         ))
     }
 }
@@ -326,15 +402,42 @@ impl Recording {
         input: &Value,
         interactions: Vec<Interaction>,
     ) -> Recording {
+        Recording::of_samples(
+            case,
+            recorded_at,
+            current,
+            input,
+            vec![Sample { interactions }],
+        )
+    }
+
+    /// Like [`Recording::new`], with several samples (at least one): format 3 when there are
+    /// several.
+    pub fn of_samples(
+        case: String,
+        recorded_at: DateTime<Utc>,
+        current: &CaseSources,
+        input: &Value,
+        samples: Vec<Sample>,
+    ) -> Recording {
         Recording {
-            format: FORMAT,
+            format: if samples.len() > 1 {
+                SAMPLES_FORMAT
+            } else {
+                FORMAT
+            },
             case,
             recorded_at,
             sources: current.sources.clone(),
             input_sha256: Some(current.input_sha256.clone()),
             input: (current.input_bytes <= INPUT_COPY_LIMIT).then(|| input.clone()),
-            interactions,
+            samples,
         }
+    }
+
+    /// The first sample's model calls: all of them in a recording of one sample.
+    pub fn interactions(&self) -> &[Interaction] {
+        self.samples.first().map_or(&[], |s| &s.interactions)
     }
 
     /// Parses a recording; `file` is used in error messages.
@@ -343,9 +446,18 @@ impl Recording {
     /// holds, and a format-1 file is read as format 1.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
         check_format(bytes, file)?;
-        let raw: Raw<Value, Vec<Interaction>> = parse_json(bytes, file)?;
-        let (format, case, recorded_at, sources, input_sha256, input, interactions) =
-            raw.check(file)?;
+        let raw: Raw<Value, Vec<Interaction>, Vec<Sample>> = parse_json(bytes, file)?;
+        let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
+        let samples = match calls {
+            Calls::One(interactions) => vec![Sample { interactions }],
+            Calls::Samples(samples) if samples.is_empty() => {
+                return Err(damaged(
+                    file,
+                    "`samples` is empty: a recording holds at least one sample".into(),
+                ))
+            }
+            Calls::Samples(samples) => samples,
+        };
         Ok(Recording {
             format,
             case,
@@ -353,7 +465,7 @@ impl Recording {
             sources,
             input_sha256,
             input,
-            interactions,
+            samples,
         })
     }
 
@@ -374,7 +486,7 @@ impl Recording {
             return Ok(None);
         };
         check_format(&bytes, file)?;
-        let raw: Raw<IgnoredAny, IgnoredAny> = parse_json(&bytes, file)?;
+        let raw: Raw<IgnoredAny, IgnoredAny, IgnoredAny> = parse_json(&bytes, file)?;
         let (format, case, recorded_at, sources, input_sha256, _, _) = raw.check(file)?;
         Ok(Some(RecordingHead {
             format,
@@ -413,7 +525,7 @@ impl Recording {
     /// Takes what `redactor` redacts out of every request and response, as is done before a
     /// recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
-        for interaction in &mut self.interactions {
+        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
         }
@@ -490,12 +602,12 @@ fn check_format(bytes: &[u8], file: &Path) -> Result<(), RecordingError> {
             }
         },
     };
-    if format > u64::from(FORMAT) {
+    if format > u64::from(SAMPLES_FORMAT) {
         return Err(RecordingError {
             at: Located::file(
                 file,
                 format!(
-                    "made by a newer proposal-eval (format {format}; this version reads up to {FORMAT}): upgrade proposal-eval"
+                    "made by a newer proposal-eval (format {format}; this version reads up to {SAMPLES_FORMAT}): upgrade proposal-eval"
                 ),
             ),
             kind: RecordingErrorKind::Newer { format },
@@ -591,7 +703,9 @@ mod tests {
             sources: vec![],
             input_sha256: Some(input_digest(&json!({})).0),
             input: Some(json!({})),
-            interactions: vec![],
+            samples: vec![Sample {
+                interactions: vec![],
+            }],
         }
         .to_pretty()
     }
@@ -742,7 +856,9 @@ mod tests {
             sources,
             input_sha256: None,
             input: Some(input.clone()),
-            interactions: vec![],
+            samples: vec![Sample {
+                interactions: vec![],
+            }],
         };
         let text = old.to_pretty();
         assert!(!text.contains("input_sha256"), "{text}");
@@ -791,10 +907,10 @@ mod tests {
         )
         .to_pretty();
         let err = |text: &str| Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
-        let upgrade = "r.json: made by a newer proposal-eval (format 3; this version reads up to 2): upgrade proposal-eval";
-        let newer = text.replace("\"format\": 2", "\"format\": 3");
+        let upgrade = "r.json: made by a newer proposal-eval (format 4; this version reads up to 3): upgrade proposal-eval";
+        let newer = text.replace("\"format\": 2", "\"format\": 4");
         assert_eq!(err(&newer).to_string(), upgrade);
-        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 3 });
+        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 4 });
         // Keys and shapes this version does not know: still the upgrade.
         let newer = newer.replace(
             "\"case\": \"a\"",
@@ -859,6 +975,100 @@ mod tests {
         }
     }
 
+    #[test]
+    fn several_samples_are_format_3_and_one_stays_format_2() {
+        let input = json!({"x": 1});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let sample = |answer: i64| Sample {
+            interactions: vec![Interaction {
+                request: json!({ "prompt": "p" }),
+                response: json!({ "answer": answer }),
+                recorded_at: at,
+            }],
+        };
+        let two = Recording::of_samples("a".into(), at, &now, &input, vec![sample(1), sample(2)]);
+        assert_eq!(two.format, SAMPLES_FORMAT);
+        let text = two.to_pretty();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["format"], 3);
+        assert!(value.get("interactions").is_none(), "{text}");
+        assert_eq!(
+            value["samples"][1]["interactions"][0]["response"]["answer"],
+            2
+        );
+        let read = Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap();
+        assert_eq!(read, two);
+        assert_eq!(read.interactions(), &two.samples[0].interactions[..]);
+        assert!(
+            read.changes(&now).is_empty(),
+            "format 3 depends on what format 2 does"
+        );
+        let head = Recording::read_head(&write_tmp("samples.json", &text))
+            .unwrap()
+            .unwrap();
+        assert_eq!(head.format, 3);
+
+        // One sample: the file is exactly format 2, which versions without repeats read.
+        let one = Recording::of_samples("a".into(), at, &now, &input, vec![sample(1)]);
+        let text = one.to_pretty();
+        assert_eq!(
+            text,
+            Recording::new("a".into(), at, &now, &input, sample(1).interactions).to_pretty()
+        );
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (value["format"].as_u64(), value.get("samples")),
+            (Some(2), None)
+        );
+
+        let err = |text: &str| {
+            Recording::parse(text.as_bytes(), Path::new("r.json"))
+                .unwrap_err()
+                .to_string()
+        };
+        let listed = two.to_pretty();
+        let empty = serde_json::to_string(&{
+            let mut v: Value = serde_json::from_str(&listed).unwrap();
+            v["samples"] = json!([]);
+            v
+        })
+        .unwrap();
+        assert!(
+            err(&empty).contains("`samples` is empty"),
+            "{}",
+            err(&empty)
+        );
+        let mixed = listed.replace("\"format\": 3", "\"format\": 2");
+        assert!(
+            err(&mixed).contains("`samples` is a key of format 3, not of format 2"),
+            "{}",
+            err(&mixed)
+        );
+        let both = serde_json::to_string(&{
+            let mut v: Value = serde_json::from_str(&listed).unwrap();
+            v["interactions"] = json!([]);
+            v
+        })
+        .unwrap();
+        assert!(
+            err(&both).contains("`interactions` is not a key of format 3"),
+            "{}",
+            err(&both)
+        );
+        let none = serde_json::to_string(&{
+            let mut v: Value = serde_json::from_str(&listed).unwrap();
+            v.as_object_mut().unwrap().remove("samples");
+            v
+        })
+        .unwrap();
+        assert!(
+            err(&none).contains("the key `samples` is missing"),
+            "{}",
+            err(&none)
+        );
+    }
+
     /// Found by fuzzing (`fuzz/fuzz_targets/recording.rs`, which rewrites what it reads): with
     /// serde_json's default float parsing a number could read back one bit off, so a rewritten
     /// recording drifted, and a request holding 670/7 no longer equalled its own recording.
@@ -871,11 +1081,13 @@ mod tests {
             sources: vec![],
             input_sha256: Some(input_digest(&json!({})).0),
             input: Some(json!({})),
-            interactions: vec![Interaction {
-                // The fuzzer's number, and one a program computes.
-                request: json!({ "count": 8.88888888888889e77, "mean": 670.0 / 7.0 }),
-                response: json!({}),
-                recorded_at: "2025-01-15T10:00:01Z".parse().unwrap(),
+            samples: vec![Sample {
+                interactions: vec![Interaction {
+                    // The fuzzer's number, and one a program computes.
+                    request: json!({ "count": 8.88888888888889e77, "mean": 670.0 / 7.0 }),
+                    response: json!({}),
+                    recorded_at: "2025-01-15T10:00:01Z".parse().unwrap(),
+                }],
             }],
         };
         let text = written.to_pretty();

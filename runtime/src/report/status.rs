@@ -362,7 +362,7 @@ pub fn migrate(
                 let shown = suite.relative(e.file());
                 Migration::Unreadable(e.with_file(shown).to_string())
             }
-            Ok(Some(r)) if r.format == recording::FORMAT => Migration::Current,
+            Ok(Some(r)) if r.format >= recording::FORMAT => Migration::Current,
             Ok(Some(r)) => {
                 let current = match &loaded.file {
                     Err(e) => Err(format!("bad fixture: {e}")),

@@ -219,7 +219,11 @@ where
                     }
                     let ignore = config.recording.ignore_request_paths.clone();
                     (
-                        Llm::replay(recorded.interactions, ignore, config.recording.redactor()),
+                        Llm::replay(
+                            recorded.interactions().to_vec(),
+                            ignore,
+                            config.recording.redactor(),
+                        ),
                         recorded.recorded_at,
                     )
                 }

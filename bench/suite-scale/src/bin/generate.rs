@@ -11,7 +11,9 @@
 //! which only makes generation slow).
 
 use proposal_eval::__internal::draft::{canonical_json, sha256_hex};
-use proposal_eval::__internal::recording::{hash_content, Interaction, Recording, Source, FORMAT};
+use proposal_eval::__internal::recording::{
+    hash_content, Interaction, Recording, Sample, Source, FORMAT,
+};
 use serde_json::json;
 use std::path::Path;
 use suite_scale_bench::*;
@@ -61,10 +63,12 @@ fn main() {
             sources: vec![prompt.clone()],
             input_sha256: Some(input_sha256),
             input: Some(input.clone()),
-            interactions: vec![Interaction {
-                request: request(&input),
-                response: response(n),
-                recorded_at,
+            samples: vec![Sample {
+                interactions: vec![Interaction {
+                    request: request(&input),
+                    response: response(n),
+                    recorded_at,
+                }],
             }],
         };
         let rec_text = recording.to_pretty();
