@@ -2,6 +2,7 @@
 //! last test runs left, and prints a summary table.
 
 use crate::args::{flag_value, UsageError};
+use crate::files::{display, write_atomic};
 use crate::out::{out, outln};
 use lexopt::Arg;
 use proposal_eval::__internal::report::Report;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub const HELP: &str = "\
 Rebuild the run report from the cases the last test runs left, and summarize it.
 
-Usage: cargo proposal-eval report [--target-dir DIR]
+Usage: cargo proposal-eval report [--junit FILE] [--target-dir DIR]
 
 Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite leaves one entry per case
 under <target>/proposal-eval/entries/. This command aggregates them into
@@ -23,6 +24,8 @@ The target folder is --target-dir, else $CARGO_TARGET_DIR, else target/ in the o
 above the current one whose Cargo.toml has a [workspace] (or the nearest Cargo.toml).
 
 Options:
+  --junit FILE      Also write the report as JUnit XML to FILE (one <testsuite> per suite and
+                    test binary, one <testcase> per case, a <failure> with the failure text)
   --target-dir DIR  Cargo's target folder
   -h, --help        Print this help
 
@@ -34,11 +37,16 @@ Exit status: 0, 1 when there is no report to build, 2 on a usage error.
 pub struct Options {
     /// `--target-dir`.
     pub target_dir: Option<PathBuf>,
+    /// `--junit FILE`.
+    pub junit: Option<PathBuf>,
 }
 
 /// Parses the arguments after `report`; `Ok(None)` means `--help` was printed.
 pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> {
-    let mut options = Options { target_dir: None };
+    let mut options = Options {
+        target_dir: None,
+        junit: None,
+    };
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
@@ -48,6 +56,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
             Arg::Long("target-dir") => {
                 options.target_dir = Some(flag_value(&mut parser, "--target-dir")?.into())
             }
+            Arg::Long("junit") => options.junit = Some(flag_value(&mut parser, "--junit")?.into()),
             Arg::Value(p) => {
                 return Err(UsageError(format!(
                     "unexpected argument {p:?}: report takes no path (use --target-dir)"
@@ -60,9 +69,9 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
 }
 
 /// Cargo's target folder, as described in [`HELP`].
-fn target_dir(options: &Options) -> Result<PathBuf, String> {
-    if let Some(dir) = &options.target_dir {
-        return Ok(dir.clone());
+pub fn target_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
     }
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         return Ok(dir.into());
@@ -89,7 +98,7 @@ fn target_dir(options: &Options) -> Result<PathBuf, String> {
 
 /// Runs `report`; returns the exit code.
 pub fn run(options: Options) -> Result<i32, String> {
-    let dir = target_dir(&options)?.join("proposal-eval");
+    let dir = target_dir(options.target_dir.as_deref())?.join("proposal-eval");
     if !dir.join("entries").is_dir() {
         return Err(format!(
             "no run report in {}: run the suite's tests first (`cargo test`)",
@@ -102,6 +111,12 @@ pub fn run(options: Options) -> Result<i32, String> {
     let html = dir.join("report.html");
     let html = html.canonicalize().unwrap_or(html);
     outln!("report: {}", html.display());
+    if let Some(file) = &options.junit {
+        let xml = proposal_eval::__internal::report::junit::to_junit(&report);
+        write_atomic(file, xml.as_bytes())
+            .map_err(|e| format!("cannot write the JUnit file {}: {e}", display(file)))?;
+        outln!("junit: {}", display(file));
+    }
     Ok(0)
 }
 

@@ -229,3 +229,180 @@ fn a_closed_pipe_ends_the_output_quietly() {
         assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{args:?}");
     }
 }
+
+/// An XML element: its depth, name, attributes and the text directly inside it.
+type Element = (usize, String, Vec<(String, String)>, String);
+
+/// The elements of an XML document, in order, as (depth, name, attributes, text inside),
+/// read by a real XML reader: a document it refuses (unescaped markup, an unclosed element, a
+/// character XML cannot hold) fails the test.
+fn xml_elements(xml: &str) -> Vec<Element> {
+    use quick_xml::events::{BytesStart, Event};
+    fn element(depth: usize, e: &BytesStart) -> Element {
+        let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+        let attrs = e
+            .attributes()
+            .map(|a| {
+                let a = a.expect("a well-formed attribute");
+                (
+                    String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                    a.unescape_value().expect("escaped properly").into_owned(),
+                )
+            })
+            .collect();
+        (depth, name, attrs, String::new())
+    }
+    let mut reader = quick_xml::Reader::from_str(xml);
+    reader.config_mut().check_end_names = true;
+    let mut out: Vec<Element> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) => {
+                out.push(element(open.len(), &e));
+                open.push(out.len() - 1);
+            }
+            Event::Empty(e) => out.push(element(open.len(), &e)),
+            Event::Text(t) => {
+                if let Some(&i) = open.last() {
+                    out[i].3.push_str(&t.xml10_content().unwrap());
+                }
+            }
+            Event::GeneralRef(r) => {
+                let c = match r.resolve_char_ref().expect("a valid character reference") {
+                    Some(c) => c,
+                    None => match &*String::from_utf8(r.to_vec()).unwrap() {
+                        "amp" => '&',
+                        "lt" => '<',
+                        "gt" => '>',
+                        "quot" => '"',
+                        "apos" => '\'',
+                        other => panic!("unknown entity &{other};"),
+                    },
+                };
+                if let Some(&i) = open.last() {
+                    out[i].3.push(c);
+                }
+            }
+            Event::End(_) => {
+                open.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "every element is closed");
+    for (_, _, attrs, text) in &out {
+        for value in attrs.iter().map(|(_, v)| v).chain([text]) {
+            assert!(
+                !value
+                    .chars()
+                    .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')),
+                "a character XML 1.0 cannot hold: {value:?}"
+            );
+        }
+    }
+    out
+}
+
+fn attr<'a>(attrs: &'a [(String, String)], name: &str) -> &'a str {
+    attrs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no attribute {name} in {attrs:?}"))
+}
+
+#[test]
+fn junit_xml_of_the_last_run() {
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    write_entry(&env, "target", &entry(&env, "evals", "a", true));
+    let mut failing = entry(&env, "evals", "b", false);
+    // Everything XML needs escaped, and characters it cannot hold at all.
+    failing.failure = Some(
+        "suite/b: field_accuracy FAILED <total> & \"more\" 'quoted'\n-1\n+2 \u{1b}[31m\u{7}".into(),
+    );
+    write_entry(&env, "target", &failing);
+    write_entry(&env, "target", &entry(&env, "other", "c", true));
+
+    let out = report_in(env.dir.path(), &["report", "--junit", "out/junit.xml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("junit: out/junit.xml"),
+        "{}",
+        out.stdout
+    );
+    let xml = env.read("out/junit.xml");
+    assert!(
+        xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"),
+        "{xml}"
+    );
+    let elements = xml_elements(&xml);
+
+    let (depth, name, attrs, _) = &elements[0];
+    assert_eq!((*depth, name.as_str()), (0, "testsuites"));
+    assert_eq!(
+        (
+            attr(attrs, "tests"),
+            attr(attrs, "failures"),
+            attr(attrs, "errors")
+        ),
+        ("3", "1", "0")
+    );
+    let suites: Vec<_> = elements.iter().filter(|e| e.1 == "testsuite").collect();
+    assert_eq!(suites.len(), 2, "one per suite and binary");
+    assert!(suites.iter().all(|s| s.0 == 1));
+    assert_eq!(attr(&suites[0].2, "name"), "suite (demo/evals)");
+    assert_eq!(
+        (attr(&suites[0].2, "tests"), attr(&suites[0].2, "failures")),
+        ("2", "1")
+    );
+    assert_eq!(attr(&suites[1].2, "name"), "suite (demo/other)");
+    let cases: Vec<_> = elements.iter().filter(|e| e.1 == "testcase").collect();
+    assert_eq!(cases.len(), 3);
+    assert!(
+        cases.iter().all(|c| c.0 == 2),
+        "testcases sit in their testsuite"
+    );
+    assert_eq!(
+        cases.iter().map(|c| attr(&c.2, "name")).collect::<Vec<_>>(),
+        ["suite::a", "suite::b", "suite::c"]
+    );
+    assert_eq!(attr(&cases[1].2, "classname"), "demo.evals.suite");
+    let failures: Vec<_> = elements.iter().filter(|e| e.1 == "failure").collect();
+    assert_eq!(failures.len(), 1, "only the failing case");
+    let (depth, _, attrs, body) = failures[0];
+    assert_eq!(*depth, 3, "inside its testcase");
+    assert_eq!(
+        attr(attrs, "message"),
+        "suite/b: field_accuracy FAILED <total> & \"more\" 'quoted'"
+    );
+    assert_eq!(attr(attrs, "type"), "field_accuracy");
+    assert!(
+        body.contains("<total> & \"more\"") && body.contains("\n-1\n+2 "),
+        "{body}"
+    );
+    assert!(
+        body.ends_with("\\u{1b}[31m\\u{7}"),
+        "control characters spelled out: {body}"
+    );
+    let scores: Vec<&str> = elements
+        .iter()
+        .filter(|e| e.1 == "property" && attr(&e.2, "name") == "score")
+        .map(|e| attr(&e.2, "value"))
+        .collect();
+    assert_eq!(scores, ["1", "0.5", "1"]);
+
+    // A file that cannot be written is an error naming it.
+    env.write("blocked", "");
+    let out = report_in(env.dir.path(), &["report", "--junit", "blocked/junit.xml"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("cannot write the JUnit file blocked/junit.xml"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(report_in(env.dir.path(), &["report", "--junit"]).code, 2);
+}

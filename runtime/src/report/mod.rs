@@ -22,6 +22,7 @@
 //! set): rebuilds are then bounded by the run's length, not its number of tests, and
 //! `cargo proposal-eval report` after the run brings the report up to date.
 
+pub mod junit;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
