@@ -35,9 +35,11 @@ use proposal_eval_naming as naming;
 /// | `model = path` | a `fn() -> impl Model`, called only when a case records |
 ///
 /// The function takes `(&Case, &mut Llm)` and returns `Vec<T: Serialize>`, `serde_json::Value`
-/// or a `Result` of either; it may be `async fn`, driven on the test's thread by a minimal
-/// executor (no reactor: a case that needs tokio's timers or I/O should start its own runtime,
-/// e.g. `tokio::runtime::Runtime::new()?.block_on(...)`, inside a plain `fn`). The tests land in a module named after the
+/// or a `Result` of either. It may be `async fn`, driven on the test's thread: with the runtime's
+/// `tokio` feature on a current-thread tokio runtime made for the test (so tokio's timers,
+/// `tokio::spawn` and clients such as reqwest work), without it on a minimal executor that has
+/// no timers and no I/O, where a case that uses tokio fails saying to turn the feature on. The
+/// tests land in a module named after the
 /// suite folder: `payments::raise_amount`. Each fixture file is included in the build, so editing
 /// one rebuilds; for a *new* file to rebuild the tests, add a `build.rs` with
 /// `println!("cargo:rerun-if-changed=fixtures");` (or use the run-time `Harness`, which needs no

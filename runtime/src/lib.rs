@@ -61,6 +61,12 @@
 //! re-run: cargo test -p payments-agent --test evals -- payments::raise_amount --exact
 //! ```
 //!
+//! # Cargo features
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `tokio` | `async fn` cases run on a current-thread tokio runtime, so tokio-based clients (reqwest, async-openai) work in them; without it they run on a minimal executor with no timers and no I/O |
+//!
 //! # Environment
 //!
 //! | variable | effect |

@@ -109,6 +109,34 @@ impl Harness {
         self
     }
 
+    /// [`run`](Harness::run) for an `async fn` case (or an async closure). Each case's future
+    /// runs to completion on its test's thread: with the `tokio` feature on a current-thread
+    /// tokio runtime made for that case (so `tokio::time`, `tokio::spawn`, reqwest and other
+    /// tokio-based clients work in it), without it on a minimal executor that has no timers and
+    /// no I/O.
+    ///
+    /// ```no_run
+    /// // tests/evals.rs, with `[[test]] name = "evals" harness = false` in Cargo.toml
+    /// use proposal_eval::{Case, Harness, Llm};
+    /// use serde_json::{json, Value};
+    ///
+    /// async fn payments(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
+    ///     let reply = llm.complete(&json!({ "prompt": case.input["message"] }))?;
+    ///     Ok(reply["proposals"].clone())
+    /// }
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     Harness::new("fixtures/payments").run_async(payments)
+    /// }
+    /// ```
+    pub fn run_async<F, R>(self, f: F) -> ExitCode
+    where
+        F: AsyncFn(&Case, &mut Llm) -> R + Send + Sync + 'static,
+        R: CaseOutput + 'static,
+    {
+        self.run(move |case: &Case, llm: &mut Llm| crate::run::executor::block_on(f(case, llm)))
+    }
+
     /// Runs the suite with `f` as the code under test, reading the command line like libtest
     /// does, and returns the exit code for `main`.
     pub fn run<F, R>(self, f: F) -> ExitCode

@@ -83,23 +83,8 @@ pub fn boxed_model<M: Model + 'static>(model: M) -> Box<dyn Model> {
     Box::new(model)
 }
 
-/// Runs a future to completion on this thread: what lets `async fn` cases work without an
-/// executor dependency.
+/// Runs an `async fn` case's future to completion on the test's thread: on a tokio runtime
+/// with the `tokio` feature, on a minimal executor without it.
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Wake, Waker};
-    struct ThreadWaker(std::thread::Thread);
-    impl Wake for ThreadWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        match future.as_mut().poll(&mut cx) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => std::thread::park(),
-        }
-    }
+    crate::run::executor::block_on(future)
 }

@@ -372,7 +372,7 @@ impl Llm {
                 } else {
                     match factory {
                         None => Ok(()),
-                        Some(make) => catch(|| make())
+                        Some(make) => catch(|| crate::run::executor::outside_async(|| make()))
                             .map(|m| *model = Some(m))
                             .map_err(|m| format!("building the live model panicked: {m}")),
                     }
@@ -389,7 +389,10 @@ impl Llm {
                             .map(|s| s.max_concurrency)
                             .unwrap_or(4);
                         let _permit = LivePermit::acquire(limit);
-                        let answer = catch(|| model.complete(request)).unwrap_or_else(|m| {
+                        let answer = catch(|| {
+                            crate::run::executor::outside_async(|| model.complete(request))
+                        })
+                        .unwrap_or_else(|m| {
                             Err(ModelError::new(format!("the live model panicked: {m}")))
                         });
                         match answer {

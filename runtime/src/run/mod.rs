@@ -5,6 +5,7 @@
 //! selected evaluators and render the failure.
 
 pub mod case;
+pub(crate) mod executor;
 
 use crate::env::RecordMode;
 use crate::env::Settings;
@@ -242,15 +243,18 @@ where
         }));
         let output = match returned {
             Err(panic) => {
+                let message = crate::panics::message(&*panic);
                 return Err(format!(
-                    "the case panicked: {}{}",
-                    crate::panics::message(&*panic),
+                    "the case panicked: {message}{}{}",
+                    executor::panic_hint(&message)
+                        .map(|hint| format!("\n{hint}"))
+                        .unwrap_or_default(),
                     if record {
                         "\n(nothing was recorded)"
                     } else {
                         ""
                     }
-                ))
+                ));
             }
             Ok(output) => output,
         };
