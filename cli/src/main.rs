@@ -13,6 +13,7 @@ mod out;
 mod promote;
 mod prune;
 mod report;
+mod review;
 mod runlog;
 mod status;
 mod suggestion;
@@ -35,6 +36,9 @@ Commands:
   prune     List orphaned recordings; delete them with --yes
   report    Rebuild the run report (report.json, report.html) and summarize it
   migrate   Rewrite fresh recordings of an older format in the current one
+  review    Show the pending recordings (RECORD=review) with both verdicts; accept or reject each
+  accept    Replace committed recordings by their pending ones
+  reject    Delete pending recordings
 
 Options:
   -h, --help     Print help (also `cargo proposal-eval <COMMAND> --help`)
@@ -72,6 +76,9 @@ fn run(argv: Vec<OsString>) -> u8 {
         "prune" => prune::parse(parser).map(|o| o.map(prune::run)),
         "report" => report::parse(parser).map(|o| o.map(report::run)),
         "migrate" => migrate::parse(parser).map(|o| o.map(migrate::run)),
+        "review" => review::parse(review::Action::Review, parser).map(|o| o.map(review::run)),
+        "accept" => review::parse(review::Action::Accept, parser).map(|o| o.map(review::run)),
+        "reject" => review::parse(review::Action::Reject, parser).map(|o| o.map(review::run)),
         other => Err(UsageError(format!("unknown command {other:?}"))),
     };
     match result {
@@ -84,7 +91,15 @@ fn run(argv: Vec<OsString>) -> u8 {
         Err(UsageError(message)) => {
             let help = if matches!(
                 command.as_ref(),
-                "draft" | "promote" | "status" | "prune" | "report" | "migrate"
+                "draft"
+                    | "promote"
+                    | "status"
+                    | "prune"
+                    | "report"
+                    | "migrate"
+                    | "review"
+                    | "accept"
+                    | "reject"
             ) {
                 format!("cargo proposal-eval {command} --help")
             } else {

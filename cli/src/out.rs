@@ -75,6 +75,15 @@ fn fail(e: std::io::Error) {
     }
 }
 
+/// Flushes stdout (a prompt before reading an answer); a failure ends the output.
+pub fn flush() {
+    if !CLOSED.load(Ordering::Relaxed) {
+        if let Err(e) = std::io::stdout().lock().flush() {
+            fail(e);
+        }
+    }
+}
+
 /// Flushes stdout and turns the command's exit code into the process's: 1 when output was lost
 /// to anything but a closed pipe.
 pub fn finish(code: u8) -> u8 {

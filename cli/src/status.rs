@@ -42,14 +42,17 @@ States:
   orphaned      a recording whose fixture is gone (remove with `cargo proposal-eval prune`)
   unreadable    the recording, the fixture or a source cannot be read, or it holds what looks
                 like a credential; why is shown
+  pending       a second line for a case with a pending recording (<case>.pending.json, made
+                by RECORD=review) waiting for `cargo proposal-eval review`, accept or reject
 
 status sees the recordings' sources (the case input, source files), not your code: a change in
 the code or in a prompt built by code shows as fresh here and fails the replay with the request
 that differs; `RECORD=stale cargo test` re-records exactly those cases.
 
 Options:
-  --check          Exit 1 when a case that runs has a stale or unreadable recording, or a
-                   recording is orphaned (draft cases are shown but never fail the check)
+  --check          Exit 1 when a case that runs has a stale or unreadable recording, a
+                   recording is orphaned, or a case has a pending recording (draft cases'
+                   stale or unreadable recordings are shown but never fail the check)
   --format FORMAT  text (default) or json
   --config FILE    The suite config, crate-relative, for suites whose test names one
                    (`config = ...`, `Harness::config`); default <suite>/proposal-eval.toml
@@ -163,6 +166,7 @@ struct Counts {
     no_recording: usize,
     orphaned: usize,
     unreadable: usize,
+    pending: usize,
     failing: usize,
 }
 
@@ -183,6 +187,9 @@ fn count(suites: &[SuiteStatus]) -> Counts {
             }
             if case.test.is_some() {
                 counts.cases += 1;
+            }
+            if case.pending.is_some() {
+                counts.pending += 1;
             }
             if case.fails_check(suite.validation) {
                 counts.failing += 1;
@@ -206,6 +213,7 @@ pub fn run(options: Options) -> Result<i32, String> {
                 "no_recording": counts.no_recording,
                 "orphaned": counts.orphaned,
                 "unreadable": counts.unreadable,
+                "pending": counts.pending,
                 "failing_check": counts.failing,
             },
         });
@@ -218,13 +226,18 @@ pub fn run(options: Options) -> Result<i32, String> {
             print_suite(suite);
         }
         outln!(
-            "{} case(s): {} fresh, {} stale, {} no recording, {} orphaned, {} unreadable",
+            "{} case(s): {} fresh, {} stale, {} no recording, {} orphaned, {} unreadable{}",
             counts.cases,
             counts.fresh,
             counts.stale,
             counts.no_recording,
             counts.orphaned,
-            counts.unreadable
+            counts.unreadable,
+            if counts.pending > 0 {
+                format!("; {} pending review", counts.pending)
+            } else {
+                String::new()
+            }
         );
     }
     if options.check && counts.failing > 0 {
@@ -266,6 +279,15 @@ fn hints(suites: &[SuiteStatus], options: &Options, check: bool) -> Vec<String> 
         hints.push(format!(
             "re-record the stale recordings: `{}`",
             record_command(crate_root)
+        ));
+    }
+    if suites
+        .iter()
+        .any(|suite| suite.cases.iter().any(|case| case.pending.is_some()))
+    {
+        hints.push(format!(
+            "review the pending recordings (accept or reject each): `{}`",
+            command("review", &options.paths, &options.layout, &[])
         ));
     }
     if !suites_with(|s| *s == State::Orphaned).is_empty() {
@@ -371,6 +393,14 @@ fn print_suite(suite: &SuiteStatus) {
                 let what: Vec<String> = changes.iter().map(describe).collect();
                 outln!("  {label:<13} {}{draft}: {}", case.case, what.join("; "));
             }
+        }
+        if let Some(file) = &case.pending {
+            outln!(
+                "  {:<13} {}: {}",
+                "pending",
+                case.case,
+                suite.relative(file)
+            );
         }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | variable | meaning |
 //! |---|---|
-//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only. Both set to different modes is an error |
+//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only; `review`: record every selected case into a pending recording beside the committed one, for `cargo proposal-eval review`. Both set to different modes is an error |
 //! | `NO_COLOR` | any non-empty value turns colours off |
 //! | `CLICOLOR_FORCE` | any value other than `0` turns colours on even when not on a terminal |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across the test processes of a target folder |
@@ -21,6 +21,9 @@ pub enum RecordMode {
     All,
     /// Record cases whose recording is missing, stale or unreadable; replay the rest.
     Stale,
+    /// Record every selected case into `<case>.pending.json` beside its recording, which stays
+    /// as it is until `cargo proposal-eval accept` (or `review`) replaces it.
+    Review,
 }
 
 /// The settings read from the environment.
@@ -79,10 +82,11 @@ fn parse_record_as(variable: &'static str, value: Option<&str>) -> Result<Record
         None | Some("") | Some("0") => Ok(RecordMode::Replay),
         Some("1") | Some("all") => Ok(RecordMode::All),
         Some("stale") => Ok(RecordMode::Stale),
+        Some("review") => Ok(RecordMode::Review),
         Some(other) => Err(EnvError::Invalid {
             variable,
             value: other.to_string(),
-            allowed: "unset or 0 (replay), 1 or all (record every selected case), stale (record missing or stale recordings only)",
+            allowed: "unset or 0 (replay), 1 or all (record every selected case), stale (record missing or stale recordings only), review (record every selected case into a pending recording for `cargo proposal-eval review`)",
         }),
     }
 }
@@ -211,9 +215,10 @@ mod tests {
         assert_eq!(parse_record(Some("1")).unwrap(), RecordMode::All);
         assert_eq!(parse_record(Some("all")).unwrap(), RecordMode::All);
         assert_eq!(parse_record(Some("stale")).unwrap(), RecordMode::Stale);
+        assert_eq!(parse_record(Some("review")).unwrap(), RecordMode::Review);
         let err = parse_record(Some("yes")).unwrap_err().to_string();
         assert!(
-            err.contains("RECORD=\"yes\"") && err.contains("stale"),
+            err.contains("RECORD=\"yes\"") && err.contains("stale") && err.contains("review"),
             "{err}"
         );
     }

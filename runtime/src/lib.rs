@@ -71,7 +71,7 @@
 //!
 //! | variable | effect |
 //! |---|---|
-//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only |
+//! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only; `review` record into `<case>.pending.json` for `cargo proposal-eval review`, leaving the committed recording as it is |
 //! | `NO_COLOR` | no colours in failure output |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across every test process of the target folder (nextest runs one per test) |
 //!
@@ -167,6 +167,10 @@ pub mod __internal {
     }
     pub mod status {
         pub use crate::report::status::*;
+    }
+    pub mod review {
+        pub use crate::recording::pending::*;
+        pub use crate::report::review::*;
     }
     pub mod draft {
         pub use crate::suite::draft::*;

@@ -208,7 +208,7 @@ fn json_format() {
     assert_eq!(
         value["summary"],
         json!({ "cases": 4, "fresh": 1, "stale": 1, "no_recording": 1, "orphaned": 1,
-                "unreadable": 1, "failing_check": 3 })
+                "unreadable": 1, "pending": 0, "failing_check": 3 })
     );
     let suite = &value["suites"][0];
     assert_eq!(suite["suite"], "suite");

@@ -12,6 +12,7 @@
 pub mod credentials;
 mod glob;
 pub mod llm;
+pub mod pending;
 pub mod sources;
 
 use crate::files::Located;
@@ -277,7 +278,7 @@ impl std::error::Error for RecordingError {}
 /// is optional here so that a missing one is named by [`Raw::check`], not by serde.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Raw<I, X, S> {
+struct Raw<I, X, S, R = IgnoredAny> {
     format: u64,
     case: Option<String>,
     recorded_at: Option<DateTime<Utc>>,
@@ -286,6 +287,8 @@ struct Raw<I, X, S> {
     input: Option<I>,
     interactions: Option<X>,
     samples: Option<S>,
+    /// Only in a pending recording (see [`pending`]).
+    review: Option<R>,
 }
 
 /// The model calls a file holds: one sample's (`interactions`) or several (`samples`).
@@ -311,7 +314,7 @@ fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-impl<I, X, S> Raw<I, X, S> {
+impl<I, X, S, R> Raw<I, X, S, R> {
     /// The keys the format requires, present and well-formed.
     #[allow(clippy::type_complexity)]
     fn check(
@@ -445,8 +448,24 @@ impl Recording {
     /// The format is read first: a file of a newer format is refused as such whatever else it
     /// holds, and a format-1 file is read as format 1.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
+        let (recording, review) = Recording::parse_with::<IgnoredAny>(bytes, file)?;
+        if review.is_some() {
+            return Err(damaged(
+                file,
+                format!("`review` is a key of a pending recording (`<case>{}`, written by RECORD=review), not of a recording; name the file so, or accept it with `cargo proposal-eval accept`", pending::SUFFIX),
+            ));
+        }
+        Ok(recording)
+    }
+
+    /// Parses a recording and its `review` key, which only a pending recording has.
+    fn parse_with<R: serde::de::DeserializeOwned>(
+        bytes: &[u8],
+        file: &Path,
+    ) -> Result<(Recording, Option<R>), RecordingError> {
         check_format(bytes, file)?;
-        let raw: Raw<Value, Vec<Interaction>, Vec<Sample>> = parse_json(bytes, file)?;
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R> = parse_json(bytes, file)?;
+        let review = raw.review.take();
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
         let samples = match calls {
             Calls::One(interactions) => vec![Sample { interactions }],
@@ -458,7 +477,7 @@ impl Recording {
             }
             Calls::Samples(samples) => samples,
         };
-        Ok(Recording {
+        let recording = Recording {
             format,
             case,
             recorded_at,
@@ -466,7 +485,8 @@ impl Recording {
             input_sha256,
             input,
             samples,
-        })
+        };
+        Ok((recording, review))
     }
 
     /// Reads a recording; `Ok(None)` when there is none.
@@ -636,7 +656,7 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
             continue;
         };
         let name = entry.file_name().to_string_lossy();
-        let case = match temp_target(&name) {
+        let (case, temp) = match temp_target(&name) {
             Some(target) => {
                 // A write that a kill interrupted leaves its temp file (never the recording half
                 // written); one older than a minute belongs to no running write.
@@ -649,18 +669,25 @@ pub fn orphans(recordings: &Path, cases: &[&str]) -> Vec<PathBuf> {
                 if !old {
                     continue;
                 }
-                case_of(&relative.with_file_name(target))
+                (case_of(&relative.with_file_name(target)), true)
             }
             None if name.starts_with('.') => continue,
             None => match case_of(relative) {
-                Some(case) if !cases.contains(case.as_str()) => Some(case),
+                Some(case) if !cases.contains(case.as_str()) => (Some(case), false),
                 _ => continue,
             },
         };
         let Some(case) = case else {
             continue;
         };
-        if matches!(Recording::read_head(path), Ok(Some(head)) if head.case == case) {
+        let Ok(Some(head)) = Recording::read_head(path) else {
+            continue;
+        };
+        // A pending recording (`a.pending.json`, case `a`) is an orphan when its case is gone,
+        // never while the case is there to review it.
+        let pending_of_gone_case = pending::case_of_pending(&case) == Some(head.case.as_str())
+            && (temp || !cases.contains(head.case.as_str()));
+        if head.case == case || pending_of_gone_case {
             out.push(path.to_path_buf());
         }
     }
@@ -780,6 +807,47 @@ mod tests {
         assert_eq!(temp_target(".a.json.12-0.tmp"), Some("a.json"));
         assert_eq!(temp_target(".a.json.x-0.tmp"), None);
         assert_eq!(temp_target(".a.toml.1-0.tmp"), None);
+    }
+
+    /// A pending recording of `case`, as `RECORD=review` writes it.
+    fn pending_of(case: &str) -> String {
+        let recording: Recording =
+            Recording::parse(recording_of(case).as_bytes(), Path::new("r.json")).unwrap();
+        pending::Pending {
+            recording,
+            review: pending::Review {
+                committed: None,
+                pending: pending::Outcome::Output(json!([])),
+            },
+        }
+        .to_pretty()
+    }
+
+    #[test]
+    fn a_pending_recording_is_an_orphan_only_when_its_case_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        write_aged(dir, "kept.json", &recording_of("kept"), 0);
+        write_aged(dir, "kept.pending.json", &pending_of("kept"), 0);
+        write_aged(dir, "sub/gone.pending.json", &pending_of("sub/gone"), 0);
+        // An interrupted write of a pending recording of a live case.
+        write_aged(dir, ".kept.pending.json.1-0.tmp", &pending_of("kept"), 3600);
+        // The recording of a case named `odd.pending` (not a pending one of `odd`).
+        write_aged(dir, "odd.pending.json", &recording_of("odd.pending"), 0);
+        // A pending file whose `case` is another case's.
+        write_aged(dir, "mislaid.pending.json", &pending_of("elsewhere"), 0);
+        assert_eq!(
+            orphan_names(dir, &["kept", "odd.pending", "odd"]),
+            [".kept.pending.json.1-0.tmp", "sub/gone.pending.json"]
+        );
+        assert_eq!(
+            orphan_names(dir, &["kept"]),
+            [
+                ".kept.pending.json.1-0.tmp",
+                "odd.pending.json",
+                "sub/gone.pending.json"
+            ]
+        );
     }
 
     fn current(input: &Value, fixture_sha: &str) -> CaseSources {

@@ -23,6 +23,7 @@
 //! `cargo proposal-eval report` after the run brings the report up to date.
 
 pub mod junit;
+pub mod review;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
@@ -359,7 +360,7 @@ pub struct Totals {
     pub replayed: usize,
     /// Cases replayed from a stale recording (`validation = "warn"`).
     pub replayed_stale: usize,
-    /// Cases recorded in their run.
+    /// Cases recorded in their run (into a pending recording or not).
     pub recorded: usize,
     /// Cases refused because their recording was stale.
     pub stale: usize,
@@ -378,7 +379,7 @@ impl Totals {
         match entry.recording {
             RecordingUse::Replayed => self.replayed += 1,
             RecordingUse::ReplayedStale => self.replayed_stale += 1,
-            RecordingUse::Recorded => self.recorded += 1,
+            RecordingUse::Recorded | RecordingUse::Pending => self.recorded += 1,
             RecordingUse::Stale => self.stale += 1,
             RecordingUse::None => self.no_recording += 1,
         }
@@ -936,6 +937,7 @@ fn recording_text(use_: RecordingUse) -> &'static str {
         RecordingUse::Replayed => "replayed",
         RecordingUse::ReplayedStale => "replayed (stale)",
         RecordingUse::Recorded => "recorded",
+        RecordingUse::Pending => "recorded (pending review)",
         RecordingUse::Stale => "stale",
         RecordingUse::None => "none",
     }

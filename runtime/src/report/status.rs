@@ -17,7 +17,7 @@
 
 use crate::recording::credentials::{self, Finding};
 use crate::recording::sources::SourceChange;
-use crate::recording::{self, Recording, Validation};
+use crate::recording::{self, pending, Recording, Validation};
 use crate::suite::fixture::Status;
 use crate::suite::{LoadedCase, Suite};
 use serde::Serialize;
@@ -79,16 +79,20 @@ pub struct CaseStatus {
     /// Strings in the recording that look like credentials (their paths are in the recording
     /// file). Any makes `status --check` fail, draft or not.
     pub credentials: Vec<Finding>,
+    /// The case's pending recording (`<case>.pending.json`, written by `RECORD=review`), when
+    /// there is one: it waits for `cargo proposal-eval review`, `accept` or `reject`, and makes
+    /// `status --check` fail.
+    pub pending: Option<PathBuf>,
 }
 
 impl CaseStatus {
-    /// Whether this case makes `status --check` fail: a recording holding credentials, an
-    /// orphan, or a stale or unreadable recording of a case that runs. Draft cases are shown but
+    /// Whether this case makes `status --check` fail: a recording holding credentials, a
+    /// pending recording not yet accepted or rejected, an orphan, or a stale or unreadable recording of a case that runs. Draft cases are shown but
     /// never fail the check unless their recording holds credentials, and a stale recording does
     /// not either when the suite says `validation = "skip"`, as the tests replay it without
     /// looking.
     pub fn fails_check(&self, validation: Validation) -> bool {
-        if !self.credentials.is_empty() {
+        if !self.credentials.is_empty() || self.pending.is_some() {
             return true;
         }
         let runs = !matches!(self.status, Some(Status::Draft | Status::NeedsHumanInput));
@@ -142,12 +146,21 @@ impl SuiteStatus {
             Ok(config) => (config.recording.validation, None),
             Err(e) => (Validation::Strict, Some(e.to_string())),
         };
+        let known: std::collections::HashSet<&str> =
+            fixtures.iter().map(|f| f.case_path()).collect();
         let mut cases = Vec::new();
         for path in &fixtures {
             let loaded = LoadedCase::load(&suite, path.clone());
             let mut state = state(&suite, &loaded);
             let recording = suite.recording_file(path);
-            let credentials = credentials::scan_file(&recording);
+            let mut credentials = credentials::scan_file(&recording);
+            // `a.pending.json` is the recording of a case named `a.pending` when there is one.
+            let pending = Some(pending::pending_file(&recording)).filter(|p| {
+                !known.contains(format!("{}.pending", path.case_path()).as_str()) && p.is_file()
+            });
+            if let Some(file) = &pending {
+                credentials.extend(credentials::scan_file(file));
+            }
             if !credentials.is_empty() {
                 let found = credentials::message(&suite.relative(&recording), &credentials);
                 state = State::Unreadable(match state {
@@ -163,9 +176,10 @@ impl SuiteStatus {
                 status: loaded.file.as_ref().ok().map(|f| f.status),
                 state,
                 credentials,
+                pending,
             });
         }
-        let known: Vec<&str> = fixtures.iter().map(|f| f.case_path()).collect();
+        let known: Vec<&str> = known.into_iter().collect();
         // `orphans` takes only files that parse as recordings; a recordings folder named over
         // the suite's own files (`--recordings fixtures`) must still never offer a fixture or
         // the config file to `prune`, so those are ruled out by name as well.
@@ -192,6 +206,13 @@ impl SuiteStatus {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
+            // A pending recording's case, not its file's name.
+            let case = match Recording::read_head(&orphan) {
+                Ok(Some(head)) if pending::case_of_pending(&case) == Some(head.case.as_str()) => {
+                    head.case
+                }
+                _ => case,
+            };
             cases.push(CaseStatus {
                 case,
                 test: None,
@@ -200,6 +221,7 @@ impl SuiteStatus {
                 recording: orphan,
                 status: None,
                 state: State::Orphaned,
+                pending: None,
             });
         }
         Ok(SuiteStatus {
@@ -288,6 +310,9 @@ impl SuiteStatus {
                 }
                 if !changes.is_empty() {
                     value["changes"] = serde_json::to_value(changes).unwrap_or_default();
+                }
+                if let Some(file) = &c.pending {
+                    value["pending"] = self.relative(file).into();
                 }
                 if !c.credentials.is_empty() {
                     value["credentials"] = c

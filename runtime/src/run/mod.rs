@@ -8,8 +8,8 @@ pub mod case;
 pub(crate) mod executor;
 
 use crate::env::RecordMode;
-use crate::env::Settings;
 use crate::recording::llm::Llm;
+use crate::recording::pending::{self, Outcome, Pending, Review};
 use crate::recording::sources::{self};
 use crate::recording::{self, Recording, RecordingErrorKind, Validation};
 use crate::suite::config::{Evaluator, SuiteConfig};
@@ -63,6 +63,9 @@ pub enum RecordingUse {
     ReplayedStale,
     /// Recorded from the live model in this run.
     Recorded,
+    /// Recorded from the live model in this run into a pending recording (`RECORD=review`),
+    /// leaving the committed one as it was.
+    Pending,
     /// Refused: the recording was stale (`validation = "strict"`), so the case failed.
     Stale,
     /// No recording was used (none exists; the case never called the model, or failed).
@@ -156,8 +159,28 @@ where
     let mut existing =
         Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)));
 
+    let review = settings.record == RecordMode::Review;
+    let pending_file = pending::pending_file(&recording_file);
+    // What the code produces from the committed responses, for `cargo proposal-eval review`.
+    let committed = if review {
+        let case_path = loaded.path.case_path();
+        if let Ok(Some(head)) = Recording::read_head(&pending_file) {
+            if head.case != case_path {
+                return Err(format!(
+                    "{} is the recording of the case `{}`, so it cannot hold this case's pending recording; rename one of the two fixtures to review `{case_path}`",
+                    suite.relative(&pending_file),
+                    head.case
+                ));
+            }
+        }
+        let existing = std::mem::replace(&mut existing, Ok(None));
+        committed_outcome(config, loaded, fixture, name, existing, f)
+    } else {
+        None
+    };
+
     let record = match settings.record {
-        RecordMode::All => true,
+        RecordMode::All | RecordMode::Review => true,
         RecordMode::Replay => false,
         RecordMode::Stale => match &existing {
             Ok(Some(r)) => !r.changes(&sources).is_empty(),
@@ -180,7 +203,11 @@ where
     // prompt changed) is stale too: the case runs again, recording.
     let (mut llm, now, case, output) = loop {
         let (mut llm, now) = if record {
-            result.recording = RecordingUse::Recorded;
+            result.recording = if review {
+                RecordingUse::Pending
+            } else {
+                RecordingUse::Recorded
+            };
             (Llm::record(suite.model.clone()), Utc::now())
         } else {
             match std::mem::replace(&mut existing, Ok(None)) {
@@ -282,14 +309,54 @@ where
             return Err(format!(
                 "a live model call failed while recording: {}\nnothing was recorded; {}",
                 llm.model_failure().unwrap_or("(no message)"),
-                if recording_file.exists() {
+                if review {
+                    "the committed recording and any pending one are unchanged"
+                } else if recording_file.exists() {
                     "the previous recording is unchanged"
                 } else {
                     "there is no recording yet"
                 }
             ));
         };
-        if !interactions.is_empty() {
+        if !interactions.is_empty() && review {
+            let mut pending = Pending {
+                recording: Recording::new(
+                    loaded.path.case_path().to_string(),
+                    now,
+                    &sources,
+                    &fixture.input,
+                    interactions,
+                ),
+                review: Review {
+                    committed,
+                    pending: match &output {
+                        Ok(value) => Outcome::Output(value.clone()),
+                        Err(e) => Outcome::Error(e.to_string()),
+                    },
+                },
+            };
+            pending.redact(&config.recording.redactor());
+            pending.write(&pending_file).map_err(|e| {
+                format!(
+                    "cannot write the pending recording {}: {e}",
+                    suite.relative(&pending_file)
+                )
+            })?;
+        } else if review {
+            // Nothing to review; the committed recording is never touched under review.
+            result.recording = RecordingUse::None;
+            eprintln!(
+                "note: {name}: the case made no model call, so nothing is pending review{}",
+                if recording_file.exists() {
+                    format!(
+                        " ({} is unchanged; `RECORD=1` removes it)",
+                        suite.relative(&recording_file)
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        } else if !interactions.is_empty() {
             let mut recording = Recording::new(
                 loaded.path.case_path().to_string(),
                 now,
@@ -325,11 +392,24 @@ where
         }
     })?;
     let verdict = evaluate(
-        suite, config, settings, fixture, &case, &actual, name, result,
+        suite,
+        config,
+        settings.color,
+        fixture,
+        &case,
+        &actual,
+        name,
+        result,
     );
     // A recording written by a run whose case then fails is said so, never silently kept.
     verdict.map_err(|message| {
-        if result.recording == RecordingUse::Recorded {
+        if result.recording == RecordingUse::Pending {
+            format!(
+                "{message}
+(the model's new responses are pending review in {} and this case fails on them; the committed recording is unchanged; `cargo proposal-eval review` shows both)",
+                suite.relative(&pending_file)
+            )
+        } else if result.recording == RecordingUse::Recorded {
             format!(
                 "{message}
 (the model's new responses were recorded in {} and this case fails on them; restore the file from version control to undo)",
@@ -338,6 +418,57 @@ where
         } else {
             message
         }
+    })
+}
+
+/// Under `RECORD=review`: what the code under test produces replaying the committed recording
+/// `existing` (checked for nothing but its calls: it is the "before" of a review), or why it
+/// produces nothing; `None` when there is no committed recording.
+fn committed_outcome<F, R>(
+    config: &SuiteConfig,
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+    name: &str,
+    existing: Result<Option<Recording>, recording::RecordingError>,
+    f: &F,
+) -> Option<Outcome>
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+    let recorded = match existing {
+        Ok(None) => return None,
+        Err(e) => return Some(Outcome::Error(e.to_string())),
+        Ok(Some(recorded)) => recorded,
+    };
+    let case = Case {
+        name: name.to_string(),
+        path: loaded.path.case_path().to_string(),
+        description: fixture.description.clone(),
+        input: fixture.input.clone(),
+        now: recorded.recorded_at,
+    };
+    // The first sample, as a replay uses it.
+    let mut llm = Llm::replay(
+        recorded.interactions().to_vec(),
+        config.recording.ignore_request_paths.clone(),
+        config.recording.redactor(),
+    );
+    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f(&case, &mut llm).into_output()
+    }));
+    Some(match returned {
+        Err(panic) => Outcome::Error(format!(
+            "the case panicked: {}",
+            crate::panics::message(&*panic)
+        )),
+        Ok(output) => match (llm.finish_failure(), output) {
+            (Some(failure), _) => Outcome::Error(format!(
+                "the committed recording no longer replays: {failure}"
+            )),
+            (None, Err(e)) => Outcome::Error(e.to_string()),
+            (None, Ok(value)) => Outcome::Output(value),
+        },
     })
 }
 
@@ -384,11 +515,14 @@ fn stale_message(
     message
 }
 
+/// Runs the suite's evaluators on what the case's code produced (`actual`), pushing each one's
+/// result onto `result`; the failure message when one fails. Also what `cargo proposal-eval
+/// review` evaluates both sides of a pending recording with.
 #[allow(clippy::too_many_arguments)]
-fn evaluate(
+pub(crate) fn evaluate(
     suite: &Suite,
     config: &SuiteConfig,
-    settings: &Settings,
+    color: bool,
     fixture: &FixtureFile,
     case: &Case,
     actual: &Value,
@@ -409,7 +543,6 @@ fn evaluate(
         }
         None => &Value::Null,
     };
-    let color = settings.color;
     for evaluator in &config.evaluators {
         match evaluator {
             Evaluator::Strict => {

@@ -1,0 +1,265 @@
+//! Pending recordings: what `RECORD=review` recorded, kept beside the committed recording as
+//! `<case>.pending.json` until `cargo proposal-eval accept` replaces the committed one with it or
+//! `reject` deletes it.
+//!
+//! A pending file is a recording of this version's format (same keys, same redaction, same
+//! atomic writes) plus one key, `review`: what the case's code produced from the committed
+//! responses and from the pending ones when it was recorded. The code under test cannot run
+//! outside `cargo test`, so keeping both outputs is what lets `review` show each side's verdict,
+//! evaluated again with the case's `expected` and config as they are when it is reviewed.
+
+use super::{damaged, read_bytes, Recording, RecordingError};
+use crate::redact::Redactor;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The file name ending of a pending recording: `<case>.pending.json`.
+pub const SUFFIX: &str = ".pending.json";
+
+/// The pending file of a recording file: `recordings/a.json` is `recordings/a.pending.json`.
+pub fn pending_file(recording_file: &Path) -> PathBuf {
+    let stem = recording_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = stem.strip_suffix(".json").unwrap_or(&stem);
+    recording_file.with_file_name(format!("{stem}{SUFFIX}"))
+}
+
+/// The recording file a pending file belongs to (`a.pending.json` to `a.json`); `None` when the
+/// name does not end in [`SUFFIX`].
+pub fn committed_file(pending_file: &Path) -> Option<PathBuf> {
+    let name = pending_file.file_name()?.to_string_lossy().into_owned();
+    let stem = name.strip_suffix(SUFFIX)?;
+    (!stem.is_empty()).then(|| pending_file.with_file_name(format!("{stem}.json")))
+}
+
+/// The case a pending file's path below its recordings folder names, from that path's case
+/// (`sub/a.pending` is `sub/a`); `None` when it is not a pending file's.
+pub fn case_of_pending(case_path: &str) -> Option<&str> {
+    case_path
+        .strip_suffix(SUFFIX.trim_end_matches(".json"))
+        .filter(|c| !c.is_empty() && !c.ends_with('/'))
+}
+
+/// What the case's code produced from one set of responses: its output, or why it produced none
+/// (it returned an error or panicked, or its calls no longer match that recording).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Outcome {
+    /// The output, as JSON.
+    Output(Value),
+    /// Why there is no output.
+    Error(String),
+}
+
+/// The `review` key of a pending recording.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// What the code produced replaying the committed recording when the pending one was made;
+    /// `None` when there was no committed recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed: Option<Outcome>,
+    /// What it produced from the pending responses.
+    pub pending: Outcome,
+}
+
+/// A pending recording: the recording that `accept` commits, and the review data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pending {
+    /// The recording, exactly as `accept` writes it in place of the committed one.
+    pub recording: Recording,
+    /// Both sides' outputs.
+    pub review: Review,
+}
+
+impl Pending {
+    /// Takes what `redactor` redacts out of the recording and the outputs, as is done before the
+    /// file is written: a pending file may be committed by mistake, so it holds no credential.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        self.recording.redact(redactor);
+        let outcomes = [
+            Some(&mut self.review.pending),
+            self.review.committed.as_mut(),
+        ];
+        for outcome in outcomes.into_iter().flatten() {
+            if let Outcome::Output(value) = outcome {
+                redactor.redact(value);
+            }
+        }
+    }
+
+    /// The file's text: the recording's keys and `review`, pretty, keys sorted, final newline.
+    pub fn to_pretty(&self) -> String {
+        let mut value = serde_json::to_value(&self.recording).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.insert(
+                "review".into(),
+                serde_json::to_value(&self.review).unwrap_or(Value::Null),
+            );
+        }
+        super::canonical_pretty(&value)
+    }
+
+    /// Writes the pending file atomically.
+    pub fn write(&self, file: &Path) -> std::io::Result<()> {
+        crate::files::write_atomic(file, self.to_pretty().as_bytes())
+    }
+
+    /// Parses a pending file; `file` is used in error messages.
+    pub fn parse(bytes: &[u8], file: &Path) -> Result<Pending, RecordingError> {
+        match Recording::parse_with::<Review>(bytes, file)? {
+            (recording, Some(review)) => Ok(Pending { recording, review }),
+            (_, None) => Err(damaged(
+                file,
+                "the key `review` is missing, so this is not a pending recording (a pending recording is written by RECORD=review)".into(),
+            )),
+        }
+    }
+
+    /// Reads a pending file; `Ok(None)` when there is none.
+    pub fn read(file: &Path) -> Result<Option<Pending>, RecordingError> {
+        read_bytes(file)?
+            .map(|bytes| Pending::parse(&bytes, file))
+            .transpose()
+    }
+
+    /// Accepts the pending file `file`: its recording replaces the committed one atomically (a
+    /// crash leaves either the old recording or the new one), then the pending file is deleted.
+    /// Returns the committed recording's path.
+    pub fn accept(file: &Path) -> Result<PathBuf, AcceptError> {
+        let committed = committed_file(file).ok_or_else(|| {
+            AcceptError::Recording(damaged(
+                file,
+                format!("a pending recording's name ends in `{SUFFIX}`"),
+            ))
+        })?;
+        let pending = Pending::read(file)
+            .map_err(AcceptError::Recording)?
+            .ok_or_else(|| {
+                AcceptError::Io(
+                    file.to_path_buf(),
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                )
+            })?;
+        pending
+            .recording
+            .write(&committed)
+            .map_err(|e| AcceptError::Io(committed.clone(), e))?;
+        std::fs::remove_file(file).map_err(|e| AcceptError::Io(file.to_path_buf(), e))?;
+        Ok(committed)
+    }
+}
+
+/// Why [`Pending::accept`] could not accept a pending file.
+#[derive(Debug)]
+pub enum AcceptError {
+    /// The pending file cannot be used.
+    Recording(RecordingError),
+    /// A file could not be written or removed.
+    Io(PathBuf, std::io::Error),
+}
+
+impl std::fmt::Display for AcceptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AcceptError::Recording(e) => e.fmt(f),
+            AcceptError::Io(file, e) => write!(f, "{}: {e}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for AcceptError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::{input_digest, Interaction, Sample, FORMAT};
+    use serde_json::json;
+
+    fn pending() -> Pending {
+        Pending {
+            recording: Recording {
+                format: FORMAT,
+                case: "sub/a".into(),
+                recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+                sources: vec![],
+                input_sha256: Some(input_digest(&json!({})).0),
+                input: Some(json!({})),
+                samples: vec![Sample {
+                    interactions: vec![Interaction {
+                        request: json!({ "api_key": "sk-live-0123456789abcdef0123", "m": 1 }),
+                        response: json!({ "answer": 2 }),
+                        recorded_at: "2025-01-15T10:00:01Z".parse().unwrap(),
+                    }],
+                }],
+            },
+            review: Review {
+                committed: Some(Outcome::Error("request [0] differs".into())),
+                pending: Outcome::Output(json!([{ "password": "hunter2", "x": 2 }])),
+            },
+        }
+    }
+
+    #[test]
+    fn a_pending_recording_carries_samples_as_a_recording_does() {
+        let mut sampled = pending();
+        let second = sampled.recording.samples[0].clone();
+        sampled.recording.samples.push(second);
+        let text = sampled.to_pretty();
+        let read = Pending::parse(text.as_bytes(), Path::new("a.pending.json")).unwrap();
+        assert_eq!(read.recording.samples.len(), 2);
+        let accepted = read.recording.to_pretty();
+        assert!(accepted.contains("\"samples\""), "{accepted}");
+        assert_eq!(
+            Recording::parse(accepted.as_bytes(), Path::new("a.json"))
+                .unwrap()
+                .samples,
+            sampled.recording.samples
+        );
+    }
+
+    #[test]
+    fn names_of_pending_files() {
+        let file = Path::new("r/sub/a.json");
+        assert_eq!(pending_file(file), Path::new("r/sub/a.pending.json"));
+        assert_eq!(committed_file(&pending_file(file)).unwrap(), file);
+        assert_eq!(committed_file(Path::new("r/a.json")), None);
+        assert_eq!(committed_file(Path::new("r/.pending.json")), None);
+    }
+
+    #[test]
+    fn a_pending_file_round_trips_redacted_and_accepts_as_a_plain_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sub/a.pending.json");
+        let mut written = pending();
+        written.redact(&Redactor::default());
+        written.write(&file).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("sk-live") && !text.contains("hunter2"),
+            "{text}"
+        );
+        assert_eq!(Pending::read(&file).unwrap().unwrap(), written);
+        // A committed recording is not a pending one, and a pending one is not committed.
+        let plain = written.recording.to_pretty();
+        let err = Pending::parse(plain.as_bytes(), Path::new("p.json")).unwrap_err();
+        assert!(err.to_string().contains("`review` is missing"), "{err}");
+        let err = Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
+        assert!(err.to_string().contains("`review`"), "{err}");
+        // The head (what status and orphans read) is read from either.
+        let head = Recording::read_head(&file).unwrap().unwrap();
+        assert_eq!(head.case, "sub/a");
+
+        let committed = Pending::accept(&file).unwrap();
+        assert_eq!(committed, dir.path().join("sub/a.json"));
+        assert!(!file.exists());
+        assert_eq!(std::fs::read_to_string(&committed).unwrap(), plain);
+        assert!(matches!(
+            Pending::accept(&file),
+            Err(AcceptError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound
+        ));
+    }
+}

@@ -1,0 +1,269 @@
+//! What `cargo proposal-eval review` shows of a pending recording: the case, its verdict and
+//! score with the committed responses and with the pending ones, and the responses themselves.
+//!
+//! Both sides are evaluated here, now, with the case's `expected` and the suite's config as they
+//! are (the same evaluators, through the same function, as a test run), from the outputs that
+//! the case's code produced when the pending recording was made (see
+//! [`pending`](crate::recording::pending)): an `expected` fixed after the recording counts.
+
+use crate::recording::pending::{self, Outcome, Pending};
+use crate::recording::Recording;
+use crate::run::case::Case;
+use crate::run::{CaseResult, RecordingUse};
+use crate::suite::fixture::FixturePath;
+use crate::suite::{LoadedCase, Suite};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One side of a review: the case evaluated on one set of responses.
+#[derive(Clone, Debug)]
+pub struct Side {
+    /// Whether the case passes on these responses.
+    pub passed: bool,
+    /// The mean of the evaluators' scores; `None` when none ran (there was no output).
+    pub score: Option<f64>,
+    /// Why it fails, as the test prints it (without the `re-run:` line); `None` when it passes.
+    pub failure: Option<String>,
+    /// The model's responses, in order (every sample's, one sample after the other).
+    pub responses: Vec<Value>,
+    /// When the responses were recorded.
+    pub recorded_at: Option<DateTime<Utc>>,
+}
+
+/// A case with a pending recording.
+#[derive(Clone, Debug)]
+pub struct PendingCase {
+    /// The case path.
+    pub case: String,
+    /// The test name (`suite::sub::case`), which `accept` and `reject` take.
+    pub test: String,
+    /// The committed recording's file (it may not exist yet).
+    pub recording: PathBuf,
+    /// The pending recording's file.
+    pub pending: PathBuf,
+    fixture: FixturePath,
+}
+
+/// Both sides of a pending recording, evaluated.
+#[derive(Clone, Debug)]
+pub struct Evaluated {
+    /// The case on the committed responses; `None` when there is no committed recording.
+    pub committed: Option<Side>,
+    /// The case on the pending responses; `Err` when the pending file cannot be used.
+    pub new: Result<Side, String>,
+}
+
+impl Evaluated {
+    /// A line diff of the committed responses (`-`) and the pending ones (`+`).
+    pub fn diff(&self, color: bool) -> String {
+        let responses = |side: Option<&Side>| {
+            Value::Array(side.map(|s| s.responses.clone()).unwrap_or_default())
+        };
+        proposal_eval_engine::render::line_diff(
+            &responses(self.committed.as_ref()),
+            &responses(self.new.as_ref().ok()),
+            "committed responses",
+            "pending responses",
+            color,
+        )
+    }
+}
+
+/// A suite's pending recordings.
+pub struct SuiteReview {
+    suite: Suite,
+    /// The suite's name.
+    pub name: String,
+    /// Every test name of the suite, in case order (for a name given that has no pending
+    /// recording, and close matches of one that is no test at all).
+    pub tests: Vec<String>,
+    /// The cases with a pending recording, in case order.
+    pub pending: Vec<PendingCase>,
+}
+
+impl SuiteReview {
+    /// The suite `dir` of the crate at `crate_root`, with its config and recordings folder as
+    /// for [`SuiteStatus::check_with`](crate::report::status::SuiteStatus::check_with).
+    pub fn open(
+        crate_root: &Path,
+        dir: &Path,
+        config: Option<&Path>,
+        recordings: Option<&Path>,
+    ) -> std::io::Result<SuiteReview> {
+        let suite = Suite::new(crate_root.to_path_buf(), dir, config, recordings, None);
+        let fixtures = suite.discover()?;
+        let known: std::collections::HashSet<&str> =
+            fixtures.iter().map(|f| f.case_path()).collect();
+        let mut pending = Vec::new();
+        for path in &fixtures {
+            let recording = suite.recording_file(path);
+            let file = pending::pending_file(&recording);
+            // `a.pending.json` is the recording of a case named `a.pending` when there is one.
+            if known.contains(format!("{}.pending", path.case_path()).as_str()) || !file.is_file() {
+                continue;
+            }
+            pending.push(PendingCase {
+                case: path.case_path().to_string(),
+                test: suite.test_name(path),
+                recording,
+                pending: file,
+                fixture: path.clone(),
+            });
+        }
+        Ok(SuiteReview {
+            name: suite.name.clone(),
+            tests: fixtures.iter().map(|f| suite.test_name(f)).collect(),
+            pending,
+            suite,
+        })
+    }
+
+    /// A crate-relative, `/`-separated form of `path`.
+    pub fn relative(&self, path: &Path) -> String {
+        self.suite.relative(path)
+    }
+
+    /// Evaluates both sides of one of [`SuiteReview::pending`] with the case's `expected` and
+    /// the suite's config as they are now (code judges run).
+    pub fn evaluate(&self, case: &PendingCase, color: bool) -> Evaluated {
+        let suite = &self.suite;
+        let loaded = LoadedCase::load(suite, case.fixture.clone());
+        let shown = |e: crate::recording::RecordingError| {
+            let file = suite.relative(e.file());
+            e.with_file(file).to_string()
+        };
+        let pending = match Pending::read(&case.pending) {
+            Err(e) => {
+                return Evaluated {
+                    committed: None,
+                    new: Err(shown(e)),
+                }
+            }
+            Ok(None) => {
+                return Evaluated {
+                    committed: None,
+                    new: Err(format!("{}: no such file", suite.relative(&case.pending))),
+                }
+            }
+            Ok(Some(pending)) => pending,
+        };
+        let committed = match Recording::read(&case.recording) {
+            Ok(None) => None,
+            Err(e) => Some(Side {
+                passed: false,
+                score: None,
+                failure: Some(shown(e)),
+                responses: Vec::new(),
+                recorded_at: None,
+            }),
+            Ok(Some(committed)) => {
+                let outcome = pending.review.committed.clone().unwrap_or_else(|| {
+                    Outcome::Error(
+                        "the committed recording was made after the pending one; record the pending one again to compare them".into(),
+                    )
+                });
+                Some(side(
+                    suite,
+                    &loaded,
+                    &outcome,
+                    &committed,
+                    committed.recorded_at,
+                    color,
+                ))
+            }
+        };
+        let new = side(
+            suite,
+            &loaded,
+            &pending.review.pending,
+            &pending.recording,
+            pending.recording.recorded_at,
+            color,
+        );
+        Evaluated {
+            committed,
+            new: Ok(new),
+        }
+    }
+}
+
+/// The case evaluated on one side's output, as a test run evaluates it.
+fn side(
+    suite: &Suite,
+    loaded: &LoadedCase,
+    outcome: &Outcome,
+    recording: &Recording,
+    now: DateTime<Utc>,
+    color: bool,
+) -> Side {
+    // Every sample's responses, in order (one sample unless the case was recorded repeatedly).
+    let responses = recording
+        .samples
+        .iter()
+        .flat_map(|s| s.interactions.iter().map(|i| i.response.clone()))
+        .collect();
+    let failed = |failure: String| Side {
+        passed: false,
+        score: None,
+        failure: Some(failure),
+        responses: Vec::new(),
+        recorded_at: Some(now),
+    };
+    let (config, fixture) = match (&suite.config, &loaded.file) {
+        (Err(e), _) => return failed(format!("bad suite config: {e}")),
+        (_, Err(e)) => return failed(format!("bad fixture: {e}")),
+        (Ok(config), Ok(fixture)) => (config, fixture),
+    };
+    let actual = match outcome {
+        Outcome::Error(e) => {
+            return Side {
+                responses,
+                ..failed(e.clone())
+            }
+        }
+        Outcome::Output(actual) => actual,
+    };
+    let name = suite.test_name(&loaded.path);
+    let case = Case {
+        name: name.clone(),
+        path: loaded.path.case_path().to_string(),
+        description: fixture.description.clone(),
+        input: fixture.input.clone(),
+        now,
+    };
+    let mut result = CaseResult {
+        name: name.clone(),
+        passed: false,
+        recording: RecordingUse::Replayed,
+        evaluators: Vec::new(),
+        failure: None,
+    };
+    let verdict = crate::run::evaluate(
+        suite,
+        config,
+        color,
+        fixture,
+        &case,
+        actual,
+        &name,
+        &mut result,
+    );
+    let score = (!result.evaluators.is_empty()).then(|| {
+        result.evaluators.iter().map(|e| e.score).sum::<f64>() / result.evaluators.len() as f64
+    });
+    Side {
+        passed: verdict.is_ok(),
+        score,
+        // The `re-run:` line names `cargo test`, which is not what a reviewer runs next.
+        failure: verdict.err().map(|message| {
+            message
+                .lines()
+                .filter(|l| !l.starts_with("re-run: "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        responses,
+        recorded_at: Some(now),
+    }
+}
