@@ -15,3 +15,4 @@ mod report;
 mod review;
 mod status;
 mod usage;
+mod workflow;

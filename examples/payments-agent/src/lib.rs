@@ -52,6 +52,7 @@
 //! | `PAYMENTS_AGENT_FORBID_MODEL=1` | [`live_model`] panics: proves a replay never builds the model |
 //! | `PAYMENTS_AGENT_MODEL_MARKER=<file>` | [`live_model`] appends a line to `<file>` each time it is called |
 //! | `PAYMENTS_AGENT_SLOW_MS=<ms>` | each answer of the stand-in takes this long (to interrupt a recording) |
+//! | `PAYMENTS_AGENT_MODEL_VERSION=2` | the stand-in's "next version": every response names another model, and amounts written with decimals are proposed rounded to whole units (the model upgrade that `RECORD=review` is for) |
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use proposal_eval::{Llm, Model};
@@ -60,7 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 mod standin;
 
-pub use standin::StandInModel;
+pub use standin::{StandInModel, UPGRADED_NAME};
 
 /// What the agent tells the model about its job. A suite source (`[recording] sources` in
 /// `proposal-eval.toml`): edit it and every recording is stale until re-recorded.
@@ -221,5 +222,6 @@ pub fn live_model() -> impl Model {
         .ok()
         .and_then(|ms| ms.trim().parse().ok())
         .map(std::time::Duration::from_millis);
-    StandInModel { delay }
+    let upgraded = std::env::var("PAYMENTS_AGENT_MODEL_VERSION").is_ok_and(|v| v.trim() == "2");
+    StandInModel { delay, upgraded }
 }

@@ -14,10 +14,35 @@ use std::time::Duration;
 #[derive(Clone, Debug, Default)]
 pub struct StandInModel {
     pub(crate) delay: Option<Duration>,
+    /// The stand-in's next version (`PAYMENTS_AGENT_MODEL_VERSION=2`): it names itself
+    /// [`UPGRADED_NAME`] and rounds the amounts customers write with decimals to whole units,
+    /// so a re-record under it changes every response and some verdicts.
+    pub(crate) upgraded: bool,
 }
+
+/// What the upgraded stand-in calls itself in its responses.
+pub const UPGRADED_NAME: &str = "payments-standin-2";
 
 impl Model for StandInModel {
     fn complete(&self, request: &Value) -> Result<Value, ModelError> {
+        let mut response = self.answer(request)?;
+        if self.upgraded {
+            response["model"] = json!(UPGRADED_NAME);
+            for proposal in response["proposals"].as_array_mut().into_iter().flatten() {
+                if proposal["changedField"] == "payment.amount" {
+                    if let Some(text) = proposal["newValue"].as_str() {
+                        let whole = text.parse::<f64>().map(f64::round).unwrap_or_default();
+                        proposal["newValue"] = number(whole);
+                    }
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+impl StandInModel {
+    fn answer(&self, request: &Value) -> Result<Value, ModelError> {
         if let Some(delay) = self.delay {
             std::thread::sleep(delay);
         }

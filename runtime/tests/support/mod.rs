@@ -14,14 +14,15 @@ use std::sync::{Mutex, MutexGuard};
 
 /// The runtime crate's folder.
 pub fn runtime_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    workspace_dir().join("runtime")
 }
 
-/// The repository's root.
+/// The repository's root: the parent of the crate whose tests include this module (the
+/// runtime's, and the CLI's, whose workflow test drives the example with the built binary).
 pub fn workspace_dir() -> PathBuf {
-    runtime_dir()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("runtime/ has a parent")
+        .expect("a workspace member has a parent")
         .to_path_buf()
 }
 
