@@ -171,3 +171,53 @@ fn record_for_review_accept_some_reject_the_rest_and_replay() {
 fn payments_agent_name() -> &'static str {
     "payments-standin-2"
 }
+
+/// The macro front end records for review the same way (one runtime path), and an accepted
+/// regression is what the next replay sees.
+#[test]
+fn the_macro_front_end_records_for_review_and_an_accepted_regression_fails_the_replay() {
+    let _cargo = lock();
+    let example = Example::new();
+    let (before, _) = split(&example);
+    let run = example.run(
+        &[
+            "test",
+            "--test",
+            "macro_evals",
+            "--",
+            "payments::changes::lower_amount_with_decimals",
+            "payments::changes::raise_amount",
+        ],
+        &[("PAYMENTS_AGENT_MODEL_VERSION", "2"), ("RECORD", "review")],
+    );
+    assert_eq!(
+        failed(&run),
+        ["changes/lower_amount_with_decimals"],
+        "{}",
+        run.text()
+    );
+    assert!(
+        run.stdout.contains("pending review in fixtures/payments/recordings/changes/lower_amount_with_decimals.pending.json"),
+        "{}",
+        run.text()
+    );
+    let (committed, pending) = split(&example);
+    assert_eq!(committed, before);
+    assert_eq!(
+        pending.keys().collect::<Vec<_>>(),
+        ["changes/lower_amount_with_decimals", "changes/raise_amount"]
+    );
+
+    let accept = cli(&example, &["accept", "--all"]);
+    assert_eq!(accept.code, 0, "{}{}", accept.stdout, accept.stderr);
+    let replay = example.evals(
+        &[("PAYMENTS_AGENT_FORBID_MODEL", "1")],
+        &["payments::changes::"],
+    );
+    assert_eq!(
+        failed(&replay),
+        ["changes/lower_amount_with_decimals"],
+        "the accepted answers are replayed, the regression with them:\n{}",
+        replay.text()
+    );
+}
