@@ -12,6 +12,7 @@
 //! | `config` / `config-error FILE` | a `proposal-eval.toml` that parses / that fails with the message in the next block |
 //! | `fixture` / `fixture-error FILE` | a fixture that parses / that fails with the message in the next block |
 //! | `recording` | a recording file that parses |
+//! | `pending` | a pending recording (`RECORD=review`) that parses |
 //! | `json` / `jsonl` / `toml` | parses as JSON / JSON lines / TOML |
 //! | `run code=C [record=R] [remove=PATH] [append=PATH]` | a text block that this crate's suite prints, run in a copy of this crate's `fixtures/` and `prompts/` with `RECORD=R` (default replay), with the code of the guide's first `src/lib.rs` (`C` = `before_fix`) or of `src/lib.rs` (`fixed`), after removing `PATH` or appending the block above to `PATH` |
 //! | `doctest` | a Rust block that `runtime/src/lib.rs` compiles and runs as a doctest |
@@ -45,6 +46,7 @@ use std::process::{Command, ExitCode};
 mod parse {
     pub use proposal_eval::__internal::fixture::FixtureFile;
     pub use proposal_eval::__internal::recording::Recording;
+    pub use proposal_eval::__internal::review::Pending;
     pub use proposal_eval::config::SuiteConfig;
 }
 
@@ -371,6 +373,10 @@ fn check_block(block: &Block, prev: Option<&Block>, next: Option<&Block>) -> Res
         },
         "recording" => {
             parse::Recording::parse(block.text.as_bytes(), Path::new("recording.json"))
+                .map_err(|e| e.to_string())?;
+        }
+        "pending" => {
+            parse::Pending::parse(block.text.as_bytes(), Path::new("case.pending.json"))
                 .map_err(|e| e.to_string())?;
         }
         "json" => {
