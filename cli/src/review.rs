@@ -5,6 +5,7 @@ use crate::args::{flag_value, UsageError};
 use crate::out::{errln, out, outln};
 use crate::status::{display, Layout};
 use lexopt::{Arg, ValueExt};
+use proposal_eval::__internal::recording::SourceChange;
 use proposal_eval::__internal::review::{
     AcceptError, Evaluated, Pending, PendingCase, Side, SuiteReview,
 };
@@ -224,6 +225,7 @@ pub fn run(options: Options) -> Result<i32, String> {
 /// Accepts or rejects one pending recording, saying what it did.
 fn act(action: Action, suite: &SuiteReview, case: &PendingCase) -> Result<(), String> {
     if action == Action::Accept {
+        let changes = suite.pending_changes(case);
         let committed = Pending::accept(&case.pending).map_err(|e| match e {
             AcceptError::Recording(e) => {
                 let file = suite.relative(e.file());
@@ -232,6 +234,13 @@ fn act(action: Action, suite: &SuiteReview, case: &PendingCase) -> Result<(), St
             AcceptError::Io(file, e) => format!("{}: {e}", suite.relative(&file)),
         })?;
         outln!("accepted {}: {}", case.test, suite.relative(&committed));
+        if !changes.is_empty() {
+            errln!(
+                "warning: {}: the accepted recording is stale, as it was made from other sources ({}); the tests refuse it until it is recorded again (RECORD=stale cargo test)",
+                case.test,
+                stale_text(&changes)
+            );
+        }
     } else {
         std::fs::remove_file(&case.pending)
             .map_err(|e| format!("cannot delete {}: {e}", suite.relative(&case.pending)))?;
@@ -453,6 +462,13 @@ fn show(
             return;
         }
     }
+    let changes = suite.pending_changes(case);
+    if !changes.is_empty() {
+        outln!(
+            "  stale: the pending recording was made from other sources ({}); accepted, it is refused until recorded again",
+            stale_text(&changes)
+        );
+    }
     let change = match (&evaluated.committed, &evaluated.new) {
         (Some(old), Ok(new)) if old.passed && !new.passed => {
             Some("regression: passes now, fails with the pending responses")
@@ -485,6 +501,15 @@ fn show(
             outln!("    {l}");
         }
     }
+}
+
+/// The source changes of a stale pending recording, in one line.
+fn stale_text(changes: &[SourceChange]) -> String {
+    changes
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A score as the test output prints it: whole numbers bare, others with two decimals.

@@ -408,6 +408,21 @@ fn review_without_a_terminal_shows_both_verdicts_and_the_diff_and_decides_nothin
         json!({ "input": { "message": "raise" }, "expected": change(json!(121)) }),
     );
     let out = env.run(&["review", "suite::raise"]);
+    // The fixture is a source of these (format-1) recordings: the pending one is now stale.
+    assert!(
+        out.stdout.contains("  stale: the pending recording was made from other sources (suite/raise.json changed (recorded sha256 "),
+        "{}",
+        out.stdout
+    );
+    let accept = env.run(&["accept", "suite::raise"]);
+    assert_eq!(accept.code, 0);
+    assert!(
+        accept
+            .stderr
+            .contains("warning: suite::raise: the accepted recording is stale"),
+        "{}",
+        accept.stderr
+    );
     assert!(
         out.stdout.contains("committed: FAILED (score 0)"),
         "{}",

@@ -7,7 +7,7 @@
 //! [`pending`](crate::recording::pending)): an `expected` fixed after the recording counts.
 
 use crate::recording::pending::{self, Outcome, Pending};
-use crate::recording::Recording;
+use crate::recording::{Recording, SourceChange};
 use crate::run::case::Case;
 use crate::run::{CaseResult, RecordingUse};
 use crate::suite::fixture::FixturePath;
@@ -122,6 +122,24 @@ impl SuiteReview {
     /// A crate-relative, `/`-separated form of `path`.
     pub fn relative(&self, path: &Path) -> String {
         self.suite.relative(path)
+    }
+
+    /// How the pending recording's sources differ from the case's current ones: the input or a
+    /// source changed since it was recorded, so accepting it gives a stale recording. Empty when
+    /// it is fresh, or when the fixture, a source or the file cannot be read (which evaluating
+    /// or accepting it reports).
+    pub fn pending_changes(&self, case: &PendingCase) -> Vec<SourceChange> {
+        let loaded = LoadedCase::load(&self.suite, case.fixture.clone());
+        let Ok(fixture) = &loaded.file else {
+            return Vec::new();
+        };
+        let Ok(current) = crate::suite::current_sources(&self.suite, &loaded, fixture) else {
+            return Vec::new();
+        };
+        match Recording::read_head(&case.pending) {
+            Ok(Some(head)) => head.changes(&current),
+            _ => Vec::new(),
+        }
     }
 
     /// Evaluates both sides of one of [`SuiteReview::pending`] with the case's `expected` and
