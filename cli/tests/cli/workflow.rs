@@ -221,3 +221,42 @@ fn the_macro_front_end_records_for_review_and_an_accepted_regression_fails_the_r
         replay.text()
     );
 }
+
+/// A fixture named `<case>.pending.json` is a case of its own, and its recording is
+/// `<case>.pending.json` in the recordings folder: recording `<case>` for review refuses to
+/// overwrite it, naming both, and status never takes it for a pending recording.
+#[test]
+fn a_case_named_like_a_pending_file_is_never_overwritten() {
+    let _cargo = lock();
+    let example = Example::new();
+    let raise = example.read("fixtures/payments/changes/raise_amount.json");
+    example.write(
+        "fixtures/payments/changes/raise_amount.pending.json",
+        &raise,
+    );
+    let twin = "payments::changes::raise_amount_pending";
+    let record = example.evals(&[("RECORD", "1")], &[twin, "--exact"]);
+    assert!(record.success, "{}", record.text());
+    let twin_recording = "fixtures/payments/recordings/changes/raise_amount.pending.json";
+    let recorded = example.read(twin_recording);
+    assert!(
+        recorded.contains("\"case\": \"changes/raise_amount.pending\""),
+        "{recorded}"
+    );
+
+    let review = example.evals(
+        &[("RECORD", "review")],
+        &["payments::changes::raise_amount", "--exact"],
+    );
+    assert!(!review.success, "{}", review.text());
+    assert!(
+        review.stdout.contains(&format!(
+            "{twin_recording} is the recording of the case `changes/raise_amount.pending`, so it cannot hold this case's pending recording; rename one of the two fixtures to review `changes/raise_amount`"
+        )),
+        "{}",
+        review.text()
+    );
+    assert_eq!(example.read(twin_recording), recorded);
+    let status = cli(&example, &["status", "--check"]);
+    assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
+}
