@@ -188,3 +188,8 @@ pub mod __internal {
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/reference/rust-api.md")]
 mod rust_api_doctests {}
+
+/// The examples of `docs/reference/openai.md`, which need the `openai` feature.
+#[cfg(all(doctest, feature = "openai"))]
+#[doc = include_str!("../../docs/reference/openai.md")]
+mod openai_doctests {}

@@ -107,9 +107,10 @@ impl ChatCompletions {
         self
     }
 
-    /// Uses this key instead of `OPENAI_API_KEY`'s.
+    /// Uses this key instead of `OPENAI_API_KEY`'s (an empty one is none).
     pub fn api_key(mut self, key: impl Into<String>) -> ChatCompletions {
-        self.api_key = Some(key.into());
+        let key = key.into().trim().to_string();
+        self.api_key = (!key.is_empty()).then_some(key);
         self
     }
 
@@ -406,7 +407,8 @@ impl fmt::Display for Error {
             ),
             Error::Exhausted { attempts, last } => write!(
                 f,
-                "{last} (gave up after {attempts} attempts; ChatCompletions::max_attempts)"
+                "{last} (gave up after {attempts} attempt{}; ChatCompletions::max_attempts)",
+                if *attempts == 1 { "" } else { "s" }
             ),
             Error::WaitTooLong {
                 asked,
