@@ -1,30 +1,69 @@
 #!/usr/bin/env bash
-# Times whole test-binary runs of `ours` and `theirs`, alternating them round by round so load
-# from other processes hits both alike. Usage: ./measure.sh [rounds] [extra test-binary args...]
-# Prints one line per binary: median, min, max wall seconds over the rounds.
+# Times whole test-binary runs of ours and theirs over one generated suite, alternating them
+# round by round so load from other processes hits both alike.
+#
+#   ./measure.sh ROUNDS SHAPE SUITE [extra test-binary args...]
+#   SHAPE: model (tests/ours.rs vs tests/theirs.rs) or no-model (tests/ours_no_model.rs vs
+#          tests/theirs_no_model.rs); SUITE: a generated suite folder, crate-relative.
+#
+# ONE=N runs only case N (`--exact NAME`, each side with its own test name); with NEXTEST=1 too,
+# as nextest runs a test (its variables, `--nocapture`, one process per test).
+#
+# Each run goes through /usr/bin/time: one line per binary with the median, min and max wall
+# seconds, the median CPU seconds (user + system) and the median and max peak RSS (MB).
 set -euo pipefail
 cd "$(dirname "$0")"
-rounds=${1:-7}; shift || true
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/target-bench}
-cargo build --release --tests -q
+rounds=${1:-7}; shape=${2:-model}; suite=${3:-generated/suite5k}; shift 3 || shift $#
+case $shape in
+  model) ours_t=ours; theirs_t=theirs ;;
+  no-model) ours_t=ours_no_model; theirs_t=theirs_no_model ;;
+  *) echo "shape: model or no-model" >&2; exit 2 ;;
+esac
+[ -f "$suite/proposal-eval.toml" ] || { echo "no suite at $suite (generate it first)" >&2; exit 2; }
+cargo build --release --tests -q -p suite-scale-bench
 bin() { # the newest test binary of a target, as cargo prints it
-  cargo test --release --no-run --message-format=json --test "$1" -q 2>/dev/null |
+  cargo test --release -p suite-scale-bench --no-run --message-format=json --test "$1" -q 2>/dev/null |
     grep -o '"executable":"[^"]*/deps/'"$1"'-[^"]*"' | tail -1 | cut -d'"' -f4
 }
-ours=$(bin ours); theirs=$(bin theirs)
-export CARGO_MANIFEST_DIR=$PWD CARGO_PKG_NAME=suite-scale-bench   # what cargo test sets; the harness resolves the suite from it
-declare -A times
-for name in ours theirs; do "${!name}" -q "$@" >/dev/null 2>&1 || { echo "$name failed"; exit 1; }; done  # warm the page cache
+ours=$(bin "$ours_t"); theirs=$(bin "$theirs_t")
+# What cargo test sets; the harness resolves the suite and keys its report entries by them.
+export CARGO_MANIFEST_DIR=$PWD CARGO_PKG_NAME=suite-scale-bench BENCH_SUITE=$suite
+declare -A runs
+declare -a ours_args theirs_args
+if [ -n "${ONE:-}" ]; then
+  case_path=$(printf 'cases/g%02d/case_%05d' $((ONE / 100)) "$ONE")
+  folder=$(basename "$suite" | sed 's/[^A-Za-z0-9_]/_/g')
+  ours_args=(--exact "$folder::${case_path//\//::}")
+  theirs_args=(--exact "strict_case::$case_path.json")
+  if [ -n "${NEXTEST:-}" ]; then
+    export NEXTEST=1 NEXTEST_RUN_ID=00000000-0000-4000-8000-$(printf '%012d' $$) NEXTEST_EXECUTION_MODE=process-per-test
+    ours_args+=(--nocapture); theirs_args+=(--nocapture)
+  fi
+fi
+for name in ours theirs; do
+  a="${name}_args[@]"
+  "${!name}" -q "$@" "${!a}" >/dev/null 2>&1 || { echo "$name failed"; exit 1; }  # warm the page cache
+done
+stats=$(mktemp)
 for ((r = 0; r < rounds; r++)); do
   for name in ours theirs; do
-    start=$(date +%s%N)
-    "${!name}" -q "$@" >/dev/null 2>&1
-    end=$(date +%s%N)
-    times[$name]+="$(( (end - start) / 1000000 )) "
+    a="${name}_args[@]"
+    /usr/bin/time -o "$stats" -f "%e %U %S %M" "${!name}" -q "$@" "${!a}" >/dev/null 2>&1
+    runs[$name]+="$(cat "$stats");"
   done
 done
+rm -f "$stats"
 for name in ours theirs; do
-  echo "${times[$name]}" | tr ' ' '\n' | grep . | sort -n | awk -v n="$name" -v args="$*" '
-    { t[NR] = $1 } END { printf "%-7s %-20s median %.3f s  min %.3f  max %.3f  (%d runs)\n",
-      n, args, t[int((NR + 1) / 2)] / 1000, t[1] / 1000, t[NR] / 1000, NR }'
+  echo "${runs[$name]}" | tr ';' '\n' | grep . | awk -v n="$name" -v s="$shape $suite $* ${ONE:+one case}${NEXTEST:+ (nextest)}" '
+    { wall[NR] = $1; cpu[NR] = $2 + $3; rss[NR] = $4 / 1024 }
+    function median(a, k, i, j, t) { # sorts a copy of a[1..NR]
+      for (i = 1; i <= NR; i++) k[i] = a[i]
+      for (i = 2; i <= NR; i++) for (j = i; j > 1 && k[j - 1] > k[j]; j--) { t = k[j]; k[j] = k[j - 1]; k[j - 1] = t }
+      lo = k[1]; hi = k[NR]; return k[int((NR + 1) / 2)]
+    }
+    END {
+      w = median(wall); wmin = lo; wmax = hi; c = median(cpu); r = median(rss); rmax = hi
+      printf "%-7s %-32s wall median %.3f s (min %.3f, max %.3f)  cpu %.3f s  peak RSS %.0f MB (max %.0f)  [%d runs]\n",
+        n, s, w, wmin, wmax, c, r, rmax, NR
+    }'
 done

@@ -1,7 +1,8 @@
-//! Whole test-binary runs over the generated 5,000-fixture suite, in one `cargo bench` run:
+//! Whole test-binary runs over the generated 5,000-fixture suites, in one `cargo bench` run:
 //! `tests/ours.rs` (`proposal_eval::Harness`) against `tests/theirs.rs` (datatest-stable +
-//! assert-json-diff), side by side in each criterion group. What `measure.sh` times, with
-//! criterion's statistics.
+//! assert-json-diff) on the model-shape suite, and `tests/ours_no_model.rs` against
+//! `tests/theirs_no_model.rs` on the no-model suite, side by side in each criterion group. What
+//! `measure.sh` times, with criterion's statistics.
 //!
 //! `cd bench/suite-scale && cargo bench` (all groups, ~75 s on 2 cores once built), or
 //! `cargo bench -- one_case` for a group by name.
@@ -15,6 +16,7 @@
 //!
 //! Groups, each with `proposal-eval` and `datatest-stable+assert-json-diff`:
 //! - `suite5k`: `<binary> -q`, the default thread count (the machine's cores).
+//! - `no_model5k`: the same over the no-model suite.
 //! - `suite5k_test_threads_1`: `<binary> -q --test-threads 1`.
 //! - `one_case_exact`: `<binary> -q --exact NAME`, one case (`cargo test -- --exact NAME`).
 //! - `one_case_exact_nextest`: `<binary> --exact NAME --nocapture` with the variables nextest
@@ -27,8 +29,8 @@
 //! Criterion runs one function's samples, then the other's (measure.sh alternates round by
 //! round): on a loaded machine, compare the two within a run, not across runs.
 //!
-//! If `generated/suite5k` is missing or incomplete, the crate's `generate` binary writes it
-//! first (50 MB, ~10 s).
+//! If `generated/suite5k` or `generated/no-model5k` is missing or incomplete, the crate's
+//! `generate` binary writes it first (50 and 40 MB, ~10 s each).
 
 use criterion::{criterion_group, Criterion, SamplingMode};
 use serde_json::Value;
@@ -39,8 +41,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// The crate root: where cargo test runs the test binaries, and their `CARGO_MANIFEST_DIR`.
 const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
-/// The suite both test targets read (crate-relative; `tests/theirs.rs` has it hard-coded).
+/// The suites the test targets read (crate-relative), passed as `BENCH_SUITE`.
 const SUITE: &str = "generated/suite5k";
+const NO_MODEL_SUITE: &str = "generated/no-model5k";
 const CASES: usize = 5000;
 /// The case of the one-case groups: in the middle of the suite.
 const ONE_CASE: usize = 2500;
@@ -49,8 +52,9 @@ const OURS: &str = "proposal-eval";
 const THEIRS: &str = "datatest-stable+assert-json-diff";
 
 /// The groups, in the order they run.
-const GROUPS: [&str; 4] = [
+const GROUPS: [&str; 5] = [
     "suite5k",
+    "no_model5k",
     "suite5k_test_threads_1",
     "one_case_exact",
     "one_case_exact_nextest",
@@ -59,6 +63,8 @@ const GROUPS: [&str; 4] = [
 struct Binaries {
     ours: PathBuf,
     theirs: PathBuf,
+    ours_no_model: PathBuf,
+    theirs_no_model: PathBuf,
 }
 
 /// Builds (if needed) and finds the test binaries, and generates the suite if it is missing.
@@ -77,9 +83,13 @@ fn binaries() -> &'static Binaries {
         let binaries = Binaries {
             ours: find("test:ours"),
             theirs: find("test:theirs"),
+            ours_no_model: find("test:ours_no_model"),
+            theirs_no_model: find("test:theirs_no_model"),
         };
-        if !suite_complete() {
-            generate(&find("bin:generate"));
+        for (suite, shape) in [(SUITE, "model"), (NO_MODEL_SUITE, "no-model")] {
+            if !suite_complete(suite) {
+                generate(&find("bin:generate"), suite, shape);
+            }
         }
         // The names the one-case groups use must each select exactly one test.
         check_one(&binaries.ours, &ours_case_name());
@@ -88,14 +98,14 @@ fn binaries() -> &'static Binaries {
     })
 }
 
-/// `cargo test --release --no-run --message-format=json --test ours --test theirs`: builds the
-/// two test binaries as `cargo test --release` does (and the crate's binaries, which cargo
+/// `cargo test --release --no-run --message-format=json --test ours --test theirs ...`: builds
+/// the four test binaries as `cargo test --release` does (and the crate's binaries, which cargo
 /// builds for integration tests) and returns `(kind:name, executable)` of each artifact.
 /// `CARGO_TARGET_DIR` and the rest of the environment pass through, so this is the target dir
 /// the bench itself was built in.
 fn build() -> Vec<(String, PathBuf)> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("end_to_end: cargo test --release --no-run --test ours --test theirs");
+    eprintln!("end_to_end: cargo test --release --no-run (the four test targets)");
     let output = Command::new(cargo)
         .current_dir(CRATE_DIR)
         .args([
@@ -107,6 +117,10 @@ fn build() -> Vec<(String, PathBuf)> {
             "ours",
             "--test",
             "theirs",
+            "--test",
+            "ours_no_model",
+            "--test",
+            "theirs_no_model",
         ])
         .stderr(Stdio::inherit())
         .output()
@@ -138,32 +152,35 @@ fn build() -> Vec<(String, PathBuf)> {
 
 /// The suite is there in full: config, prompt, and the last case's fixture and recording (the
 /// generator writes cases in order).
-fn suite_complete() -> bool {
+fn suite_complete(suite: &str) -> bool {
     let root = Path::new(CRATE_DIR);
     let last = format!("cases/g{:02}/case_{:05}.json", (CASES - 1) / 100, CASES - 1);
-    [
-        root.join(SUITE).join("proposal-eval.toml"),
-        root.join("generated/prompts/proposals.md"),
-        root.join(SUITE).join(&last),
-        root.join(SUITE).join("recordings").join(&last),
-    ]
-    .iter()
-    .all(|p| p.is_file())
+    let mut files = vec![
+        root.join(suite).join("proposal-eval.toml"),
+        root.join(suite).join(&last),
+    ];
+    if suite == SUITE {
+        files.push(root.join("generated/prompts/proposals.md"));
+        files.push(root.join(suite).join("recordings").join(&last));
+    }
+    files.iter().all(|p| p.is_file())
 }
 
-fn generate(generate: &Path) {
-    eprintln!("end_to_end: {SUITE} is missing or incomplete; generating {CASES} cases");
+fn generate(generate: &Path, suite: &str, shape: &str) {
+    eprintln!("end_to_end: {suite} is missing or incomplete; generating {CASES} cases");
     let status = Command::new(generate)
         .current_dir(CRATE_DIR)
-        .arg(SUITE)
-        .arg(CASES.to_string())
+        .args([suite, &CASES.to_string(), shape])
         .status()
         .expect("generate runs");
     assert!(
         status.success(),
-        "generate {SUITE} {CASES} failed ({status})"
+        "generate {suite} {CASES} {shape} failed ({status})"
     );
-    assert!(suite_complete(), "generate did not write the whole suite");
+    assert!(
+        suite_complete(suite),
+        "generate did not write the whole suite"
+    );
 }
 
 /// `proposal-eval` names a case `<suite folder>::<path under it, :: for />`.
@@ -209,6 +226,7 @@ fn command(binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
         .current_dir(CRATE_DIR)
         .env("CARGO_MANIFEST_DIR", CRATE_DIR)
         .env("CARGO_PKG_NAME", env!("CARGO_PKG_NAME"))
+        .env("BENCH_SUITE", SUITE)
         .args(args)
         .envs(env.iter().copied());
     command
@@ -246,7 +264,7 @@ fn run_once(binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Duration {
     elapsed
 }
 
-/// One group: the same command line for both binaries.
+/// One group: the same command line for both binaries of a shape.
 fn group(
     c: &mut Criterion,
     name: &str,
@@ -254,6 +272,12 @@ fn group(
     args: impl Fn(&str) -> Vec<String>,
     env: &[(&str, &str)],
 ) {
+    let no_model = name.starts_with("no_model");
+    let mut env = env.to_vec();
+    if no_model {
+        env.push(("BENCH_SUITE", NO_MODEL_SUITE));
+    }
+    let env = env.as_slice();
     let mut group = c.benchmark_group(name);
     group
         .sample_size(10)
@@ -268,10 +292,11 @@ fn group(
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         group.bench_function(function, |b| {
             let binaries = binaries();
-            let binary = if pick {
-                &binaries.ours
-            } else {
-                &binaries.theirs
+            let binary = match (pick, no_model) {
+                (true, false) => &binaries.ours,
+                (false, false) => &binaries.theirs,
+                (true, true) => &binaries.ours_no_model,
+                (false, true) => &binaries.theirs_no_model,
             };
             b.iter_custom(|iters| (0..iters).map(|_| run_once(binary, &args, env)).sum());
         });
@@ -282,9 +307,10 @@ fn group(
 fn whole_suite(c: &mut Criterion) {
     let whole = Duration::from_secs(8);
     group(c, GROUPS[0], whole, |_| vec!["-q".into()], &[]);
+    group(c, GROUPS[1], whole, |_| vec!["-q".into()], &[]);
     group(
         c,
-        GROUPS[1],
+        GROUPS[2],
         whole,
         |_| vec!["-q".into(), "--test-threads".into(), "1".into()],
         &[],
@@ -295,7 +321,7 @@ fn one_case(c: &mut Criterion) {
     let short = Duration::from_secs(3);
     group(
         c,
-        GROUPS[2],
+        GROUPS[3],
         short,
         |case| vec!["-q".into(), "--exact".into(), case.into()],
         &[],
@@ -305,7 +331,7 @@ fn one_case(c: &mut Criterion) {
     let run_id = format!("00000000-0000-4000-8000-{:012}", std::process::id());
     group(
         c,
-        GROUPS[3],
+        GROUPS[4],
         short,
         |case| vec!["--exact".into(), case.into(), "--nocapture".into()],
         &[

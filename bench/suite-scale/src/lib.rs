@@ -1,5 +1,12 @@
-//! What the generated suites are made of, shared by the generator, the two test targets and the
-//! staleness-check timer.
+//! What the generated suites are made of, shared by the generator, the test targets and the
+//! staleness-check timer; and [`generate`], which writes a suite.
+//!
+//! Two shapes:
+//! - [`Shape::Model`]: the code under test asks a model (replayed from a recording per case) and
+//!   returns the proposals of its reply; the fixture's `expected` holds the same proposals.
+//! - [`Shape::NoModel`]: no model and no recording; each fixture holds the actual proposals in its
+//!   `input` (three of ~30 fields) and the case returns them; ordered matching against
+//!   `expected`.
 //!
 //! Every case's proposals are built from the realistic proposal in
 //! `engine/benches/data/proposal_pair.json` (59 leaves, 3 levels, 5 items), varied by the
@@ -83,3 +90,167 @@ pub fn proposals(n: usize) -> Value {
 pub fn response(n: usize) -> Value {
     json!({ "id": format!("resp-{n}"), "proposals": proposals(n), "usage": { "input_tokens": 812, "output_tokens": 1290 } })
 }
+
+/// The config of a no-model suite: the strict evaluator, ordered matching, no recording sources.
+pub const NO_MODEL_CONFIG: &str = r#"evaluators = ["strict"]
+
+[strict]
+matching = "ordered"
+"#;
+
+/// Case `n`'s proposals in the no-model shape: always three, each the template with one item
+/// (about 30 leaves), varied by the case number.
+pub fn no_model_proposals(n: usize) -> Value {
+    // proposals(m) has 1 + m % 3 entries: three for m = 3n + 2.
+    let mut proposals = proposals(3 * n + 2);
+    for p in proposals.as_array_mut().expect("array").iter_mut() {
+        p["items"].as_array_mut().expect("items").truncate(1);
+        let object = p.as_object_mut().expect("object");
+        object.remove("terms");
+        object.remove("totals");
+        p["customer"]["name"] = json!(format!("Customer {n} Ltd."));
+    }
+    proposals
+}
+
+/// The input of no-model case `n`: a message and the proposals the code under test returns.
+pub fn no_model_input(n: usize) -> Value {
+    json!({
+        "message": format!("Please update proposal PR-2025-{n:05}"),
+        "proposals": no_model_proposals(n),
+    })
+}
+
+/// Which suite to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Recordings replayed; see the crate docs.
+    Model,
+    /// Actual proposals in the fixture's input; see the crate docs.
+    NoModel,
+}
+
+/// The fixture file of case `n`, crate-relative under the suite folder.
+pub fn case_path(n: usize) -> String {
+    format!("cases/g{:02}/case_{n:05}", n / 100)
+}
+
+/// Writes a generated suite of `count` cases into `suite` (a folder, relative to the crate root,
+/// which must be the working directory), replacing what is there. Returns the bytes written.
+///
+/// Layout:
+/// - `<suite>/proposal-eval.toml`
+/// - `<suite>/cases/gNN/case_NNNNN.json`: the fixtures (100 per folder)
+/// - model shape: `<suite>/recordings/cases/gNN/case_NNNNN.json`, one fresh recording per case,
+///   and `generated/prompts/proposals.md`, the suite-wide source every recording depends on.
+///
+/// Recordings are written through the runtime's own format (`Recording::to_pretty`) with the
+/// runtime's hashes, so they are exactly what `RECORD=1` would leave (minus the fsync per file,
+/// which only makes generation slow). The suite is written beside its place and renamed into
+/// it, so a reader never sees half a suite.
+pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64> {
+    use proposal_eval::__internal::draft::{canonical_json, sha256_hex};
+    use proposal_eval::__internal::recording::{
+        canonical_pretty, hash_content, Interaction, Recording, Sample, Source, FORMAT,
+    };
+    use std::path::Path;
+
+    let suite = suite.trim_end_matches('/');
+    let building = format!("{suite}.building-{}", std::process::id());
+    let _ = std::fs::remove_dir_all(&building);
+    std::fs::create_dir_all(&building)?;
+    let root = Path::new(&building);
+    let prompt = if shape == Shape::Model {
+        std::fs::create_dir_all("generated/prompts")?;
+        std::fs::write("generated/prompts/proposals.md", PROMPT)?;
+        let (sha256, bytes) = hash_content(PROMPT.as_bytes());
+        std::fs::write(root.join("proposal-eval.toml"), CONFIG)?;
+        Some(Source {
+            path: "generated/prompts/proposals.md".into(),
+            sha256,
+            bytes,
+        })
+    } else {
+        std::fs::write(root.join("proposal-eval.toml"), NO_MODEL_CONFIG)?;
+        None
+    };
+    let recorded_at = "2025-01-15T10:30:00Z".parse().expect("a date");
+    let mut total = 0u64;
+    for n in 0..count {
+        let case = case_path(n);
+        let (input, expected) = match shape {
+            Shape::Model => (input(n), proposals(n)),
+            Shape::NoModel => (no_model_input(n), no_model_proposals(n)),
+        };
+        let fixture = json!({
+            "description": format!("Generated case {n}: update a proposal"),
+            "input": input,
+            "expected": expected,
+        });
+        let text = canonical_pretty(&fixture);
+        let file = root.join(format!("{case}.json"));
+        if n % 100 == 0 {
+            std::fs::create_dir_all(file.parent().expect("a folder"))?;
+        }
+        std::fs::write(&file, &text)?;
+        total += text.len() as u64;
+        let Some(prompt) = &prompt else {
+            continue;
+        };
+        // Format 2: the recording depends on the input (its canonical JSON's hash) and the
+        // prompt, not on the fixture file.
+        let recording = Recording {
+            format: FORMAT,
+            case: case.clone(),
+            recorded_at,
+            sources: vec![prompt.clone()],
+            input_sha256: Some(sha256_hex(canonical_json(&input).as_bytes())),
+            input: Some(input.clone()),
+            samples: vec![Sample {
+                interactions: vec![Interaction {
+                    request: request(&input),
+                    response: response(n),
+                    recorded_at,
+                }],
+            }],
+        };
+        let rec_text = recording.to_pretty();
+        let rec_file = root.join("recordings").join(format!("{case}.json"));
+        if n % 100 == 0 {
+            std::fs::create_dir_all(rec_file.parent().expect("a folder"))?;
+        }
+        std::fs::write(&rec_file, &rec_text)?;
+        total += rec_text.len() as u64;
+    }
+    let _ = std::fs::remove_dir_all(suite);
+    match std::fs::rename(&building, suite) {
+        Ok(()) => Ok(total),
+        // Another process wrote the same suite first (test binaries started side by side).
+        Err(_) if Path::new(suite).join("proposal-eval.toml").is_file() => {
+            let _ = std::fs::remove_dir_all(&building);
+            Ok(total)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The suite a test target runs: `BENCH_SUITE` (crate-relative) when set; otherwise a small
+/// suite of `shape`, generated when missing, so `cargo test` (and CI) runs the benchmark's code
+/// end to end in seconds.
+pub fn suite_for_tests(shape: Shape) -> String {
+    if let Ok(suite) = std::env::var("BENCH_SUITE") {
+        return suite;
+    }
+    let suite = match shape {
+        Shape::Model => "generated/ci-model",
+        Shape::NoModel => "generated/ci-no-model",
+    };
+    let last = std::path::Path::new(suite).join(format!("{}.json", case_path(CI_CASES - 1)));
+    if !last.is_file() {
+        generate(suite, CI_CASES, shape).expect("the small suite can be written");
+    }
+    suite.to_string()
+}
+
+/// Cases in the small suites `cargo test` runs.
+pub const CI_CASES: usize = 120;

@@ -1,11 +1,13 @@
-//! proposal-eval's harness over the generated suite: discovery, fixture parsing, the staleness
-//! check of every recording (fixture + prompt hashed), replay with request equality, the strict
-//! evaluator with ignore paths, and the per-case report.
+//! proposal-eval's harness over the generated model-shape suite: discovery, fixture parsing, the
+//! staleness check of every recording (input + prompt hashed), replay with request equality, the
+//! strict evaluator with ignore paths, and the per-case report.
 //!
-//! `BENCH_SUITE` picks the suite folder (crate-relative; default `generated/suite5k`).
+//! `BENCH_SUITE` picks the suite folder (crate-relative); without it a small suite is generated
+//! (see `suite_scale_bench::suite_for_tests`).
 
 use proposal_eval::{Case, Harness, Llm, ModelError};
 use serde_json::Value;
+use suite_scale_bench::Shape;
 
 /// The live model: answers from the same generator the recordings came from. Replay never
 /// builds it.
@@ -27,6 +29,6 @@ fn propose(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
 }
 
 fn main() -> std::process::ExitCode {
-    let suite = std::env::var("BENCH_SUITE").unwrap_or_else(|_| "generated/suite5k".into());
+    let suite = suite_scale_bench::suite_for_tests(Shape::Model);
     Harness::new(suite).model(live_model).run(propose)
 }

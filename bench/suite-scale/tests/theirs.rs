@@ -1,9 +1,9 @@
-//! datatest-stable over the same fixture files: read the fixture and its recording, parse both
-//! with serde_json, and compare `expected` with the recorded proposals (the same actual the code
-//! under test returns in `ours`) with assert-json-diff in strict mode.
+//! datatest-stable over the same model-shape fixture files: read the fixture and its recording,
+//! parse both with serde_json, and compare `expected` with the recorded proposals (the same
+//! actual the code under test returns in `ours`) with assert-json-diff in strict mode.
 //!
 //! This is what a user without proposal-eval would write; it does not check recording sources,
-//! does not compare requests, and applies no ignore paths.
+//! does not compare requests, and applies no ignore paths. `BENCH_SUITE` as in `ours`.
 
 use assert_json_diff::{assert_json_matches_no_panic, CompareMode, Config};
 use datatest_stable::Utf8Path;
@@ -26,5 +26,9 @@ fn strict_case(path: &Utf8Path, contents: String) -> datatest_stable::Result<()>
 }
 
 datatest_stable::harness! {
-    { test = strict_case, root = "generated/suite5k", pattern = r"^cases/.*\.json$" },
+    {
+        test = strict_case,
+        root = suite_scale_bench::suite_for_tests(suite_scale_bench::Shape::Model),
+        pattern = r"^cases/.*\.json$",
+    },
 }

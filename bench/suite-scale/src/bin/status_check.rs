@@ -9,8 +9,8 @@
 //! built from the runtime's public API with `Recording::read_head` (sources only, interactions
 //! skipped) on one or two threads: what `status` would cost if it read recordings that way.
 
-use proposal_eval::__internal::fixture::{discover, FixtureFile, FixturePath};
 use proposal_eval::__internal::draft::{canonical_json, sha256_hex};
+use proposal_eval::__internal::fixture::{discover, FixtureFile, FixturePath};
 use proposal_eval::__internal::recording::{self, compare_sources, Recording};
 use proposal_eval::__internal::status::{State, SuiteStatus};
 use std::path::Path;
