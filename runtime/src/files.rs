@@ -173,6 +173,16 @@ pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Replaces `file` through a temp file and a rename; `durable` also syncs the data to disk
 /// before the rename (recordings are; derived files such as reports need not be).
 pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+    replace_file_with(file, durable, |f| f.write_all(bytes))
+}
+
+/// Replaces `file` as [`replace_file`] does, with what `write` writes (through a buffer) to the
+/// temp file: for contents built piece by piece, never held whole in memory.
+pub(crate) fn replace_file_with(
+    file: &Path,
+    durable: bool,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let name = file
@@ -185,8 +195,9 @@ pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io:
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::with_capacity(64 * 1024, std::fs::File::create(&tmp)?);
+        write(&mut f)?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         if durable {
             f.sync_all()?;
         }

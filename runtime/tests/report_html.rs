@@ -46,7 +46,9 @@ fn entry(dir: &Path, case: &str, score: f64, rendered: &str) -> Entry {
             rendered: rendered.into(),
         }],
         failure: None,
+        run: Some("run-1".into()),
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+        older: false,
     }
 }
 

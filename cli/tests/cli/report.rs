@@ -3,11 +3,13 @@ use proposal_eval::__internal::report::RecordingUse;
 use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry};
 use serde_json::Value;
 
-/// An entry as a test run leaves it; its fixture is created so the entry counts.
+/// An entry as a test run leaves it; its fixture and its test target's file are created so the
+/// entry counts.
 fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
     let fixture = env.path(&format!("suite/{case}.json"));
     std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
     std::fs::write(&fixture, "{}").unwrap();
+    env.write(&format!("tests/{binary}.rs"), "");
     let score = if passed { 1.0 } else { 0.5 };
     Entry {
         package: "demo".into(),
@@ -52,7 +54,9 @@ fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
             },
         }],
         failure: (!passed).then(|| "suite/b: field_accuracy FAILED".to_string()),
+        run: Some("run-1".into()),
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+        older: false,
     }
 }
 
@@ -95,6 +99,9 @@ fn rebuilds_the_report_from_entries_and_prints_a_table() {
     let mut gone = entry(&env, "evals", "gone", true);
     gone.fixture = env.path("suite/deleted.json");
     write_entry(&env, "target", &gone);
+    // So is one of a test target that is gone from the crate.
+    write_entry(&env, "target", &entry(&env, "removed", "a", true));
+    std::fs::remove_file(env.path("tests/removed.rs")).unwrap();
     env.write("target/proposal-eval/entries/old.json", "{\"name\": \"x\"}");
 
     let out = report_in(env.dir.path(), &["report"]);

@@ -190,15 +190,15 @@ impl Harness {
             .into_iter()
             .map(|f| (suite.test_name(&f), f))
             .collect();
-        // Every case of the suite, when discovery found them all (not for a direct `--exact`).
-        let known = discovered.then(|| crate::report::KnownCases {
-            dir: suite.dir.clone(),
-            cases: names
-                .iter()
-                .map(|(_, f)| f.case_path().to_string())
-                .collect(),
-        });
-        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list;
+        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
+        // The cases, for the orphan check at the end of a whole run over a recorded suite.
+        let cases: Option<Vec<String>> = (full_run && discovered && suite.recordings.is_dir())
+            .then(|| {
+                names
+                    .iter()
+                    .map(|(_, f)| f.case_path().to_string())
+                    .collect()
+            });
         // nextest runs one process per test with `--exact NAME`: parse only that fixture.
         let wanted = |name: &str| match (&args.filter, args.exact) {
             (Some(filter), true) => filter == name,
@@ -249,16 +249,17 @@ impl Harness {
         // The orphan check and the report rebuild read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {
-            let orphans = (full_run && known.is_some()).then(|| {
+            let orphans = cases.as_ref().map(|cases| {
                 scope.spawn(|| {
-                    let cases: Vec<&str> = match &known {
-                        Some(known) => known.cases.iter().map(String::as_str).collect(),
-                        None => Vec::new(),
-                    };
+                    let cases: Vec<&str> = cases.iter().map(String::as_str).collect();
                     crate::recording::orphans(&suite.recordings, &cases)
                 })
             });
-            crate::report::finish(known.as_ref());
+            crate::report::finish(if full_run {
+                crate::report::Scope::Whole
+            } else {
+                crate::report::Scope::Part
+            });
             orphans.map(|o| o.join().unwrap_or_default())
         });
         if let Some(orphans) = orphans {

@@ -4,24 +4,22 @@
 //! `entries/<package>/<test binary>/<pid>-<start>.jsonl`: one `write` per case, no temp files,
 //! no fsync (a report is derived data; a line cut off by a kill is skipped). Separate files per
 //! process mean parallel test threads and nextest's one process per test never interleave or lose
-//! an entry.
+//! an entry. A process keeps only counts in memory, not its entries.
 //!
-//! [`rebuild`] aggregates the entries into `report.json` and `report.html`, keeping the latest
-//! entry of each case, and compacts the files of finished processes into one `merged.jsonl` per
-//! package and binary folder.
-//! It runs under a lock file:
+//! [`rebuild`] (in `build`) reads the entries case by case into `report.json` and `report.html`,
+//! keeping the latest entry of each case that still stands, and compacts the files of finished
+//! processes into one `merged.jsonl` per package and binary folder. It runs under a lock file:
 //!
 //! - at the end of a [`Harness`](crate::Harness) run, and when a `#[proposal_eval]` test binary
-//!   exits (an `atexit` hook registered by its first case);
+//!   exits (an `atexit` hook registered by its first case), when the process ran its whole
+//!   target, or only part of it while the report is small ([`finish`]);
 //! - always by `cargo proposal-eval report`.
 //!
 //! A finishing process marks the report dirty (after its last entry) and rebuilds only if the
 //! mark is set and it wins the lock; it clears the mark before reading and re-checks it after
-//! unlocking, so the last entry of a run is never left out. Under nextest, where every test is a
-//! process, a rebuild is skipped when the report is less than two seconds old (the mark stays
-//! set): rebuilds are then bounded by the run's length, not its number of tests, and
-//! `cargo proposal-eval report` after the run brings the report up to date.
+//! unlocking, so the last entry of a run is never left out.
 
+mod build;
 pub mod junit;
 pub mod review;
 pub mod status;
@@ -103,8 +101,16 @@ pub struct Entry {
     /// The failure message, uncoloured.
     #[serde(default)]
     pub failure: Option<String>,
+    /// The run the case ran in: one `cargo test` (its test binaries share the cargo process) or
+    /// one `cargo nextest run`. `None` in entries written before runs were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// When the case finished.
     pub finished_at: DateTime<Utc>,
+    /// In a report: the result is from a run older than the report's latest run (its target or
+    /// case did not run in the latest one). Never written in entry files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub older: bool,
 }
 
 impl Entry {
@@ -153,9 +159,45 @@ impl Entry {
             recording: result.recording,
             evaluators,
             failure: result.failure.as_deref().map(strip_ansi),
+            run: run_id().map(str::to_string),
             finished_at: Utc::now(),
+            older: false,
         }
     }
+}
+
+/// What identifies the run this process belongs to, read once: nextest's `NEXTEST_RUN_ID`, or
+/// the parent process (the `cargo test` that runs every test binary of one invocation, one after
+/// another) with its start time where the system tells it, so a reused process id is another
+/// run. `None` where neither is known.
+fn run_id() -> Option<&'static str> {
+    static RUN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        if let Some(id) = std::env::var("NEXTEST_RUN_ID")
+            .ok()
+            .filter(|id| !id.is_empty())
+        {
+            return Some(format!("nextest-{id}"));
+        }
+        #[cfg(unix)]
+        {
+            let parent = std::os::unix::process::parent_id();
+            // Field 22 of /proc/<pid>/stat, after the parenthesized command name: the start time.
+            let started = std::fs::read_to_string(format!("/proc/{parent}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, after) = stat.rsplit_once(')')?;
+                    after.split_whitespace().nth(19).map(str::to_string)
+                });
+            Some(match started {
+                Some(started) => format!("parent-{parent}-{started}"),
+                None => format!("parent-{parent}"),
+            })
+        }
+        #[cfg(not(unix))]
+        None
+    })
+    .as_deref()
 }
 
 /// Removes ANSI colour sequences (`ESC [ … letter`).
@@ -180,13 +222,13 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
-/// This process's entries: its entry file, opened by the first entry, and the entries written
-/// to it, which the end-of-run rebuild takes from memory instead of reading them back.
+/// This process's entry file, opened by the first entry. Only counts stay in memory: the
+/// end-of-run rebuild reads the file back, one case at a time.
 struct Sink {
     file: Option<std::fs::File>,
     path: PathBuf,
-    /// Every entry with its line, in the order written.
-    entries: Vec<(Entry, String)>,
+    /// Lines written.
+    count: usize,
     /// Whether every line reached the file (then the file can become the merged file as is).
     whole: bool,
 }
@@ -224,7 +266,7 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
             whole: file.is_some(),
             file,
             path,
-            entries: Vec::new(),
+            count: 0,
         }
     });
     let written = match sink.file.as_mut() {
@@ -232,8 +274,7 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
         None => false,
     };
     sink.whole &= written;
-    line.pop();
-    sink.entries.push((entry, line));
+    sink.count += 1;
 }
 
 const DIRTY: &str = ".dirty";
@@ -243,31 +284,123 @@ const MERGED: &str = "merged.jsonl";
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
 /// Under nextest, a report younger than this is not rebuilt by a finishing test process.
 const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+/// A run of part of a target rebuilds the report only while `report.json` is at most this
+/// large (about 2,000 passing cases): a rebuild costs what the whole report costs, and a run of
+/// one case in a large suite would spend far longer on it than on its case.
+const SMALL_REPORT: u64 = 1024 * 1024;
 
-/// The cases a harness found in its suite when it started: an entry of one of them needs no
-/// look at the file system to know its fixture exists. Any other entry is checked on disk (a
-/// fixture may have been added while the run went on).
-pub(crate) struct KnownCases {
-    /// The suite folder, absolute, as entries' fixture paths start.
-    pub dir: PathBuf,
-    /// Case paths, as entries hold them.
-    pub cases: std::collections::HashSet<String>,
+/// What a finishing test process ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Every test of its target (no filter): its results replace the target's.
+    Whole,
+    /// Some tests (a filter, `--exact`, `--skip`, `--ignored`, one nextest process).
+    Part,
 }
 
-impl KnownCases {
-    /// Whether `entry` is of a case that no longer exists.
-    fn gone(known: Option<&KnownCases>, entry: &Entry) -> bool {
-        let known = known.is_some_and(|known| {
-            known.cases.contains(&entry.case) && entry.fixture.starts_with(&known.dir)
-        });
-        !known && !entry.fixture.exists()
+impl Scope {
+    /// The scope of a libtest command line (`args` without the program name): a positional
+    /// filter, `--skip` or `--ignored` selects a part; `--include-ignored` runs more, not less.
+    pub(crate) fn of_args<I: IntoIterator<Item = String>>(args: I) -> Scope {
+        // libtest's options that take a value as the next argument.
+        const VALUED: [&str; 6] = [
+            "--test-threads",
+            "--format",
+            "--color",
+            "--logfile",
+            "--shuffle-seed",
+            "-Z",
+        ];
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            if arg == "--skip" || arg == "--ignored" || arg.starts_with("--skip=") {
+                return Scope::Part;
+            }
+            if VALUED.contains(&arg.as_str()) {
+                args.next();
+            } else if !arg.starts_with('-') {
+                return Scope::Part;
+            }
+        }
+        Scope::Whole
     }
 }
 
-/// Rebuilds the report if an entry was written since the last rebuild and no other process is
-/// rebuilding it. Called at the end of a harness run (with the cases it found) and at exit of a
-/// macro test binary.
-pub(crate) fn finish(known: Option<&KnownCases>) {
+/// Whether each test target seen in the entries still exists, asked once per target.
+#[derive(Default)]
+struct Targets(std::collections::HashMap<(PathBuf, String), bool>);
+
+impl Targets {
+    /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
+    /// read off the entry is taken to exist.
+    fn gone(&mut self, entry: &Entry) -> bool {
+        let Some(root) = crate_root_of(entry) else {
+            return false;
+        };
+        let key = (root, entry.binary.clone());
+        if let Some(gone) = self.0.get(&key) {
+            return *gone;
+        }
+        let gone = !target_exists(&key.0, &entry.package, &entry.binary);
+        self.0.insert(key, gone);
+        gone
+    }
+}
+
+/// The crate root an entry's fixture path was made from (`<root>/<suite_dir>/<case>.json`).
+fn crate_root_of(entry: &Entry) -> Option<PathBuf> {
+    let suite_dir = entry.suite_dir.trim_start_matches("./");
+    let tail = match suite_dir {
+        "" | "." => PathBuf::from(format!("{}.json", entry.case)),
+        dir => Path::new(dir).join(format!("{}.json", entry.case)),
+    };
+    let plain = tail
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || !entry.fixture.ends_with(&tail) {
+        return None;
+    }
+    let mut root = entry.fixture.clone();
+    for _ in tail.components() {
+        root.pop();
+    }
+    Some(root)
+}
+
+/// Whether the crate at `root` still has a test target named `binary`: the lib or main binary
+/// of `package`, `tests/<binary>.rs`, `tests/<binary>/main.rs`, another conventional target
+/// file, or a target its manifest names.
+fn target_exists(root: &Path, package: &str, binary: &str) -> bool {
+    let Ok(manifest) = std::fs::read_to_string(root.join("Cargo.toml")) else {
+        return false;
+    };
+    if binary == "unknown" || binary == package.replace('-', "_") || binary == package {
+        return true;
+    }
+    let files = [
+        format!("tests/{binary}.rs"),
+        format!("tests/{binary}/main.rs"),
+        format!("src/bin/{binary}.rs"),
+        format!("src/bin/{binary}/main.rs"),
+        format!("examples/{binary}.rs"),
+        format!("benches/{binary}.rs"),
+    ];
+    files.iter().any(|f| root.join(f).is_file())
+        || manifest.lines().any(|line| {
+            let line: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            line == format!("name=\"{binary}\"") || line == format!("name='{binary}'")
+        })
+}
+
+/// Rebuilds the report at the end of a test process if an entry was written since the last
+/// rebuild and no other process is rebuilding it.
+///
+/// A process that ran its whole target rebuilds. One that ran a part (a filtered `cargo test`,
+/// each nextest process) leaves the report marked out of date unless `report.json` is small
+/// ([`SMALL_REPORT`]): its end then costs what it changed, not what the suite holds, and the
+/// next whole run or `cargo proposal-eval report` brings the report up to date. Under nextest a
+/// small report is also rebuilt at most every two seconds.
+pub(crate) fn finish(scope: Scope) {
     let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
     let wrote = sink.is_some();
     let dir = report_dir();
@@ -275,10 +408,13 @@ pub(crate) fn finish(known: Option<&KnownCases>) {
     if wrote {
         let _ = std::fs::write(&dirty, b"");
     }
+    let report = std::fs::metadata(dir.join("report.json")).ok();
+    if scope == Scope::Part && report.as_ref().is_some_and(|m| m.len() > SMALL_REPORT) {
+        return;
+    }
     if std::env::var_os("NEXTEST_RUN_ID").is_some() {
-        let young = std::fs::metadata(dir.join("report.json"))
-            .and_then(|m| m.modified())
-            .ok()
+        let young = report
+            .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < NEXTEST_REBUILD_INTERVAL);
         if young {
@@ -292,18 +428,15 @@ pub(crate) fn finish(known: Option<&KnownCases>) {
             return;
         }
         let _ = std::fs::remove_file(&dirty);
-        // This process's entries are handed over from memory, once: its file may become the
-        // merged file, and a later round (or a later run in this process, with a file of its
-        // own) reads whatever is left on disk like any other writer's.
-        let own = sink.take().map(|sink| Own {
+        // This process's file is known finished (it may become the merged file), once: a later
+        // round (or a later run in this process, with a file of its own) reads whatever is left
+        // on disk like any other writer's.
+        let own = sink.take().map(|sink| build::Own {
             path: sink.path,
-            entries: sink.entries,
+            count: sink.count,
             whole: sink.whole,
         });
-        // The process ends next: freeing thousands of entries one by one would only delay it.
-        if let Ok(report) = rebuild_locked(&dir, own, known) {
-            std::mem::forget(report);
-        }
+        let _ = build::build(&dir, own, false);
         let _ = std::fs::remove_file(&lock);
     }
 }
@@ -339,7 +472,7 @@ pub(crate) fn finish_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         extern "C" fn at_exit() {
-            let _ = std::panic::catch_unwind(|| finish(None));
+            let _ = std::panic::catch_unwind(|| finish(Scope::of_args(std::env::args().skip(1))));
         }
         crate::sys::at_exit(at_exit);
     });
@@ -366,6 +499,9 @@ pub struct Totals {
     pub stale: usize,
     /// Cases that used no recording.
     pub no_recording: usize,
+    /// Cases whose result is from a run older than the report's latest run.
+    #[serde(default)]
+    pub older: usize,
 }
 
 impl Totals {
@@ -383,6 +519,9 @@ impl Totals {
             RecordingUse::Stale => self.stale += 1,
             RecordingUse::None => self.no_recording += 1,
         }
+        if entry.older {
+            self.older += 1;
+        }
         self.pass_rate = self.passed as f64 / self.cases as f64;
     }
 }
@@ -398,12 +537,12 @@ pub struct Bucket {
     pub count: usize,
 }
 
-fn distribution(scores: impl Iterator<Item = f64>) -> Vec<Bucket> {
-    let mut counts = [0usize; 10];
-    for score in scores {
-        let i = ((score.clamp(0.0, 1.0) * 10.0).floor() as usize).min(9);
-        counts[i] += 1;
-    }
+/// The bucket of a score: tenths, the last one including 1.
+fn bucket(score: f64) -> usize {
+    ((score.clamp(0.0, 1.0) * 10.0).floor() as usize).min(9)
+}
+
+fn buckets(counts: [usize; 10]) -> Vec<Bucket> {
     counts
         .iter()
         .enumerate()
@@ -413,6 +552,15 @@ fn distribution(scores: impl Iterator<Item = f64>) -> Vec<Bucket> {
             count,
         })
         .collect()
+}
+
+#[cfg(test)]
+fn distribution(scores: impl Iterator<Item = f64>) -> Vec<Bucket> {
+    let mut counts = [0usize; 10];
+    for score in scores {
+        counts[bucket(score)] += 1;
+    }
+    buckets(counts)
 }
 
 /// One evaluator across a suite.
@@ -476,20 +624,32 @@ pub struct Report {
     pub format: u32,
     /// When the report was built.
     pub generated_at: DateTime<Utc>,
+    /// The latest run whose results the report holds (the run of its most recent entry); a case
+    /// from any other run is marked `older`.
+    #[serde(default)]
+    pub latest_run: Option<String>,
     /// Counts over every case.
     pub totals: Totals,
     /// Per suite and test binary.
     pub suites: Vec<SuiteReport>,
-    /// Every case's latest entry, sorted by package, binary, suite and case.
-    pub cases: Vec<Entry>,
     /// Entry files that could not be read (left over from another version), skipped.
     #[serde(default)]
     pub unreadable_entries: Vec<String>,
+    /// Every case's latest entry, sorted by package, binary, suite and case. Last in the file:
+    /// [`rebuild`] writes the cases one by one after the rest.
+    pub cases: Vec<Entry>,
 }
 
 impl Report {
-    /// Aggregates entries.
+    /// Aggregates entries, marking those of runs older than the latest one.
     pub fn from_entries(mut cases: Vec<Entry>) -> Report {
+        let latest_run = cases
+            .iter()
+            .max_by_key(|e| e.finished_at)
+            .and_then(|e| e.run.clone());
+        for case in &mut cases {
+            case.older = case.run != latest_run;
+        }
         cases.sort_by(|a, b| {
             (&a.package, &a.binary, &a.suite_dir, &a.case).cmp(&(
                 &b.package,
@@ -498,85 +658,25 @@ impl Report {
                 &b.case,
             ))
         });
-        let mut totals = Totals::default();
-        let mut groups: BTreeMap<(&str, &str, &str), Vec<&Entry>> = BTreeMap::new();
+        let mut aggregate = build::Aggregate::default();
         for entry in &cases {
-            totals.add(entry);
-            groups
-                .entry((&entry.package, &entry.binary, &entry.suite_dir))
-                .or_default()
-                .push(entry);
+            aggregate.add(entry);
         }
-        let suites = groups.into_values().map(suite_report).collect();
+        let (totals, suites) = aggregate.finish();
         Report {
             format: FORMAT,
             generated_at: Utc::now(),
+            latest_run,
             totals,
             suites,
-            cases,
             unreadable_entries: Vec::new(),
+            cases,
         }
     }
 
     /// The HTML page: one file, no network.
     pub fn to_html(&self) -> String {
         html(self)
-    }
-}
-
-fn suite_report(entries: Vec<&Entry>) -> SuiteReport {
-    let first = entries[0];
-    let mut totals = Totals::default();
-    let mut evaluators: BTreeMap<&str, Vec<&EvaluatorEntry>> = BTreeMap::new();
-    let mut fields: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for entry in &entries {
-        totals.add(entry);
-        for e in &entry.evaluators {
-            evaluators.entry(&e.evaluator).or_default().push(e);
-            for field in &e.fields {
-                let counts = fields.entry(&field.path).or_default();
-                counts.1 += 1;
-                if field.hit {
-                    counts.0 += 1;
-                }
-            }
-        }
-    }
-    SuiteReport {
-        suite: first.suite.clone(),
-        suite_dir: first.suite_dir.clone(),
-        package: first.package.clone(),
-        binary: first.binary.clone(),
-        totals,
-        score_distribution: distribution(entries.iter().filter_map(|e| e.score)),
-        evaluators: evaluators
-            .into_iter()
-            .map(|(name, results)| {
-                let passed = results.iter().filter(|r| r.passed).count();
-                EvaluatorSummary {
-                    evaluator: name.to_string(),
-                    cases: results.len(),
-                    passed,
-                    pass_rate: passed as f64 / results.len() as f64,
-                    mean_score: results.iter().map(|r| r.score).sum::<f64>() / results.len() as f64,
-                    score_distribution: distribution(results.iter().map(|r| r.score)),
-                }
-            })
-            .collect(),
-        field_accuracy: fields
-            .into_iter()
-            .map(|(path, (hits, total))| FieldAccuracy {
-                path: path.to_string(),
-                hits,
-                total,
-                accuracy: hits as f64 / total as f64,
-            })
-            .collect(),
-        last_finished_at: entries
-            .iter()
-            .map(|e| e.finished_at)
-            .max()
-            .unwrap_or_else(Utc::now),
     }
 }
 
@@ -600,7 +700,7 @@ pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
             lock.display()
         )));
     }
-    let result = rebuild_locked(dir, None, None);
+    let result = build::build(dir, None, true);
     let _ = std::fs::remove_file(&lock);
     result
 }
@@ -630,15 +730,6 @@ fn writer_alive(file: &Path) -> bool {
     })
 }
 
-/// The entries of the finishing process, handed to the rebuild from memory.
-struct Own {
-    /// Its entry file.
-    path: PathBuf,
-    entries: Vec<(Entry, String)>,
-    /// Whether the file holds exactly these lines.
-    whole: bool,
-}
-
 /// What identifies a case across runs, and when its entry was written: read from a line without
 /// building the rest of the entry, so a line that a newer entry replaces costs a scan only.
 #[derive(Deserialize)]
@@ -651,6 +742,8 @@ struct EntryKey<'a> {
     suite_dir: std::borrow::Cow<'a, str>,
     #[serde(borrow)]
     case: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    run: Option<std::borrow::Cow<'a, str>>,
     finished_at: DateTime<Utc>,
 }
 
@@ -677,15 +770,27 @@ impl<'a> EntryKey<'a> {
         let suite_dir = field(",\"suite_dir\":\"")?;
         let case = field(",\"case\":\"")?;
         // A quote inside a string is escaped, so this text can only be the last field itself.
-        let (_, finished) = line
+        let (before, finished) = line
             .strip_suffix("\"}")?
             .rsplit_once(",\"finished_at\":\"")?;
         let finished_at = DateTime::parse_from_rfc3339(finished).ok()?.to_utc();
+        // `run`, when there is one, comes right before.
+        let run = match before.strip_suffix('"') {
+            Some(rest) => {
+                let (_, run) = rest.rsplit_once(",\"run\":\"")?;
+                if run.contains(['\\', '"']) {
+                    return None;
+                }
+                Some(run.into())
+            }
+            None => None,
+        };
         Some(EntryKey {
             package: package.into(),
             binary: binary.into(),
             suite_dir: suite_dir.into(),
             case: case.into(),
+            run,
             finished_at,
         })
     }
@@ -701,207 +806,6 @@ fn case_key(out: &mut String, package: &str, binary: &str, suite_dir: &str, case
         }
         out.push_str(part);
     }
-}
-
-fn key_of(entry: &Entry) -> String {
-    let mut key = String::new();
-    case_key(
-        &mut key,
-        &entry.package,
-        &entry.binary,
-        &entry.suite_dir,
-        &entry.case,
-    );
-    key
-}
-
-/// The latest entry of one case, and the file its line came from (`None`: this process).
-struct Latest {
-    entry: Entry,
-    line: String,
-    file: Option<PathBuf>,
-}
-
-/// Reads one entry file (`.jsonl`: one entry per line; `.json`: one entry) into `latest`; lines
-/// older than the case's entry already there are skipped after reading their key only. Returns
-/// how many lines could not be read.
-fn read_entries(
-    path: &Path,
-    latest: &mut BTreeMap<String, Latest>,
-    known: Option<&KnownCases>,
-) -> usize {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return 1;
-    };
-    let single = path.extension().and_then(|e| e.to_str()) == Some("json");
-    let lines: Vec<&str> = if single {
-        vec![text.as_str()]
-    } else {
-        text.lines().filter(|l| !l.trim().is_empty()).collect()
-    };
-    let mut bad = 0;
-    let mut lookup = String::new();
-    for line in lines {
-        let Some(key) = EntryKey::of_line(line) else {
-            bad += 1;
-            continue;
-        };
-        case_key(
-            &mut lookup,
-            &key.package,
-            &key.binary,
-            &key.suite_dir,
-            &key.case,
-        );
-        if latest
-            .get(lookup.as_str())
-            .is_some_and(|l| l.entry.finished_at >= key.finished_at)
-        {
-            continue;
-        }
-        let Ok(entry) = serde_json::from_str::<Entry>(line) else {
-            bad += 1;
-            continue;
-        };
-        // An entry whose fixture is gone is dropped: the case no longer exists.
-        if KnownCases::gone(known, &entry) {
-            continue;
-        }
-        let line = if single {
-            match serde_json::to_string(&entry) {
-                Ok(line) => line,
-                Err(_) => continue,
-            }
-        } else {
-            line.to_string()
-        };
-        latest.insert(
-            lookup.clone(),
-            Latest {
-                entry,
-                line,
-                file: Some(path.to_path_buf()),
-            },
-        );
-    }
-    bad
-}
-
-fn rebuild_locked(
-    dir: &Path,
-    own: Option<Own>,
-    known: Option<&KnownCases>,
-) -> std::io::Result<Report> {
-    let entries_dir = dir.join("entries");
-    let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
-    // This process's entries are the newest of their cases: taken first, they let every older
-    // line of the same cases be skipped unparsed.
-    let (own_path, own_count, own_whole) = match own {
-        Some(own) => {
-            let count = own.entries.len();
-            for (entry, line) in own.entries {
-                latest.insert(
-                    key_of(&entry),
-                    Latest {
-                        entry,
-                        line,
-                        file: None,
-                    },
-                );
-            }
-            (Some(own.path), count, own.whole)
-        }
-        None => (None, 0, false),
-    };
-    let own_path = own_path.as_deref();
-    let mut unreadable = Vec::new();
-    // Per folder (one per package and test binary): the files to fold into its merged file.
-    let mut compact: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    if entries_dir.is_dir() {
-        for item in walkdir::WalkDir::new(&entries_dir)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-        {
-            let path = item.path();
-            let ext = path.extension().and_then(|e| e.to_str());
-            if !matches!(ext, Some("json") | Some("jsonl"))
-                || item.file_name().to_string_lossy().starts_with('.')
-            {
-                continue;
-            }
-            let folder = path.parent().unwrap_or(&entries_dir).to_path_buf();
-            if Some(path) == own_path {
-                compact.entry(folder).or_default().push(path.to_path_buf());
-                continue;
-            }
-            // Asked before reading: a writer found finished has written its last line.
-            let finished_writer =
-                ext == Some("jsonl") && item.file_name() != MERGED && !writer_alive(path);
-            let bad = read_entries(path, &mut latest, known);
-            if bad > 0 {
-                unreadable.push(format!(
-                    "{} ({bad} unreadable)",
-                    path.strip_prefix(dir).unwrap_or(path).to_string_lossy()
-                ));
-            }
-            // A single-entry `.json` file (written by hand, or by an older version) is folded
-            // into the merged file like a finished writer's; one that does not parse is kept.
-            if finished_writer || (ext == Some("json") && bad == 0) {
-                compact.entry(folder).or_default().push(path.to_path_buf());
-            }
-        }
-    }
-    for (folder, files) in &compact {
-        let merged = folder.join(MERGED);
-        // Each folder's merged file holds the latest lines that came from that folder.
-        let from_here = |l: &&Latest| match &l.file {
-            Some(file) => file.parent() == Some(folder.as_path()),
-            None => own_path.and_then(Path::parent) == Some(folder.as_path()),
-        };
-        let lines: Vec<&Latest> = latest.values().filter(from_here).collect();
-        // A full run replaces every older line: its own file, written line by line, already is
-        // the merged file.
-        let own_only =
-            own_whole && lines.len() == own_count && lines.iter().all(|l| l.file.is_none());
-        match own_path {
-            Some(own_file) if own_only && files.iter().any(|f| f == own_file) => {
-                std::fs::rename(own_file, &merged)?;
-            }
-            _ => {
-                let mut text = String::new();
-                for l in &lines {
-                    text.push_str(&l.line);
-                    text.push('\n');
-                }
-                crate::files::replace_file(&merged, text.as_bytes(), false)?;
-            }
-        }
-        for file in files {
-            let _ = std::fs::remove_file(file);
-        }
-    }
-    let line_bytes: usize = latest.values().map(|l| l.line.len()).sum();
-    let entries: Vec<Entry> = latest.into_values().map(|l| l.entry).collect();
-    let mut report = Report::from_entries(entries);
-    unreadable.sort();
-    report.unreadable_entries = unreadable;
-    // The two renderings are independent: on two cores they take the time of the longer one.
-    std::thread::scope(|scope| {
-        let html = scope.spawn(|| {
-            crate::files::replace_file(&dir.join("report.html"), report.to_html().as_bytes(), false)
-        });
-        // Sized from the entries' lines up front: growing a buffer of megabytes step by step
-        // costs page faults and copies.
-        let mut json = Vec::with_capacity(line_bytes * 3 / 2 + 4096);
-        serde_json::to_writer_pretty(&mut json, &report).map_err(std::io::Error::other)?;
-        json.push(b'\n');
-        crate::files::replace_file(&dir.join("report.json"), &json, false)?;
-        html.join()
-            .map_err(|_| std::io::Error::other("rendering report.html panicked"))?
-    })?;
-    Ok(report)
 }
 
 /// Escapes text for HTML content and attribute values.
@@ -957,6 +861,8 @@ th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
 pre{background:#f6f8fa;border:1px solid #e4e8ec;border-radius:6px;padding:.6rem;overflow:auto;font-size:12.5px}
 .del{color:#cf222e}.add{color:#1a7f37}.hunk{color:#8250df}
 .failure{border-left:3px solid #cf222e;padding-left:1rem;margin:1rem 0}
+tr.older td{color:#65707c;background:#fafbfc}.older-mark{font-size:11px;border:1px solid #d5dbe1;border-radius:3px;padding:0 .3rem;margin-left:.3rem}
+td.ran{white-space:nowrap}
 ";
 
 const SCRIPT: &str = "
@@ -988,11 +894,11 @@ const SCRIPT: &str = "
 })();
 ";
 
-fn html(report: &Report) -> String {
+/// The page up to the first row of the cases table: summary, suites, the table head.
+fn html_head(out: &mut String, report: &Report) {
     let t = &report.totals;
-    let mut out = String::new();
     let _ = write!(
-        out,
+        *out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>proposal-eval report</title><style>{STYLE}</style></head><body>\n\
@@ -1000,7 +906,7 @@ fn html(report: &Report) -> String {
         esc(&report.generated_at.to_rfc3339())
     );
     let _ = writeln!(
-        out,
+        *out,
         "<section class=\"cards\" id=\"summary\">\
          <div class=\"card\">cases<b id=\"total-cases\">{}</b></div>\
          <div class=\"card\">passed<b id=\"total-passed\" class=\"pass\">{}</b></div>\
@@ -1017,9 +923,17 @@ fn html(report: &Report) -> String {
         t.recorded,
         t.stale + t.replayed_stale
     );
+    if t.older > 0 {
+        let _ = writeln!(
+            *out,
+            "<p class=\"muted\" id=\"older-note\">{} of {} result(s) are from an older run than the latest \
+             (their test target or case did not run in it); they are marked <span class=\"older-mark\">older run</span>.</p>",
+            t.older, t.cases
+        );
+    }
     if !report.unreadable_entries.is_empty() {
         let _ = writeln!(
-            out,
+            *out,
             "<p class=\"muted\">{} entry file(s) could not be read and were skipped.</p>",
             report.unreadable_entries.len()
         );
@@ -1039,7 +953,7 @@ fn html(report: &Report) -> String {
         );
         for e in &suite.evaluators {
             let _ = write!(
-                out,
+                *out,
                 "; {}: {} of {} ({}), mean score {:.2}",
                 esc(&e.evaluator),
                 e.passed,
@@ -1053,7 +967,7 @@ fn html(report: &Report) -> String {
             out.push_str("<h3>Accuracy per field</h3>\n<div class=\"bars field-accuracy\">\n");
             for f in &suite.field_accuracy {
                 let _ = writeln!(
-                    out,
+                    *out,
                     "<span>{}</span><div class=\"bar\" title=\"{}\"><span style=\"width:{:.1}%\"></span></div><span>{} ({}/{})</span>",
                     esc(&f.path),
                     esc(&f.path),
@@ -1071,103 +985,135 @@ fn html(report: &Report) -> String {
         "<h2>Cases</h2>\n<table id=\"cases\"><thead><tr>\
          <th data-key=\"suite\">suite</th><th data-key=\"case\">case</th>\
          <th data-key=\"verdict\">verdict</th><th data-key=\"score\" data-type=\"number\">score</th>\
-         <th data-key=\"recording\">recording</th><th>evaluators</th></tr></thead><tbody>\n",
+         <th data-key=\"recording\">recording</th><th data-key=\"ran\">ran</th>\
+         <th>evaluators</th></tr></thead><tbody>\n",
     );
-    for (i, c) in report.cases.iter().enumerate() {
-        let verdict = if c.passed { "pass" } else { "fail" };
-        let evaluators: Vec<String> = c
-            .evaluators
-            .iter()
-            .map(|e| format!("{} {}", esc(&e.evaluator), score_text(Some(e.score))))
-            .collect();
-        let name = if c.passed {
-            esc(&c.case)
-        } else {
-            format!("<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
-        };
+}
+
+/// One row of the cases table; `i` numbers the row (a failing row links to `#failure-{i}`).
+fn html_row(out: &mut String, i: usize, c: &Entry) {
+    let verdict = if c.passed { "pass" } else { "fail" };
+    let evaluators: Vec<String> = c
+        .evaluators
+        .iter()
+        .map(|e| format!("{} {}", esc(&e.evaluator), score_text(Some(e.score))))
+        .collect();
+    let name = if c.passed {
+        esc(&c.case)
+    } else {
+        format!("<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
+    };
+    let (row_class, older_mark) = if c.older {
+        (
+            " class=\"older\"",
+            " <span class=\"older-mark\">older run</span>",
+        )
+    } else {
+        ("", "")
+    };
+    let _ = writeln!(
+        *out,
+        "<tr data-test=\"{}\"{row_class}><td data-v=\"{}\">{} <span class=\"muted\">{}</span></td>\
+         <td data-v=\"{}\" title=\"{}\">{}</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td>\
+         <td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>\
+         <td data-v=\"{}\" class=\"ran\">{}{older_mark}</td><td>{}</td></tr>",
+        esc(&c.test),
+        esc(&c.suite),
+        esc(&c.suite),
+        esc(&c.binary),
+        esc(&c.case),
+        esc(c.description.as_deref().unwrap_or("")),
+        name,
+        c.score.map(|s| s.to_string()).unwrap_or_default(),
+        score_text(c.score),
+        recording_text(c.recording),
+        recording_text(c.recording),
+        esc(&c.finished_at.to_rfc3339()),
+        c.finished_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        evaluators.join(", ")
+    );
+}
+
+/// The failure section of the failing row `i`.
+fn html_failure(out: &mut String, i: usize, c: &Entry) {
+    let _ = writeln!(
+        out,
+        "<section class=\"failure\" id=\"failure-{i}\"><h3>{} <span class=\"muted\">({} / {})</span></h3>",
+        esc(&c.test),
+        esc(&c.package),
+        esc(&c.binary)
+    );
+    let failed: Vec<&EvaluatorEntry> = c.evaluators.iter().filter(|e| !e.passed).collect();
+    if failed.is_empty() {
+        if let Some(failure) = &c.failure {
+            let _ = writeln!(out, "<pre class=\"message\">{}</pre>", esc(failure));
+        }
+    }
+    for e in failed {
         let _ = writeln!(
             out,
-            "<tr data-test=\"{}\"><td data-v=\"{}\">{} <span class=\"muted\">{}</span></td>\
-             <td data-v=\"{}\" title=\"{}\">{}</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td>\
-             <td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>",
-            esc(&c.test),
-            esc(&c.suite),
-            esc(&c.suite),
-            esc(&c.binary),
-            esc(&c.case),
-            esc(c.description.as_deref().unwrap_or("")),
-            name,
-            c.score.map(|s| s.to_string()).unwrap_or_default(),
-            score_text(c.score),
-            recording_text(c.recording),
-            recording_text(c.recording),
-            evaluators.join(", ")
+            "<p><b>{}</b> FAILED (score {}): {}</p>",
+            esc(&e.evaluator),
+            score_text(Some(e.score)),
+            esc(&e.summary)
         );
+        if !e.misses.is_empty() {
+            out.push_str("<ul class=\"misses\">");
+            for miss in &e.misses {
+                let _ = write!(out, "<li><code>{}</code></li>", esc(miss));
+            }
+            out.push_str("</ul>\n");
+        }
+        out.push_str("<pre class=\"diff\">");
+        for line in e.rendered.lines() {
+            let class = if line.starts_with("---") || line.starts_with("+++") {
+                ""
+            } else if line.starts_with('-') {
+                "del"
+            } else if line.starts_with('+') {
+                "add"
+            } else if line.starts_with("@@") {
+                "hunk"
+            } else {
+                ""
+            };
+            if class.is_empty() {
+                let _ = writeln!(out, "{}", esc(line));
+            } else {
+                let _ = writeln!(out, "<span class=\"{class}\">{}</span>", esc(line));
+            }
+        }
+        out.push_str("</pre>\n");
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</section>\n");
+}
 
-    let failing: Vec<(usize, &Entry)> = report
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.passed)
-        .collect();
-    if !failing.is_empty() {
+/// The end of the cases table, the failure sections (`failures`, written by [`html_failure`]) and
+/// the script.
+fn html_tail(out: &mut String, any_failure: bool) {
+    out.push_str("</tbody></table>\n");
+    if any_failure {
         out.push_str("<h2>Failures</h2>\n");
     }
-    for (i, c) in failing {
-        let _ = writeln!(
-            out,
-            "<section class=\"failure\" id=\"failure-{i}\"><h3>{} <span class=\"muted\">({} / {})</span></h3>",
-            esc(&c.test),
-            esc(&c.package),
-            esc(&c.binary)
-        );
-        let failed: Vec<&EvaluatorEntry> = c.evaluators.iter().filter(|e| !e.passed).collect();
-        if failed.is_empty() {
-            if let Some(failure) = &c.failure {
-                let _ = writeln!(out, "<pre class=\"message\">{}</pre>", esc(failure));
-            }
-        }
-        for e in failed {
-            let _ = writeln!(
-                out,
-                "<p><b>{}</b> FAILED (score {}): {}</p>",
-                esc(&e.evaluator),
-                score_text(Some(e.score)),
-                esc(&e.summary)
-            );
-            if !e.misses.is_empty() {
-                out.push_str("<ul class=\"misses\">");
-                for miss in &e.misses {
-                    let _ = write!(out, "<li><code>{}</code></li>", esc(miss));
-                }
-                out.push_str("</ul>\n");
-            }
-            out.push_str("<pre class=\"diff\">");
-            for line in e.rendered.lines() {
-                let class = if line.starts_with("---") || line.starts_with("+++") {
-                    ""
-                } else if line.starts_with('-') {
-                    "del"
-                } else if line.starts_with('+') {
-                    "add"
-                } else if line.starts_with("@@") {
-                    "hunk"
-                } else {
-                    ""
-                };
-                if class.is_empty() {
-                    let _ = writeln!(out, "{}", esc(line));
-                } else {
-                    let _ = writeln!(out, "<span class=\"{class}\">{}</span>", esc(line));
-                }
-            }
-            out.push_str("</pre>\n");
-        }
-        out.push_str("</section>\n");
-    }
+}
+
+fn html_script(out: &mut String) {
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
+}
+
+fn html(report: &Report) -> String {
+    let mut out = String::new();
+    html_head(&mut out, report);
+    for (i, c) in report.cases.iter().enumerate() {
+        html_row(&mut out, i, c);
+    }
+    html_tail(&mut out, report.cases.iter().any(|c| !c.passed));
+    for (i, c) in report.cases.iter().enumerate() {
+        if !c.passed {
+            html_failure(&mut out, i, c);
+        }
+    }
+    html_script(&mut out);
     out
 }
 
@@ -1235,28 +1181,19 @@ mod tests {
         assert!(dir.path().join("report.html").exists());
     }
 
-    /// A finishing process's own entries, as `finish` hands them over, with its file written.
-    fn own(folder: &Path, lines: &[String]) -> Own {
+    /// A finishing process's own entry file, as `finish` hands it over.
+    fn own(folder: &Path, lines: &[String]) -> build::Own {
         let path = folder.join(format!("{}-7.jsonl", std::process::id()));
         std::fs::write(&path, lines.concat()).unwrap();
-        let entries = lines
-            .iter()
-            .map(|l| {
-                (
-                    serde_json::from_str::<Entry>(l).unwrap(),
-                    l.trim_end().to_string(),
-                )
-            })
-            .collect();
-        Own {
+        build::Own {
             path,
-            entries,
+            count: lines.len(),
             whole: true,
         }
     }
 
     #[test]
-    fn a_finishing_process_merges_its_own_entries_from_memory() {
+    fn a_finishing_process_folds_its_own_entries_into_the_merged_file() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
         std::fs::write(&a, "{}").unwrap();
@@ -1276,7 +1213,7 @@ mod tests {
         let new_a = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
         let mine = own(&evals, std::slice::from_ref(&new_a));
         let own_file = mine.path.clone();
-        let report = rebuild_locked(dir.path(), Some(mine), None).unwrap();
+        let report = build::build(dir.path(), Some(mine), true).unwrap();
         assert_eq!(report.cases.len(), 3);
         assert_eq!(
             report.cases.iter().filter(|c| c.passed).count(),
@@ -1295,7 +1232,7 @@ mod tests {
             entry_line(&b, "b", "2026-01-03T00:00:00Z", true),
         );
         let mine = own(&evals, &[newer_b.clone(), newer_a.clone()]);
-        let report = rebuild_locked(dir.path(), Some(mine), None).unwrap();
+        let report = build::build(dir.path(), Some(mine), true).unwrap();
         assert!(report.cases.iter().all(|c| c.passed), "{report:?}");
         assert_eq!(
             std::fs::read_to_string(evals.join(MERGED)).unwrap(),
@@ -1342,14 +1279,13 @@ mod tests {
     }
 
     #[test]
-    fn known_cases_spare_the_stat_but_a_case_added_during_the_run_is_kept() {
+    fn own_results_stand_and_others_whose_fixture_is_gone_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let (a, added, gone) = (
             dir.path().join("a.json"),
             dir.path().join("added.json"),
             dir.path().join("gone.json"),
         );
-        std::fs::write(&a, "{}").unwrap();
         std::fs::write(&added, "{}").unwrap();
         let evals = dir.path().join("entries/demo/evals");
         std::fs::create_dir_all(&evals).unwrap();
@@ -1359,13 +1295,10 @@ mod tests {
                 + &entry_line(&gone, "gone", "2026-01-01T00:00:00Z", true),
         )
         .unwrap();
-        // The run started before `added.json` existed: only `a` is known.
-        let known = KnownCases {
-            dir: dir.path().to_path_buf(),
-            cases: ["a".to_string()].into_iter().collect(),
-        };
+        // This process ran `a` just now: its result is not looked up on disk (no stat per case
+        // of a whole run), even though its file is gone by the time the report is built.
         let mine = own(&evals, &[entry_line(&a, "a", "2026-01-02T00:00:00Z", true)]);
-        let report = rebuild_locked(dir.path(), Some(mine), Some(&known)).unwrap();
+        let report = build::build(dir.path(), Some(mine), true).unwrap();
         let cases: Vec<&str> = report.cases.iter().map(|c| c.case.as_str()).collect();
         assert_eq!(cases, ["a", "added"]);
     }
@@ -1386,6 +1319,167 @@ mod tests {
         let report = rebuild(dir.path()).unwrap();
         assert_eq!(report.cases.len(), 1);
         assert!(mine.exists(), "this process may still append to it");
+    }
+
+    /// An entry line of `binary` in run `run`, for a fixture under a crate at `root`.
+    fn run_line(root: &Path, binary: &str, case: &str, run: &str, at: &str) -> String {
+        let fixture = root.join("fixtures/s").join(format!("{case}.json"));
+        std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
+        std::fs::write(&fixture, "{}").unwrap();
+        let entry = serde_json::json!({
+            "package": "demo", "binary": binary, "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"), "fixture": fixture,
+            "passed": true, "score": 1.0, "recording": "none",
+            "evaluators": [], "run": run, "finished_at": at,
+        });
+        format!("{entry}\n")
+    }
+
+    #[test]
+    fn results_of_older_runs_are_marked_and_gone_targets_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("crate");
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
+        std::fs::write(root.join("tests/evals.rs"), "").unwrap();
+        std::fs::write(root.join("tests/other.rs"), "").unwrap();
+        let out = dir.path().join("out");
+        let folder = |binary: &str| {
+            let folder = out.join("entries/demo").join(binary);
+            std::fs::create_dir_all(&folder).unwrap();
+            folder
+        };
+        // `other` ran in run 1 only; `evals` in runs 1 and 2 (case b only in 2: a filtered run);
+        // `removed` ran in run 2 but its test file is gone since.
+        std::fs::write(
+            folder("other").join(MERGED),
+            run_line(&root, "other", "a", "run-1", "2026-01-01T00:00:00Z"),
+        )
+        .unwrap();
+        std::fs::write(
+            folder("evals").join(MERGED),
+            run_line(&root, "evals", "a", "run-1", "2026-01-01T00:00:01Z")
+                + &run_line(&root, "evals", "b", "run-1", "2026-01-01T00:00:01Z"),
+        )
+        .unwrap();
+        std::fs::write(
+            folder("evals").join("999999999-1.jsonl"),
+            run_line(&root, "evals", "b", "run-2", "2026-01-02T00:00:00Z"),
+        )
+        .unwrap();
+        std::fs::write(
+            folder("removed").join(MERGED),
+            run_line(&root, "removed", "a", "run-2", "2026-01-02T00:00:01Z"),
+        )
+        .unwrap();
+        std::fs::write(root.join("tests/gone.rs"), "").unwrap();
+
+        let report = rebuild(&out).unwrap();
+        let rows: Vec<(&str, &str, bool)> = report
+            .cases
+            .iter()
+            .map(|c| (c.binary.as_str(), c.case.as_str(), c.older))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("evals", "a", true),
+                ("evals", "b", false),
+                ("other", "a", true)
+            ],
+            "the removed target's entry is dropped; the filtered run replaced b only"
+        );
+        assert_eq!(report.latest_run.as_deref(), Some("run-2"));
+        assert_eq!(report.totals.older, 2);
+        assert_eq!(report.suites[0].totals.older, 1);
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        assert_eq!(json["cases"][0]["older"], true);
+        assert_eq!(
+            json["cases"][1].get("older"),
+            None,
+            "current rows carry no mark"
+        );
+        assert_eq!(json["cases"][1]["run"], "run-2");
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert_eq!(
+            html.matches("<tr data-test=\"s::a\" class=\"older\">")
+                .count(),
+            2
+        );
+        assert!(
+            html.contains("2 of 3 result(s) are from an older run"),
+            "{html}"
+        );
+        assert!(
+            html.contains(">2026-01-02 00:00:00 UTC</td>"),
+            "every row shows when it ran"
+        );
+    }
+
+    #[test]
+    fn a_target_is_found_by_file_or_by_manifest_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("tests/multi")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[package]\nname = \"my-crate\"\n[[test]]\nname = \"custom\"\npath = \"checks/c.rs\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("tests/multi/main.rs"), "").unwrap();
+        for (binary, exists) in [
+            ("my_crate", true),
+            ("multi", true),
+            ("custom", true),
+            ("deleted", false),
+        ] {
+            assert_eq!(target_exists(root, "my-crate", binary), exists, "{binary}");
+        }
+        assert!(!target_exists(
+            &root.join("nowhere"),
+            "my-crate",
+            "my_crate"
+        ));
+    }
+
+    #[test]
+    fn an_entry_lines_run_is_read_by_position_or_left_to_serde() {
+        let root = tempfile::tempdir().unwrap();
+        let line = run_line(
+            root.path(),
+            "evals",
+            "a",
+            "parent-7-99",
+            "2026-01-02T00:00:00Z",
+        );
+        let entry: Entry = serde_json::from_str(&line).unwrap();
+        let line = serde_json::to_string(&entry).unwrap();
+        assert!(line.ends_with(r#","run":"parent-7-99","finished_at":"2026-01-02T00:00:00Z"}"#));
+        let key = EntryKey::by_position(&line).unwrap();
+        assert_eq!(key.run.as_deref(), Some("parent-7-99"));
+        // Without a run, a failure message is the string before `finished_at`: serde decides.
+        let mut failed = entry.clone();
+        failed.run = None;
+        failed.failure = Some("x".into());
+        let line = serde_json::to_string(&failed).unwrap();
+        assert!(EntryKey::by_position(&line).is_none());
+        assert_eq!(EntryKey::of_line(&line).unwrap().run, None);
+    }
+
+    #[test]
+    fn a_command_line_selects_the_whole_target_or_a_part() {
+        let scope = |args: &[&str]| Scope::of_args(args.iter().map(|a| a.to_string()));
+        assert_eq!(scope(&[]), Scope::Whole);
+        assert_eq!(scope(&["-q", "--test-threads", "2"]), Scope::Whole);
+        assert_eq!(
+            scope(&["--include-ignored", "--format", "terse"]),
+            Scope::Whole
+        );
+        assert_eq!(scope(&["s::a", "--exact"]), Scope::Part);
+        assert_eq!(scope(&["--test-threads", "1", "refund"]), Scope::Part);
+        assert_eq!(scope(&["--skip", "slow"]), Scope::Part);
+        assert_eq!(scope(&["--ignored"]), Scope::Part);
     }
 
     #[test]

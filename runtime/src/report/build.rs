@@ -1,0 +1,621 @@
+//! Building `report.json` and `report.html` from the entry files in two streaming passes, so
+//! memory holds one case's entry at a time plus an index of the cases (key and place in a file),
+//! never the whole suite's entries or pages.
+//!
+//! 1. Index: every entry line's key (package, binary, suite folder, case) and time are read
+//!    without building the entry; the latest line of each case is kept as its place (file,
+//!    offset, length). Small files are read whole and kept for the second pass; large ones
+//!    (a whole run's entry file, a merged file) are read again at the kept offsets.
+//! 2. Cases, in key order: each latest line is parsed once to aggregate it, to copy it into
+//!    the JSON's `cases`, to render its row (and its failure section) and to write it into its
+//!    folder's new merged file. The pieces go to temp files beside the report; the header
+//!    (totals, suites), known only at the end, is written first when the pieces are joined.
+
+use super::*;
+use std::io::{BufRead, BufWriter, Read, Write};
+
+/// Files up to this size are read whole in the first pass and kept for the second.
+const KEPT_FILE: u64 = 256 * 1024;
+
+/// The finishing process's own entry file.
+pub(super) struct Own {
+    /// Its entry file.
+    pub path: PathBuf,
+    /// How many lines this process wrote to it.
+    pub count: usize,
+    /// Whether every line reached the file.
+    pub whole: bool,
+}
+
+/// Where a case's latest line is.
+enum Text {
+    /// In a file: its index, offset and length.
+    At { file: u32, offset: u64, len: u32 },
+    /// Rewritten as a line (a single-entry `.json` file).
+    Owned(Box<str>),
+}
+
+/// A case's latest line.
+struct Latest {
+    text: Text,
+    /// The entry file it came from.
+    file: u32,
+    finished_at: DateTime<Utc>,
+    run: Option<Box<str>>,
+}
+
+/// One entry file found below `entries/`.
+struct EntryFile {
+    path: PathBuf,
+    folder: usize,
+    /// This process's own file.
+    own: bool,
+    /// To be removed once its latest lines are in its folder's merged file.
+    compact: bool,
+    /// The whole text of a small file, kept from the first pass.
+    kept: Option<String>,
+    handle: Option<std::fs::File>,
+}
+
+/// The index of the first pass.
+struct Index {
+    files: Vec<EntryFile>,
+    folders: Vec<PathBuf>,
+    latest: BTreeMap<String, Latest>,
+    unreadable: Vec<String>,
+    /// Lines of the own file, as read (more than its cases if a case ran twice).
+    own_lines: usize,
+}
+
+impl Index {
+    fn build(dir: &Path, own: Option<&Own>) -> Index {
+        let entries_dir = dir.join("entries");
+        let mut index = Index {
+            files: Vec::new(),
+            folders: Vec::new(),
+            latest: BTreeMap::new(),
+            unreadable: Vec::new(),
+            own_lines: 0,
+        };
+        let own_path = own.map(|o| o.path.as_path());
+        if !entries_dir.is_dir() {
+            return index;
+        }
+        let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&entries_dir)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default();
+                !name.starts_with('.') && (name.ends_with(".jsonl") || name.ends_with(".json"))
+            })
+            .collect();
+        // The own file last: its lines are the newest, and a tie in time goes to the last read.
+        if let Some(own) = own_path {
+            paths.retain(|p| p != own);
+            if own.is_file() {
+                paths.push(own.to_path_buf());
+            }
+        }
+        for path in paths {
+            let folder_path = path.parent().unwrap_or(&entries_dir).to_path_buf();
+            let folder = match index.folders.iter().position(|f| *f == folder_path) {
+                Some(i) => i,
+                None => {
+                    index.folders.push(folder_path);
+                    index.folders.len() - 1
+                }
+            };
+            let own = Some(path.as_path()) == own_path;
+            let single = path.extension().and_then(|e| e.to_str()) == Some("json");
+            let merged = path.file_name().is_some_and(|n| n == MERGED);
+            // Asked before reading: a writer found finished has written its last line.
+            let finished_writer = !single && !merged && (own || !writer_alive(&path));
+            let file = index.files.len() as u32;
+            index.files.push(EntryFile {
+                path,
+                folder,
+                own,
+                compact: finished_writer,
+                kept: None,
+                handle: None,
+            });
+            let bad = index.read(file, single);
+            let entry = &mut index.files[file as usize];
+            if bad > 0 {
+                index.unreadable.push(format!(
+                    "{} ({bad} unreadable)",
+                    entry
+                        .path
+                        .strip_prefix(dir)
+                        .unwrap_or(&entry.path)
+                        .to_string_lossy()
+                ));
+            }
+            // A single-entry `.json` file (written by hand, or by an older version) is folded
+            // into the merged file like a finished writer's; one that does not parse is kept.
+            if single && bad == 0 {
+                entry.compact = true;
+            }
+        }
+        index
+    }
+
+    /// Reads the keys of one file into `latest`; returns how many lines could not be read.
+    fn read(&mut self, file: u32, single: bool) -> usize {
+        let entry = &mut self.files[file as usize];
+        let Ok(handle) = std::fs::File::open(&entry.path) else {
+            return 1;
+        };
+        let size = handle.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        if single {
+            let mut text = String::new();
+            if std::io::BufReader::new(handle)
+                .read_to_string(&mut text)
+                .is_err()
+            {
+                return 1;
+            }
+            let Some(line) = serde_json::from_str::<Entry>(&text)
+                .ok()
+                .and_then(|entry| serde_json::to_string(&entry).ok())
+            else {
+                return 1;
+            };
+            return self.add_line(file, &line, 0, Some(&line));
+        }
+        let own = entry.own;
+        let mut bad = 0;
+        if size <= KEPT_FILE {
+            let mut text = String::new();
+            if std::io::BufReader::new(handle)
+                .read_to_string(&mut text)
+                .is_err()
+            {
+                return 1;
+            }
+            let mut offset = 0;
+            for line in text.split_inclusive('\n') {
+                let at = offset;
+                offset += line.len();
+                let line = line.trim_end_matches(['\n', '\r']);
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if own {
+                    self.own_lines += 1;
+                }
+                bad += self.add_line(file, line, at as u64, None);
+            }
+            self.files[file as usize].kept = Some(text);
+            return bad;
+        }
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, handle);
+        let mut buffer = String::new();
+        let mut offset = 0u64;
+        loop {
+            buffer.clear();
+            let read = match reader.read_line(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(_) => {
+                    bad += 1;
+                    break;
+                }
+            };
+            let at = offset;
+            offset += read as u64;
+            let line = buffer.trim_end_matches(['\n', '\r']);
+            if line.trim().is_empty() {
+                continue;
+            }
+            if own {
+                self.own_lines += 1;
+            }
+            bad += self.add_line(file, line, at, None);
+        }
+        self.files[file as usize].handle = Some(reader.into_inner());
+        bad
+    }
+
+    /// Indexes one line found at `offset` of `file` (or `owned`, a rewritten line); returns 1
+    /// when it cannot be read.
+    fn add_line(&mut self, file: u32, line: &str, offset: u64, owned: Option<&str>) -> usize {
+        let Some(key) = EntryKey::of_line(line) else {
+            return 1;
+        };
+        let mut lookup = String::new();
+        case_key(
+            &mut lookup,
+            &key.package,
+            &key.binary,
+            &key.suite_dir,
+            &key.case,
+        );
+        let text = match owned {
+            Some(owned) => Text::Owned(owned.into()),
+            None => Text::At {
+                file,
+                offset,
+                len: line.len() as u32,
+            },
+        };
+        let latest = Latest {
+            text,
+            file,
+            finished_at: key.finished_at,
+            run: key.run.map(|r| r.into()),
+        };
+        match self.latest.get_mut(lookup.as_str()) {
+            Some(old) if old.finished_at > key.finished_at => {}
+            Some(old) => *old = latest,
+            None => {
+                self.latest.insert(lookup, latest);
+            }
+        }
+        0
+    }
+
+    /// The run of the most recent line.
+    fn latest_run(&self) -> Option<String> {
+        self.latest
+            .values()
+            .max_by_key(|l| l.finished_at)
+            .and_then(|l| l.run.as_deref().map(str::to_string))
+    }
+
+    /// The text of a latest line; `buffer` holds it when it is read from a file again.
+    fn text<'a>(
+        files: &'a mut [EntryFile],
+        latest: &'a Latest,
+        buffer: &'a mut Vec<u8>,
+    ) -> Option<&'a str> {
+        match &latest.text {
+            Text::Owned(line) => Some(line),
+            Text::At { file, offset, len } => {
+                let file = &mut files[*file as usize];
+                let (start, end) = (*offset as usize, *offset as usize + *len as usize);
+                if let Some(kept) = &file.kept {
+                    return kept.get(start..end);
+                }
+                let handle = file.handle.as_mut()?;
+                buffer.resize(*len as usize, 0);
+                read_at(handle, *offset, buffer).ok()?;
+                std::str::from_utf8(buffer).ok()
+            }
+        }
+    }
+}
+
+/// Reads `buffer.len()` bytes at `offset`.
+fn read_at(file: &mut std::fs::File, offset: u64, buffer: &mut [u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::Start(offset))?;
+        file.read_exact(buffer)
+    }
+}
+
+/// The report's numbers, added up case by case in key order (a suite's cases are contiguous).
+#[derive(Default)]
+pub(super) struct Aggregate {
+    totals: Totals,
+    suites: Vec<SuiteReport>,
+    current: Option<SuiteSums>,
+}
+
+/// One suite's sums so far.
+struct SuiteSums {
+    report: SuiteReport,
+    scores: [usize; 10],
+    evaluators: BTreeMap<String, (usize, usize, f64, [usize; 10])>,
+    fields: BTreeMap<String, (usize, usize)>,
+}
+
+impl Aggregate {
+    pub(super) fn add(&mut self, entry: &Entry) {
+        self.totals.add(entry);
+        let same = self.current.as_ref().is_some_and(|s| {
+            (&s.report.package, &s.report.binary, &s.report.suite_dir)
+                == (&entry.package, &entry.binary, &entry.suite_dir)
+        });
+        if !same {
+            self.close();
+            self.current = Some(SuiteSums {
+                report: SuiteReport {
+                    suite: entry.suite.clone(),
+                    suite_dir: entry.suite_dir.clone(),
+                    package: entry.package.clone(),
+                    binary: entry.binary.clone(),
+                    totals: Totals::default(),
+                    score_distribution: Vec::new(),
+                    evaluators: Vec::new(),
+                    field_accuracy: Vec::new(),
+                    last_finished_at: entry.finished_at,
+                },
+                scores: [0; 10],
+                evaluators: BTreeMap::new(),
+                fields: BTreeMap::new(),
+            });
+        }
+        let Some(sums) = self.current.as_mut() else {
+            return;
+        };
+        sums.report.totals.add(entry);
+        sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
+        if let Some(score) = entry.score {
+            sums.scores[bucket(score)] += 1;
+        }
+        for e in &entry.evaluators {
+            let sum = match sums.evaluators.get_mut(e.evaluator.as_str()) {
+                Some(sum) => sum,
+                None => sums
+                    .evaluators
+                    .entry(e.evaluator.clone())
+                    .or_insert((0, 0, 0.0, [0; 10])),
+            };
+            sum.0 += 1;
+            sum.1 += usize::from(e.passed);
+            sum.2 += e.score;
+            sum.3[bucket(e.score)] += 1;
+            for field in &e.fields {
+                let counts = match sums.fields.get_mut(field.path.as_str()) {
+                    Some(counts) => counts,
+                    None => sums.fields.entry(field.path.clone()).or_default(),
+                };
+                counts.1 += 1;
+                counts.0 += usize::from(field.hit);
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        let Some(sums) = self.current.take() else {
+            return;
+        };
+        let mut report = sums.report;
+        report.score_distribution = buckets(sums.scores);
+        report.evaluators = sums
+            .evaluators
+            .into_iter()
+            .map(|(name, (cases, passed, sum, counts))| EvaluatorSummary {
+                evaluator: name,
+                cases,
+                passed,
+                pass_rate: passed as f64 / cases as f64,
+                mean_score: sum / cases as f64,
+                score_distribution: buckets(counts),
+            })
+            .collect();
+        report.field_accuracy = sums
+            .fields
+            .into_iter()
+            .map(|(path, (hits, total))| FieldAccuracy {
+                path,
+                hits,
+                total,
+                accuracy: hits as f64 / total as f64,
+            })
+            .collect();
+        self.suites.push(report);
+    }
+
+    pub(super) fn finish(mut self) -> (Totals, Vec<SuiteReport>) {
+        self.close();
+        (self.totals, self.suites)
+    }
+}
+
+/// A temp file beside the report for one streamed piece.
+struct Piece {
+    path: PathBuf,
+    out: BufWriter<std::fs::File>,
+}
+
+impl Piece {
+    fn create(dir: &Path, name: &str) -> std::io::Result<Piece> {
+        let path = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let out = BufWriter::with_capacity(256 * 1024, std::fs::File::create(&path)?);
+        Ok(Piece { path, out })
+    }
+
+    /// Appends the piece to `out` and removes it.
+    fn append_to(self, out: &mut impl Write) -> std::io::Result<()> {
+        let file = self.out.into_inner().map_err(|e| e.into_error())?;
+        drop(file);
+        let mut file = std::fs::File::open(&self.path)?;
+        std::io::copy(&mut file, out)?;
+        let _ = std::fs::remove_file(&self.path);
+        Ok(())
+    }
+
+    fn discard(self) {
+        drop(self.out);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Builds the report from the entry files below `dir/entries` (the own file's lines are this
+/// process's), compacts finished writers' files into their folder's `merged.jsonl`, writes
+/// `report.json` and `report.html`, and returns the report (with its cases when `keep_cases`).
+pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::Result<Report> {
+    let mut index = Index::build(dir, own.as_ref());
+    let latest_run = index.latest_run();
+    let mut unreadable = std::mem::take(&mut index.unreadable);
+    unreadable.sort();
+
+    // The own file becomes its folder's merged file as is when it holds exactly its folder's
+    // latest lines (a full run of the target).
+    let own_file = index.files.iter().position(|f| f.own);
+    let renamed_folder = own_file.and_then(|own_file| {
+        let own = own.as_ref()?;
+        let folder = index.files[own_file].folder;
+        let from_folder = index
+            .latest
+            .values()
+            .filter(|l| index.files[l.file as usize].folder == folder);
+        let mut count = 0;
+        for l in from_folder {
+            if !index.files[l.file as usize].own {
+                return None;
+            }
+            count += 1;
+        }
+        (own.whole && count == own.count && index.own_lines == own.count).then_some(folder)
+    });
+
+    let generated_at = Utc::now();
+    let mut cases_piece = Piece::create(dir, "report.json.cases")?;
+    let mut rows_piece = Piece::create(dir, "report.html.rows")?;
+    let mut failures_piece = Piece::create(dir, "report.html.failures")?;
+    let mut merged: BTreeMap<usize, Piece> = BTreeMap::new();
+    let mut aggregate = Aggregate::default();
+    let mut targets = Targets::default();
+    let mut kept = Vec::new();
+    let mut buffer = Vec::new();
+    let mut html = String::new();
+    let mut row = 0usize;
+    let mut any_failure = false;
+    let latest = std::mem::take(&mut index.latest);
+    for (_, line_of) in latest {
+        let file_index = line_of.file as usize;
+        let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
+        let Some(line) = Index::text(&mut index.files, &line_of, &mut buffer) else {
+            unreadable.push(format!(
+                "{} (changed while the report was built)",
+                index.files[file_index].path.display()
+            ));
+            continue;
+        };
+        let Ok(mut entry) = serde_json::from_str::<Entry>(line) else {
+            continue;
+        };
+        // A result whose fixture or test target is gone is dropped: the case no longer exists.
+        // This process's own cases ran just now.
+        if !own_line && (!entry.fixture.exists() || targets.gone(&entry)) {
+            continue;
+        }
+        entry.older = entry.run.as_deref() != latest_run.as_deref();
+        aggregate.add(&entry);
+        if row > 0 {
+            cases_piece.out.write_all(b",\n    ")?;
+        }
+        if entry.older {
+            // The line as written, marked: `{"older":true,` and the rest of the object.
+            cases_piece.out.write_all(b"{\"older\":true,")?;
+            cases_piece.out.write_all(&line.as_bytes()[1..])?;
+        } else {
+            cases_piece.out.write_all(line.as_bytes())?;
+        }
+        if renamed_folder != Some(folder) {
+            let piece = match merged.entry(folder) {
+                std::collections::btree_map::Entry::Occupied(piece) => piece.into_mut(),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(Piece::create(&index.folders[folder], MERGED)?)
+                }
+            };
+            piece.out.write_all(line.as_bytes())?;
+            piece.out.write_all(b"\n")?;
+        }
+        html.clear();
+        html_row(&mut html, row, &entry);
+        rows_piece.out.write_all(html.as_bytes())?;
+        if !entry.passed {
+            any_failure = true;
+            html.clear();
+            html_failure(&mut html, row, &entry);
+            failures_piece.out.write_all(html.as_bytes())?;
+        }
+        row += 1;
+        if keep_cases {
+            kept.push(entry);
+        }
+    }
+
+    // Each folder's merged file now holds the latest lines read from that folder; the files
+    // folded into it go.
+    for (folder, folder_path) in index.folders.iter().enumerate() {
+        let target = folder_path.join(MERGED);
+        if renamed_folder == Some(folder) {
+            if let Some(own) = &own {
+                std::fs::rename(&own.path, &target)?;
+            }
+        } else if let Some(piece) = merged.remove(&folder) {
+            let file = piece.out.into_inner().map_err(|e| e.into_error())?;
+            drop(file);
+            std::fs::rename(&piece.path, &target)?;
+        } else {
+            // No line of this folder still stands.
+            let _ = std::fs::remove_file(&target);
+        }
+        for file in &index.files {
+            if file.folder == folder
+                && file.compact
+                && !(file.own && renamed_folder == Some(folder))
+            {
+                let _ = std::fs::remove_file(&file.path);
+            }
+        }
+    }
+
+    let (totals, suites) = aggregate.finish();
+    let mut report = Report {
+        format: FORMAT,
+        generated_at,
+        latest_run,
+        totals,
+        suites,
+        cases: Vec::new(),
+        unreadable_entries: unreadable,
+    };
+
+    // report.json: the header as serde writes it, then the cases' lines.
+    let mut header = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+    // `"cases": []` is written last among the keys: the lines go in its place.
+    let Some(at) = header.rfind("\"cases\": []") else {
+        return Err(std::io::Error::other("the report header has no cases key"));
+    };
+    let tail = header.split_off(at);
+    let tail = &tail["\"cases\": []".len()..];
+    let json_file = dir.join("report.json");
+    crate::files::replace_file_with(&json_file, false, |out| {
+        out.write_all(header.as_bytes())?;
+        if row == 0 {
+            out.write_all(b"\"cases\": []")?;
+            cases_piece.discard();
+        } else {
+            out.write_all(b"\"cases\": [\n    ")?;
+            cases_piece.append_to(out)?;
+            out.write_all(b"\n  ]")?;
+        }
+        out.write_all(tail.as_bytes())?;
+        out.write_all(b"\n")
+    })?;
+
+    // report.html: head and summary, rows, failures, script.
+    let mut head = String::new();
+    html_head(&mut head, &report);
+    let mut end = String::new();
+    html_tail(&mut end, any_failure);
+    let mut script = String::new();
+    html_script(&mut script);
+    crate::files::replace_file_with(&dir.join("report.html"), false, |out| {
+        out.write_all(head.as_bytes())?;
+        rows_piece.append_to(out)?;
+        out.write_all(end.as_bytes())?;
+        failures_piece.append_to(out)?;
+        out.write_all(script.as_bytes())
+    })?;
+    report.cases = kept;
+    Ok(report)
+}
