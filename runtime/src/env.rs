@@ -7,8 +7,13 @@
 //! | `NO_COLOR` | any non-empty value turns colours off |
 //! | `CLICOLOR_FORCE` | any value other than `0` turns colours on even when not on a terminal |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across the test processes of a target folder |
+//! | `PROPOSAL_EVAL_UPSTREAM` | the default HTTP upstream (over `[http] upstream`) |
+//! | `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the named HTTP upstream `<name>` (over `[http.upstreams]`) |
+//! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost passes this many dollars |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
+use crate::recording::upstream::UpstreamUrl;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::IsTerminal;
 
@@ -35,6 +40,12 @@ pub struct Settings {
     pub color: bool,
     /// `PROPOSAL_EVAL_MAX_CONCURRENCY`.
     pub max_concurrency: usize,
+    /// `PROPOSAL_EVAL_UPSTREAM`.
+    pub upstream: Option<UpstreamUrl>,
+    /// `PROPOSAL_EVAL_UPSTREAM_<NAME>`, by `NAME` as written in the variable.
+    pub upstreams: BTreeMap<String, UpstreamUrl>,
+    /// `PROPOSAL_EVAL_BUDGET_USD`.
+    pub budget_usd: Option<f64>,
 }
 
 /// An environment variable the product cannot act on.
@@ -136,6 +147,47 @@ fn parse_concurrency(value: Option<&str>) -> Result<usize, EnvError> {
     }
 }
 
+fn parse_budget(value: Option<&str>) -> Result<Option<f64>, EnvError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => match v.parse::<f64>() {
+            Ok(n) if n.is_finite() && n >= 0.0 => Ok(Some(n)),
+            _ => Err(EnvError::Invalid {
+                variable: "PROPOSAL_EVAL_BUDGET_USD",
+                value: v.to_string(),
+                allowed: "US dollars, a number of 0 or more (e.g. 2.50)",
+            }),
+        },
+    }
+}
+
+fn parse_upstream(variable: &'static str, value: &str) -> Result<UpstreamUrl, EnvError> {
+    UpstreamUrl::parse(value).map_err(|_| EnvError::Invalid {
+        variable,
+        value: value.to_string(),
+        allowed: "a base URL starting with http:// or https://, without query (e.g. https://api.openai.com/v1)",
+    })
+}
+
+/// `PROPOSAL_EVAL_UPSTREAM` and every `PROPOSAL_EVAL_UPSTREAM_<NAME>` of `vars`.
+fn parse_upstreams(
+    vars: impl Iterator<Item = (String, String)>,
+) -> Result<(Option<UpstreamUrl>, BTreeMap<String, UpstreamUrl>), EnvError> {
+    let (mut default, mut named) = (None, BTreeMap::new());
+    for (key, value) in vars {
+        if value.trim().is_empty() {
+            continue;
+        }
+        if key == "PROPOSAL_EVAL_UPSTREAM" {
+            default = Some(parse_upstream("PROPOSAL_EVAL_UPSTREAM", &value)?);
+        } else if let Some(name) = key.strip_prefix("PROPOSAL_EVAL_UPSTREAM_") {
+            let url = parse_upstream("PROPOSAL_EVAL_UPSTREAM_<NAME>", &value)?;
+            named.insert(name.to_string(), url);
+        }
+    }
+    Ok((default, named))
+}
+
 impl Settings {
     /// Reads the settings from this process's environment.
     pub fn from_env() -> Result<Settings, EnvError> {
@@ -145,7 +197,14 @@ impl Settings {
             (_, Some(v)) if v != "0" => true,
             _ => std::io::stderr().is_terminal(),
         };
+        let (upstream, upstreams) = parse_upstreams(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )?;
         Ok(Settings {
+            upstream,
+            upstreams,
+            budget_usd: parse_budget(var("PROPOSAL_EVAL_BUDGET_USD").as_deref())?,
             record: record_mode(
                 var("PROPOSAL_EVAL_RECORD").as_deref(),
                 var("RECORD").as_deref(),
@@ -245,6 +304,42 @@ mod tests {
         );
         let bad = record_mode(Some("yes"), None).unwrap_err().to_string();
         assert!(bad.starts_with("PROPOSAL_EVAL_RECORD=\"yes\""), "{bad}");
+    }
+
+    #[test]
+    fn budget_and_upstream_values() {
+        assert_eq!(parse_budget(None).unwrap(), None);
+        assert_eq!(parse_budget(Some("2.5")).unwrap(), Some(2.5));
+        let err = parse_budget(Some("-1")).unwrap_err().to_string();
+        assert!(err.starts_with("PROPOSAL_EVAL_BUDGET_USD=\"-1\""), "{err}");
+        let vars = [
+            ("PROPOSAL_EVAL_UPSTREAM", "http://127.0.0.1:9/v1"),
+            (
+                "PROPOSAL_EVAL_UPSTREAM_ANTHROPIC",
+                "https://api.anthropic.com/",
+            ),
+            ("PROPOSAL_EVAL_UPSTREAM_EMPTY", ""),
+            ("OTHER", "x"),
+        ];
+        let owned = || vars.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        let (default, named) = parse_upstreams(owned()).unwrap();
+        assert_eq!(default.unwrap().as_str(), "http://127.0.0.1:9/v1");
+        assert_eq!(
+            named.keys().collect::<Vec<_>>(),
+            ["ANTHROPIC"],
+            "an empty variable sets nothing"
+        );
+        let err = parse_upstreams(std::iter::once((
+            "PROPOSAL_EVAL_UPSTREAM_X".to_string(),
+            "localhost:8080".to_string(),
+        )))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("PROPOSAL_EVAL_UPSTREAM_<NAME>=\"localhost:8080\"")
+                && err.contains("http://"),
+            "{err}"
+        );
     }
 
     #[test]

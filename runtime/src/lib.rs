@@ -113,6 +113,7 @@ pub use front::harness::Harness;
 pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::llm::{Llm, LlmError, Model, ModelError};
+pub use recording::usage::{Completion, Usage};
 pub use run::case::{Case, CaseOutput, OutputError};
 
 /// The error type of a case function: anything that is an error converts into it with `?`.
@@ -138,6 +139,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ```
 pub mod config {
     pub use crate::judge::JudgeConfig;
+    pub use crate::recording::upstream::{HttpConfig, UpstreamName, UpstreamUrl};
+    pub use crate::recording::usage::Pricing;
     pub use crate::recording::{RecordingConfig, Validation};
     pub use crate::suite::config::{ConfigError, Evaluator, SuiteConfig};
 }

@@ -1,6 +1,7 @@
 //! The HTML run report as a person sees it: rendered by headless Chromium (Debian's `chromium`,
 //! which `.ci/run` installs). Skipped, with a message, where there is no Chromium.
 
+use proposal_eval::__internal::recording::usage::UsageTotals;
 use proposal_eval::__internal::report::RecordingUse;
 use proposal_eval::__internal::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
 use std::path::{Path, PathBuf};
@@ -47,9 +48,35 @@ fn entry(dir: &Path, case: &str, score: f64, rendered: &str) -> Entry {
         }],
         failure: None,
         run: Some("run-1".into()),
+        usage: Some(UsageTotals {
+            calls: 2,
+            input_tokens: 1200,
+            output_tokens: 300,
+            latency_ms: 406.25,
+            cost_usd: Some(0.0006),
+            unpriced_calls: 0,
+        }),
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,
     }
+}
+
+#[test]
+fn tokens_latency_and_cost_per_case_and_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(build(dir.path())).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("target/proposal-eval/report.json")).unwrap(),
+    )
+    .unwrap();
+    let case = "2 calls, 1200 in / 300 out tokens, 406.2 ms, $0.0006";
+    assert_eq!(html.matches(case).count(), 3, "one per case row:\n{html}");
+    let suite = "6 calls, 3600 in / 900 out tokens, 1218.8 ms, $0.0018";
+    // The summary card and the suite's line.
+    assert_eq!(html.matches(suite).count(), 2, "{html}");
+    assert_eq!(json["totals"]["usage"]["input_tokens"], 3600);
+    assert_eq!(json["suites"][0]["usage"]["calls"], 6);
+    assert_eq!(json["cases"][0]["usage"]["output_tokens"], 300);
 }
 
 /// Writes three entries (one failing, with HTML-looking text in its diff) and builds the report.

@@ -207,11 +207,7 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
             input_sha256: Some(sha256_hex(canonical_json(&input).as_bytes())),
             input: Some(input.clone()),
             samples: vec![Sample {
-                interactions: vec![Interaction {
-                    request: request(&input),
-                    response: response(n),
-                    recorded_at,
-                }],
+                interactions: vec![Interaction::new(request(&input), response(n), recorded_at)],
             }],
         };
         let rec_text = recording.to_pretty();

@@ -58,11 +58,11 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
         sources,
         input: Some(input.clone()),
         samples: vec![Sample {
-            interactions: vec![Interaction {
-                request: json!({ "prompt": input }),
-                response: json!({ "proposals": [] }),
-                recorded_at: at,
-            }],
+            interactions: vec![Interaction::new(
+                json!({ "prompt": input }),
+                json!({ "proposals": [] }),
+                at,
+            )],
         }],
     }
     .write(&env.path(&format!("suite/recordings/{case}.json")))
@@ -86,11 +86,11 @@ pub fn recording_at(env: &Env, file: &str, case: &str) {
         sources: Vec::new(),
         input: Some(json!({ "message": case })),
         samples: vec![Sample {
-            interactions: vec![Interaction {
-                request: json!({ "prompt": case }),
-                response: json!({ "proposals": [] }),
-                recorded_at: at,
-            }],
+            interactions: vec![Interaction::new(
+                json!({ "prompt": case }),
+                json!({ "proposals": [] }),
+                at,
+            )],
         }],
     }
     .write(&env.path(file))

@@ -55,6 +55,7 @@ fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         }],
         failure: (!passed).then(|| "suite/b: field_accuracy FAILED".to_string()),
         run: Some("run-1".into()),
+        usage: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,
     }

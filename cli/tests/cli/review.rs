@@ -38,11 +38,11 @@ fn pending(env: &Env, case: &str, answer: &str, committed: Option<Value>, pendin
     let mut recording = current.clone();
     recording.recorded_at = at;
     recording.samples = vec![Sample {
-        interactions: vec![Interaction {
-            request: current.interactions()[0].request.clone(),
-            response: json!({ "answer": answer }),
-            recorded_at: at,
-        }],
+        interactions: vec![Interaction::new(
+            current.interactions()[0].request.clone(),
+            json!({ "answer": answer }),
+            at,
+        )],
     }];
     Pending {
         recording,

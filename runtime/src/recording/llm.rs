@@ -2,12 +2,15 @@
 //! implements.
 
 use crate::path::Pattern;
+use crate::recording::upstream::HttpConfig;
+use crate::recording::usage::{Completion, Pricing, UsageTotals};
 use crate::recording::Interaction;
 use chrono::Utc;
 use proposal_eval_engine::redact::Redactor;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// A live model: the user's client, called only while recording.
 ///
@@ -23,6 +26,35 @@ use std::sync::{Condvar, Mutex};
 pub trait Model: Send + Sync {
     /// Sends one request to the model and returns its response.
     fn complete(&self, request: &Value) -> Result<Value, ModelError>;
+
+    /// Sends one request and returns the response with the tokens the call used, which are
+    /// recorded and priced (`[pricing]`). What [`Llm`] calls.
+    ///
+    /// The default reads the usage from the response ([`Usage::from_response`]: OpenAI's and
+    /// Anthropic's shapes). A model whose response does not carry it (one that returns only the
+    /// message's content) implements this method too, with the usage its API reported:
+    ///
+    /// ```
+    /// use proposal_eval::{Completion, Model, ModelError, Usage};
+    /// use serde_json::{json, Value};
+    ///
+    /// struct ContentOnly;
+    /// impl Model for ContentOnly {
+    ///     fn complete(&self, request: &Value) -> Result<Value, ModelError> {
+    ///         Ok(self.complete_with_usage(request)?.response)
+    ///     }
+    ///     fn complete_with_usage(&self, _request: &Value) -> Result<Completion, ModelError> {
+    ///         // The API answered {"choices": [...], "usage": {...}}; the code wants the content.
+    ///         Ok(Completion { response: json!("hello"), usage: Some(Usage::new(12, 1).with_model("m")) })
+    ///     }
+    /// }
+    /// assert_eq!(ContentOnly.complete_with_usage(&json!({})).unwrap().usage.unwrap().input_tokens, 12);
+    /// ```
+    ///
+    /// [`Usage::from_response`]: crate::Usage::from_response
+    fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
+        self.complete(request).map(Completion::new)
+    }
 }
 
 impl<F> Model for F
@@ -37,6 +69,10 @@ where
 impl Model for Box<dyn Model> {
     fn complete(&self, request: &Value) -> Result<Value, ModelError> {
         (**self).complete(request)
+    }
+
+    fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
+        (**self).complete_with_usage(request)
     }
 }
 
@@ -107,8 +143,27 @@ pub enum LlmError {
     },
     /// Recording, and no live model was given (`model = …` / `Harness::model`).
     NoModel,
-    /// Recording, and the live model failed.
+    /// Recording, and the live model failed (for an HTTP call: the upstream could not be
+    /// reached, or its answer could not be read).
     Model(ModelError),
+    /// Recording, and `PROPOSAL_EVAL_BUDGET_USD` is spent: no further live call is made.
+    BudgetSpent {
+        /// The budget, in US dollars.
+        budget_usd: f64,
+        /// The estimated cost of this process's live calls so far.
+        spent_usd: f64,
+    },
+    /// `llm.base_url()` while recording with no upstream set, or `llm.base_url_for(name)` with
+    /// a name that neither `[http.upstreams]` nor the environment knows.
+    NoUpstream {
+        /// The named upstream; `None` for the default one.
+        name: Option<String>,
+    },
+    /// The loopback HTTP server of `llm.base_url()` could not start.
+    Proxy {
+        /// Why.
+        message: String,
+    },
 }
 
 impl fmt::Display for LlmError {
@@ -131,6 +186,25 @@ impl fmt::Display for LlmError {
                 "recording needs a live model: give one with `model = path::to::fn` in #[proposal_eval(...)] or `Harness::model(fn)`"
             ),
             LlmError::Model(e) => write!(f, "the live model failed: {e}"),
+            LlmError::BudgetSpent {
+                budget_usd,
+                spent_usd,
+            } => write!(
+                f,
+                "PROPOSAL_EVAL_BUDGET_USD={budget_usd} is spent (estimated ${spent_usd:.6} so far in this test process): no further live model call is made, and this case needed one; raise the budget or record fewer cases"
+            ),
+            LlmError::NoUpstream { name: None } => write!(
+                f,
+                "recording through llm.base_url() needs an upstream: set `[http] upstream = \"https://api.openai.com/v1\"` in proposal-eval.toml, or PROPOSAL_EVAL_UPSTREAM"
+            ),
+            LlmError::NoUpstream { name: Some(name) } => write!(
+                f,
+                "no upstream named `{name}`: add `{name} = \"https://...\"` under [http.upstreams] in proposal-eval.toml, or set PROPOSAL_EVAL_UPSTREAM_{}",
+                crate::recording::upstream::env_suffix(name)
+            ),
+            LlmError::Proxy { message } => {
+                write!(f, "cannot start the loopback HTTP server of llm.base_url(): {message}")
+            }
         }
     }
 }
@@ -152,11 +226,194 @@ enum Mode {
     },
     Record {
         factory: Option<ModelFactory>,
-        model: Option<Box<dyn Model>>,
+        model: Option<Arc<dyn Model>>,
     },
     Missing {
         record_command: String,
     },
+}
+
+/// One call as the code under test made it: what a recorded interaction is matched against.
+pub(crate) enum Call<'a> {
+    /// `llm.complete(request)`.
+    Complete(&'a Value),
+    /// A request to `llm.base_url()`'s server: its upstream, method, path and JSON body.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    Http {
+        upstream: Option<&'a str>,
+        method: &'a str,
+        path: &'a str,
+        body: &'a Value,
+    },
+}
+
+/// What the recording says for a call, or that the call is to be made live.
+pub(crate) enum Turn {
+    /// Replay: the recorded interaction (its response handed out once).
+    Replayed(Box<Interaction>),
+    /// Recording: the call's place in the recording, and the live model when the call needs
+    /// one (`llm.complete`; an HTTP call goes to its upstream).
+    Live {
+        index: usize,
+        model: Option<Arc<dyn Model>>,
+    },
+}
+
+/// What costs are weighed against while recording: the suite's `[pricing]` and
+/// `PROPOSAL_EVAL_BUDGET_USD`.
+#[derive(Clone, Default)]
+pub(crate) struct Costs {
+    pub(crate) pricing: Arc<BTreeMap<String, Pricing>>,
+    pub(crate) budget_usd: Option<f64>,
+}
+
+/// The estimated cost of this process's live calls: what `PROPOSAL_EVAL_BUDGET_USD` caps.
+static SPENT_USD: Mutex<f64> = Mutex::new(0.0);
+
+fn spent_usd() -> MutexGuard<'static, f64> {
+    SPENT_USD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The state of one case's model calls, shared by [`Llm::complete`] and the threads of
+/// `llm.base_url()`'s loopback server, which answer the same calls from the same recording.
+pub(crate) struct Core {
+    mode: Mode,
+    ignore_request_paths: Vec<Pattern>,
+    redactor: Redactor,
+    calls: usize,
+    /// While recording: one place per call, filled when its answer is complete.
+    slots: Vec<Option<Interaction>>,
+    failure: Option<String>,
+    model_failed: Option<String>,
+    totals: UsageTotals,
+    pub(crate) costs: Costs,
+    pub(crate) http: HttpConfig,
+}
+
+impl Core {
+    /// Takes the next call's turn: the recorded answer (replay), or its place for a live call
+    /// (recording). A failure (no recording, a request that differs, the budget spent) is kept
+    /// so that it fails the case even when the code under test swallows it.
+    pub(crate) fn begin(&mut self, call: &Call<'_>) -> Result<Turn, LlmError> {
+        let index = self.calls;
+        self.calls += 1;
+        let turn = match &mut self.mode {
+            Mode::Missing { record_command } => Err(LlmError::NoRecording {
+                record_command: record_command.clone(),
+            }),
+            Mode::Replay { recorded } => match recorded.get_mut(index) {
+                None => Err(LlmError::TooManyCalls {
+                    recorded: recorded.len(),
+                }),
+                Some(interaction) => {
+                    match call_diff(
+                        interaction,
+                        call,
+                        &self.ignore_request_paths,
+                        &self.redactor,
+                    ) {
+                        // Each recorded answer is handed out once (the index only grows), so
+                        // it is moved, not copied.
+                        None => {
+                            let taken = Interaction {
+                                response: std::mem::take(&mut interaction.response),
+                                ..interaction.clone()
+                            };
+                            self.totals.add_call(
+                                taken.usage.as_ref(),
+                                taken.latency_ms,
+                                &self.costs.pricing,
+                            );
+                            Ok(Turn::Replayed(Box::new(taken)))
+                        }
+                        Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
+                    }
+                }
+            },
+            Mode::Record { factory, model } => {
+                let needs_model = matches!(call, Call::Complete(_));
+                // A panic in the user's model is the model's failure, not the case's: it is
+                // caught here and named so.
+                if needs_model && model.is_none() {
+                    if let Some(make) = factory {
+                        match catch(|| crate::run::executor::outside_async(|| make())) {
+                            Ok(m) => *model = Some(Arc::from(m)),
+                            Err(m) => {
+                                let e = ModelError::new(format!(
+                                    "building the live model panicked: {m}"
+                                ));
+                                self.model_failed.get_or_insert_with(|| e.to_string());
+                                return Err(LlmError::Model(e));
+                            }
+                        }
+                    }
+                }
+                let spent = *spent_usd();
+                match (needs_model, &*model) {
+                    (true, None) => Err(LlmError::NoModel),
+                    _ => match self.costs.budget_usd {
+                        Some(budget) if spent >= budget => Err(LlmError::BudgetSpent {
+                            budget_usd: budget,
+                            spent_usd: spent,
+                        }),
+                        _ => {
+                            if self.slots.len() <= index {
+                                self.slots.resize(index + 1, None);
+                            }
+                            Ok(Turn::Live {
+                                index,
+                                model: if needs_model { model.clone() } else { None },
+                            })
+                        }
+                    },
+                }
+            }
+        };
+        if let Err(e) = &turn {
+            if self.failure.is_none() && !matches!(e, LlmError::Model(_)) {
+                self.failure = Some(e.to_string());
+            }
+        }
+        turn
+    }
+
+    /// A live call's answer came whole: it takes its place in the recording, and its cost
+    /// counts against the budget.
+    pub(crate) fn finish_live(&mut self, index: usize, mut interaction: Interaction) {
+        if let (Some(usage), Some(model)) = (
+            &mut interaction.usage,
+            &interaction.request["model"].as_str(),
+        ) {
+            // The response names the model that answered; the request, the one asked for.
+            usage.model.get_or_insert_with(|| model.to_string());
+        }
+        if let Some(cost) = interaction
+            .usage
+            .as_ref()
+            .and_then(|u| crate::recording::usage::cost(&self.costs.pricing, u))
+        {
+            *spent_usd() += cost;
+        }
+        self.totals.add_call(
+            interaction.usage.as_ref(),
+            interaction.latency_ms,
+            &self.costs.pricing,
+        );
+        if let Some(slot) = self.slots.get_mut(index) {
+            *slot = Some(interaction);
+        }
+    }
+
+    /// A live call failed: nothing of this case is recorded.
+    pub(crate) fn live_failed(&mut self, message: String) {
+        self.model_failed.get_or_insert(message);
+    }
+
+    /// Whether the case records (its calls go live).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn is_recording(&self) -> bool {
+        matches!(self.mode, Mode::Record { .. })
+    }
 }
 
 /// What the code under test calls instead of its model: replays the case's recording, or,
@@ -171,21 +428,22 @@ enum Mode {
 /// assert_eq!(llm.complete(&json!("hi")).unwrap(), json!({ "got": "hi" }));
 /// ```
 pub struct Llm {
-    mode: Mode,
-    ignore_request_paths: Vec<Pattern>,
-    redactor: Redactor,
-    calls: usize,
-    interactions: Vec<Interaction>,
-    failure: Option<String>,
-    model_failed: Option<String>,
+    core: Arc<Mutex<Core>>,
+    #[cfg(feature = "http")]
+    proxies: crate::recording::http::Proxies,
 }
 
 impl fmt::Debug for Llm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Llm")
-            .field("calls", &self.calls)
+            .field("calls", &self.calls())
             .finish_non_exhaustive()
     }
+}
+
+/// Locks a case's state; a panic elsewhere while it was held does not lose it.
+pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
@@ -193,12 +451,12 @@ static LIVE_CALL_DONE: Condvar = Condvar::new();
 
 /// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
 /// process's, and one shared by every test process of the target folder.
-struct LivePermit {
+pub(crate) struct LivePermit {
     _shared: Option<SharedSlot>,
 }
 
 impl LivePermit {
-    fn acquire(limit: usize) -> LivePermit {
+    pub(crate) fn acquire(limit: usize) -> LivePermit {
         let limit = limit.max(1);
         let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         while *running >= limit {
@@ -289,21 +547,33 @@ impl Llm {
         Llm::new(
             Mode::Record {
                 factory: None,
-                model: Some(Box::new(model)),
+                model: Some(Arc::new(model)),
             },
             Vec::new(),
         )
     }
 
     fn new(mode: Mode, ignore_request_paths: Vec<Pattern>) -> Llm {
-        Llm {
+        let budget_usd = crate::env::settings().ok().and_then(|s| s.budget_usd);
+        let core = Core {
             mode,
             ignore_request_paths,
             redactor: Redactor::default(),
             calls: 0,
-            interactions: Vec::new(),
+            slots: Vec::new(),
             failure: None,
             model_failed: None,
+            totals: UsageTotals::default(),
+            costs: Costs {
+                pricing: Arc::default(),
+                budget_usd,
+            },
+            http: HttpConfig::default(),
+        };
+        Llm {
+            core: Arc::new(Mutex::new(core)),
+            #[cfg(feature = "http")]
+            proxies: Default::default(),
         }
     }
 
@@ -315,8 +585,8 @@ impl Llm {
         ignore_request_paths: Vec<Pattern>,
         redactor: Redactor,
     ) -> Llm {
-        let mut llm = Llm::new(Mode::Replay { recorded }, ignore_request_paths);
-        llm.redactor = redactor;
+        let llm = Llm::new(Mode::Replay { recorded }, ignore_request_paths);
+        lock(&llm.core).redactor = redactor;
         llm
     }
 
@@ -334,109 +604,119 @@ impl Llm {
         Llm::new(Mode::Missing { record_command }, Vec::new())
     }
 
+    /// The suite's `[http]` upstreams and `[pricing]`, for calls through `llm.base_url()` and
+    /// for costs.
+    pub(crate) fn with_suite(self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) -> Llm {
+        {
+            let mut core = lock(&self.core);
+            core.http = http;
+            core.costs.pricing = Arc::new(pricing);
+        }
+        self
+    }
+
     /// Sends a request to the model (live while recording, from the recording otherwise) and
     /// returns the response.
     ///
     /// A replay failure (a request that differs from the recorded one, one call too many, no
     /// recording) fails the test even when the code under test handles the error.
     pub fn complete(&mut self, request: &Value) -> Result<Value, LlmError> {
-        let index = self.calls;
-        self.calls += 1;
-        let result = match &mut self.mode {
-            Mode::Missing { record_command } => Err(LlmError::NoRecording {
-                record_command: record_command.clone(),
-            }),
-            Mode::Replay { recorded } => match recorded.get_mut(index) {
-                None => Err(LlmError::TooManyCalls {
-                    recorded: recorded.len(),
-                }),
-                Some(interaction) => {
-                    match request_diff(
-                        &interaction.request,
-                        request,
-                        &self.ignore_request_paths,
-                        &self.redactor,
-                    ) {
-                        // Each recorded answer is handed out once (the index only grows), so it
-                        // is moved, not copied.
-                        None => Ok(std::mem::take(&mut interaction.response)),
-                        Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
-                    }
-                }
-            },
-            Mode::Record { factory, model } => {
-                // A panic in the user's model is the model's failure, not the case's: it is
-                // caught here and named so.
-                let built = if model.is_some() {
-                    Ok(())
-                } else {
-                    match factory {
-                        None => Ok(()),
-                        Some(make) => catch(|| crate::run::executor::outside_async(|| make()))
-                            .map(|m| *model = Some(m))
-                            .map_err(|m| format!("building the live model panicked: {m}")),
-                    }
-                };
-                match (built, model) {
-                    (Err(message), _) => {
-                        let e = ModelError::new(message);
-                        self.model_failed.get_or_insert_with(|| e.to_string());
-                        Err(LlmError::Model(e))
-                    }
-                    (Ok(()), None) => Err(LlmError::NoModel),
-                    (Ok(()), Some(model)) => {
-                        let limit = crate::env::settings()
-                            .map(|s| s.max_concurrency)
-                            .unwrap_or(4);
-                        let _permit = LivePermit::acquire(limit);
-                        let answer = catch(|| {
-                            crate::run::executor::outside_async(|| model.complete(request))
-                        })
-                        .unwrap_or_else(|m| {
-                            Err(ModelError::new(format!("the live model panicked: {m}")))
-                        });
-                        match answer {
-                            Ok(response) => {
-                                self.interactions.push(Interaction {
-                                    request: request.clone(),
-                                    response: response.clone(),
-                                    recorded_at: Utc::now(),
-                                });
-                                Ok(response)
-                            }
-                            Err(e) => {
-                                self.model_failed.get_or_insert_with(|| e.to_string());
-                                Err(LlmError::Model(e))
-                            }
-                        }
-                    }
-                }
-            }
+        let turn = lock(&self.core).begin(&Call::Complete(request))?;
+        let (index, model) = match turn {
+            Turn::Replayed(interaction) => return Ok(interaction.response),
+            Turn::Live { index, model } => (index, model),
         };
-        if let Err(e) = &result {
-            if self.failure.is_none() && !matches!(e, LlmError::Model(_)) {
-                self.failure = Some(e.to_string());
+        let Some(model) = model else {
+            return Err(LlmError::NoModel);
+        };
+        let limit = crate::env::settings()
+            .map(|s| s.max_concurrency)
+            .unwrap_or(4);
+        let permit = LivePermit::acquire(limit);
+        let started = std::time::Instant::now();
+        let answer =
+            catch(|| crate::run::executor::outside_async(|| model.complete_with_usage(request)))
+                .unwrap_or_else(|m| Err(ModelError::new(format!("the live model panicked: {m}"))));
+        let latency_ms = crate::recording::usage::millis(started.elapsed());
+        drop(permit);
+        match answer {
+            Ok(Completion { response, usage }) => {
+                let mut interaction =
+                    Interaction::new(request.clone(), response.clone(), Utc::now());
+                interaction.latency_ms = Some(latency_ms);
+                interaction.usage = usage;
+                lock(&self.core).finish_live(index, interaction);
+                Ok(response)
+            }
+            Err(e) => {
+                lock(&self.core).live_failed(e.to_string());
+                Err(LlmError::Model(e))
             }
         }
-        result
+    }
+
+    /// The base URL of a loopback HTTP server that stands for the default upstream
+    /// (`[http] upstream`, or `PROPOSAL_EVAL_UPSTREAM`): give it to the code under test's own
+    /// HTTP client in place of the API's base URL (`https://api.openai.com/v1` becomes
+    /// `http://127.0.0.1:PORT`, and `/chat/completions` is appended by the client as before).
+    ///
+    /// Every request to it is one call of the case, like an [`Llm::complete`] call: while
+    /// recording it is forwarded to the upstream (method, path, query, headers, body) and its
+    /// answer recorded (status, content type, JSON body, or the events of a `text/event-stream`
+    /// answer); in replay it is matched against the recorded call (method, path, JSON body
+    /// without `ignore_request_paths`) and the recorded answer is served. A request that does
+    /// not match fails the case with the request diff and gets an HTTP 400 whose
+    /// `error.message` says why.
+    ///
+    /// Needs the `http` feature. Fails while recording when no upstream is set.
+    ///
+    /// ```
+    /// use proposal_eval::{Llm, Model, ModelError};
+    /// use serde_json::Value;
+    ///
+    /// let llm = Llm::live(|_: &Value| -> Result<Value, ModelError> { unreachable!() });
+    /// // Recording needs an upstream; outside a suite with `[http]`, PROPOSAL_EVAL_UPSTREAM.
+    /// # if std::env::var_os("PROPOSAL_EVAL_UPSTREAM").is_none() {
+    /// let err = llm.base_url().unwrap_err();
+    /// assert!(err.to_string().contains("[http] upstream"));
+    /// # }
+    /// ```
+    #[cfg(feature = "http")]
+    pub fn base_url(&self) -> Result<String, LlmError> {
+        self.proxies.url(&self.core, None)
+    }
+
+    /// [`Llm::base_url`] for the upstream `name` of `[http.upstreams]` (or
+    /// `PROPOSAL_EVAL_UPSTREAM_<NAME>`), for code that calls more than one API.
+    #[cfg(feature = "http")]
+    pub fn base_url_for(&self, name: &str) -> Result<String, LlmError> {
+        self.proxies.url(&self.core, Some(name))
     }
 
     /// How many calls the code under test made.
     pub fn calls(&self) -> usize {
-        self.calls
+        lock(&self.core).calls
+    }
+
+    /// After the case returned: stops the loopback servers of `llm.base_url()`, waiting for the
+    /// calls they are answering.
+    pub(crate) fn close(&mut self) {
+        #[cfg(feature = "http")]
+        self.proxies.close();
     }
 
     /// After the case returned: the first replay failure, or the calls the recording has that
     /// were not made.
     pub(crate) fn finish_failure(&self) -> Option<String> {
-        if let Some(failure) = &self.failure {
+        let core = lock(&self.core);
+        if let Some(failure) = &core.failure {
             return Some(failure.clone());
         }
-        if let Mode::Replay { recorded } = &self.mode {
-            if self.calls < recorded.len() {
+        if let Mode::Replay { recorded } = &core.mode {
+            if core.calls < recorded.len() {
                 return Some(format!(
                     "the code made {} model call(s) but the recording has {}; re-record if the change is intended",
-                    self.calls,
+                    core.calls,
                     recorded.len()
                 ));
             }
@@ -448,21 +728,101 @@ impl Llm {
     /// recording (a request differs, or there are more or fewer calls), which `RECORD=stale`
     /// treats as a stale recording.
     pub(crate) fn replay_mismatched(&self) -> bool {
-        matches!(self.mode, Mode::Replay { .. }) && self.finish_failure().is_some()
+        matches!(lock(&self.core).mode, Mode::Replay { .. }) && self.finish_failure().is_some()
     }
 
     /// While recording: the first live call's failure, if one failed.
-    pub(crate) fn model_failure(&self) -> Option<&str> {
-        self.model_failed.as_deref()
+    pub(crate) fn model_failure(&self) -> Option<String> {
+        lock(&self.core).model_failed.clone()
+    }
+
+    /// The calls made so far: tokens, recorded latency, estimated cost.
+    pub(crate) fn usage(&self) -> UsageTotals {
+        lock(&self.core).totals.clone()
     }
 
     /// While recording: the interactions to write, unless a live call failed.
     pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
-        match self.mode {
-            Mode::Record { .. } if self.model_failed.is_none() => {
-                Some(std::mem::take(&mut self.interactions))
+        let mut core = lock(&self.core);
+        match core.mode {
+            Mode::Record { .. } if core.model_failed.is_none() => {
+                let slots = std::mem::take(&mut core.slots);
+                // A place left empty is a call whose answer never came whole (a stream the
+                // client dropped): what was recorded would not replay as it ran.
+                if slots.iter().any(Option::is_none) {
+                    core.model_failed = Some(
+                        "a live call did not finish (its response was not read to the end)".into(),
+                    );
+                    return None;
+                }
+                Some(slots.into_iter().flatten().collect())
             }
             _ => None,
+        }
+    }
+}
+
+impl Drop for Llm {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// How a recorded interaction differs from a call: `None` when it is the same call.
+///
+/// An `llm.complete` call is compared on its request; an HTTP call first on its upstream,
+/// method and path, then on its JSON body. Either way the body is compared as
+/// [`request_diff`] compares requests (`ignore` paths removed, redacted places equal).
+fn call_diff(
+    recorded: &Interaction,
+    call: &Call<'_>,
+    ignore: &[Pattern],
+    redactor: &Redactor,
+) -> Option<String> {
+    let describe_recorded = || match &recorded.http {
+        None => serde_json::json!({ "llm.complete": recorded.request }),
+        Some(h) => serde_json::json!({
+            "http": { "upstream": h.upstream, "method": h.method, "path": h.path },
+            "body": recorded.request,
+        }),
+    };
+    match (call, &recorded.http) {
+        (Call::Complete(request), None) => {
+            request_diff(&recorded.request, request, ignore, redactor)
+        }
+        (
+            Call::Http {
+                upstream,
+                method,
+                path,
+                body,
+            },
+            Some(h),
+        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
+            request_diff(&recorded.request, body, ignore, redactor)
+        }
+        _ => {
+            let current = match call {
+                Call::Complete(request) => {
+                    serde_json::json!({ "llm.complete": redactor.replayed(&recorded.request, request) })
+                }
+                Call::Http {
+                    upstream,
+                    method,
+                    path,
+                    body,
+                } => serde_json::json!({
+                    "http": { "upstream": upstream, "method": method, "path": path },
+                    "body": redactor.replayed(&recorded.request, body),
+                }),
+            };
+            Some(proposal_eval_engine::render::line_diff(
+                &describe_recorded(),
+                &current,
+                "recorded request",
+                "this request",
+                false,
+            ))
         }
     }
 }
@@ -508,11 +868,7 @@ mod tests {
     use serde_json::json;
 
     fn interaction(request: Value, response: Value) -> Interaction {
-        Interaction {
-            request,
-            response,
-            recorded_at: "2025-01-01T00:00:00Z".parse().unwrap(),
-        }
+        Interaction::new(request, response, "2025-01-01T00:00:00Z".parse().unwrap())
     }
 
     #[test]
@@ -527,7 +883,7 @@ mod tests {
             "the live model failed: the live model panicked: socket exploded"
         );
         assert_eq!(
-            llm.model_failure(),
+            llm.model_failure().as_deref(),
             Some("the live model panicked: socket exploded")
         );
         assert!(llm.take_recorded().unwrap_or_default().is_empty());

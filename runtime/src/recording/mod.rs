@@ -11,9 +11,13 @@
 
 pub mod credentials;
 mod glob;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod llm;
 pub mod pending;
 pub mod sources;
+pub mod upstream;
+pub mod usage;
 
 use crate::files::Located;
 use crate::path::Pattern;
@@ -113,13 +117,73 @@ impl RecordingConfig {
 
 /// One model call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Interaction {
-    /// What the code under test sent.
+    /// What the code under test sent: the request given to `llm.complete`, or the JSON body of
+    /// an HTTP request (`null` when it had none).
     pub request: Value,
-    /// What the model answered.
+    /// What the model answered: the response, the JSON body of an HTTP response, or the list of
+    /// events of a streamed (`text/event-stream`) one.
     pub response: Value,
     /// When the answer came.
     pub recorded_at: DateTime<Utc>,
+    /// The HTTP side of a call made through `llm.base_url()`: method, path, status and content
+    /// type. `None` for an `llm.complete` call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpExchange>,
+    /// Milliseconds the live call took (to the last byte of a stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+    /// The tokens the call used, when the response reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<usage::Usage>,
+}
+
+impl Interaction {
+    /// A call with no HTTP side, latency or usage.
+    pub fn new(request: Value, response: Value, recorded_at: DateTime<Utc>) -> Interaction {
+        Interaction {
+            request,
+            response,
+            recorded_at,
+            http: None,
+            latency_ms: None,
+            usage: None,
+        }
+    }
+}
+
+/// The HTTP side of a recorded call: what is matched besides the JSON body, and what is served
+/// back besides it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpExchange {
+    /// The named upstream (`llm.base_url_for(name)`); `None` for the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path below the upstream's base URL (`/chat/completions`).
+    pub path: String,
+    /// The query string, without `?`, when there was one (not matched on replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// The response's status code.
+    pub status: u16,
+    /// The response's content type, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+}
+
+impl HttpExchange {
+    /// Whether the response was a stream of server-sent events, recorded as a list of events.
+    pub fn is_stream(&self) -> bool {
+        self.content_type.as_deref().is_some_and(|t| {
+            t.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
+    }
 }
 
 /// One sample of a case: the model calls of one run of its code.
@@ -1049,11 +1113,11 @@ mod tests {
         let now = current(&input, &"a".repeat(64));
         let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
         let sample = |answer: i64| Sample {
-            interactions: vec![Interaction {
-                request: json!({ "prompt": "p" }),
-                response: json!({ "answer": answer }),
-                recorded_at: at,
-            }],
+            interactions: vec![Interaction::new(
+                json!({ "prompt": "p" }),
+                json!({ "answer": answer }),
+                at,
+            )],
         };
         let two = Recording::of_samples("a".into(), at, &now, &input, vec![sample(1), sample(2)]);
         assert_eq!(two.format, SAMPLES_FORMAT);
@@ -1150,12 +1214,12 @@ mod tests {
             input_sha256: Some(input_digest(&json!({})).0),
             input: Some(json!({})),
             samples: vec![Sample {
-                interactions: vec![Interaction {
+                interactions: vec![Interaction::new(
                     // The fuzzer's number, and one a program computes.
-                    request: json!({ "count": 8.88888888888889e77, "mean": 670.0 / 7.0 }),
-                    response: json!({}),
-                    recorded_at: "2025-01-15T10:00:01Z".parse().unwrap(),
-                }],
+                    json!({ "count": 8.88888888888889e77, "mean": 670.0 / 7.0 }),
+                    json!({}),
+                    "2025-01-15T10:00:01Z".parse().unwrap(),
+                )],
             }],
         };
         let text = written.to_pretty();

@@ -189,11 +189,11 @@ mod tests {
                 input_sha256: Some(input_digest(&json!({})).0),
                 input: Some(json!({})),
                 samples: vec![Sample {
-                    interactions: vec![Interaction {
-                        request: json!({ "api_key": "sk-live-0123456789abcdef0123", "m": 1 }),
-                        response: json!({ "answer": 2 }),
-                        recorded_at: "2025-01-15T10:00:01Z".parse().unwrap(),
-                    }],
+                    interactions: vec![Interaction::new(
+                        json!({ "api_key": "sk-live-0123456789abcdef0123", "m": 1 }),
+                        json!({ "answer": 2 }),
+                        "2025-01-15T10:00:01Z".parse().unwrap(),
+                    )],
                 }],
             },
             review: Review {

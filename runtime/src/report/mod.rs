@@ -25,6 +25,7 @@ pub mod review;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
+use crate::recording::usage::UsageTotals;
 use crate::run::CaseResult;
 pub use crate::run::RecordingUse;
 use crate::suite::{LoadedCase, Suite};
@@ -105,6 +106,10 @@ pub struct Entry {
     /// one `cargo nextest run`. `None` in entries written before runs were recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// The case's model calls: tokens, recorded latency, estimated cost; `None` when it made
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageTotals>,
     /// When the case finished.
     pub finished_at: DateTime<Utc>,
     /// In a report: the result is from a run older than the report's latest run (its target or
@@ -160,6 +165,7 @@ impl Entry {
             evaluators,
             failure: result.failure.as_deref().map(strip_ansi),
             run: run_id().map(str::to_string),
+            usage: result.usage.clone(),
             finished_at: Utc::now(),
             older: false,
         }
@@ -502,6 +508,9 @@ pub struct Totals {
     /// Cases whose result is from a run older than the report's latest run.
     #[serde(default)]
     pub older: usize,
+    /// The model calls of these cases, summed; `None` when none made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageTotals>,
 }
 
 impl Totals {
@@ -521,6 +530,9 @@ impl Totals {
         }
         if entry.older {
             self.older += 1;
+        }
+        if let Some(usage) = &entry.usage {
+            self.usage.get_or_insert_with(Default::default).add(usage);
         }
         self.pass_rate = self.passed as f64 / self.cases as f64;
     }
@@ -894,6 +906,29 @@ const SCRIPT: &str = "
 })();
 ";
 
+/// `3 calls, 1200 in / 300 out tokens, 812.5 ms, $0.0012`: the cost only when priced, the
+/// tokens only when reported.
+fn usage_text(u: &UsageTotals) -> String {
+    let mut text = format!("{} call{}", u.calls, if u.calls == 1 { "" } else { "s" });
+    if u.input_tokens + u.output_tokens > 0 {
+        let _ = write!(
+            text,
+            ", {} in / {} out tokens",
+            u.input_tokens, u.output_tokens
+        );
+    }
+    if u.latency_ms > 0.0 {
+        let _ = write!(text, ", {:.1} ms", u.latency_ms);
+    }
+    if let Some(cost) = u.cost_usd {
+        let _ = write!(text, ", ${cost:.4}");
+    }
+    if u.unpriced_calls > 0 {
+        let _ = write!(text, " ({} unpriced)", u.unpriced_calls);
+    }
+    text
+}
+
 /// The page up to the first row of the cases table: summary, suites, the table head.
 fn html_head(out: &mut String, report: &Report) {
     let t = &report.totals;
@@ -914,14 +949,18 @@ fn html_head(out: &mut String, report: &Report) {
          <div class=\"card\">pass rate<b id=\"pass-rate\">{}</b></div>\
          <div class=\"card\">replayed<b>{}</b></div>\
          <div class=\"card\">recorded<b>{}</b></div>\
-         <div class=\"card\">stale<b>{}</b></div></section>",
+         <div class=\"card\">stale<b>{}</b></div>{}</section>",
         t.cases,
         t.passed,
         t.failed,
         percent(t.pass_rate),
         t.replayed + t.replayed_stale,
         t.recorded,
-        t.stale + t.replayed_stale
+        t.stale + t.replayed_stale,
+        t.usage.as_ref().map_or(String::new(), |u| format!(
+            "<div class=\"card\">model calls<b id=\"total-usage\">{}</b></div>",
+            esc(&usage_text(u))
+        ))
     );
     if t.older > 0 {
         let _ = writeln!(
@@ -962,6 +1001,9 @@ fn html_head(out: &mut String, report: &Report) {
                 e.mean_score
             );
         }
+        if let Some(usage) = &suite.totals.usage {
+            let _ = write!(*out, "; model calls: {}", esc(&usage_text(usage)));
+        }
         out.push_str("</p>\n");
         if !suite.field_accuracy.is_empty() {
             out.push_str("<h3>Accuracy per field</h3>\n<div class=\"bars field-accuracy\">\n");
@@ -986,6 +1028,7 @@ fn html_head(out: &mut String, report: &Report) {
          <th data-key=\"suite\">suite</th><th data-key=\"case\">case</th>\
          <th data-key=\"verdict\">verdict</th><th data-key=\"score\" data-type=\"number\">score</th>\
          <th data-key=\"recording\">recording</th><th data-key=\"ran\">ran</th>\
+         <th data-key=\"usage\" data-type=\"number\">model calls</th>\
          <th>evaluators</th></tr></thead><tbody>\n",
     );
 }
@@ -1016,7 +1059,7 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
         "<tr data-test=\"{}\"{row_class}><td data-v=\"{}\">{} <span class=\"muted\">{}</span></td>\
          <td data-v=\"{}\" title=\"{}\">{}</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td>\
          <td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>\
-         <td data-v=\"{}\" class=\"ran\">{}{older_mark}</td><td>{}</td></tr>",
+         <td data-v=\"{}\" class=\"ran\">{}{older_mark}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>",
         esc(&c.test),
         esc(&c.suite),
         esc(&c.suite),
@@ -1030,6 +1073,11 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
         recording_text(c.recording),
         esc(&c.finished_at.to_rfc3339()),
         c.finished_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        c.usage.as_ref().and_then(|u| u.cost_usd).unwrap_or(0.0),
+        c.usage
+            .as_ref()
+            .map(|u| esc(&usage_text(u)))
+            .unwrap_or_default(),
         evaluators.join(", ")
     );
 }

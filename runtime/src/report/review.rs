@@ -256,6 +256,7 @@ fn side(
         recording: RecordingUse::Replayed,
         evaluators: Vec::new(),
         failure: None,
+        usage: None,
     };
     let verdict = crate::run::evaluate(
         suite,

@@ -106,6 +106,9 @@ pub struct CaseResult {
     /// The failure message, as the test prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The model calls the case made (replayed or live): tokens, recorded latency, cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::recording::usage::UsageTotals>,
 }
 
 /// Runs one case. `f` is the code under test.
@@ -121,6 +124,7 @@ where
         recording: RecordingUse::None,
         evaluators: Vec::new(),
         failure: None,
+        usage: None,
     };
     match execute(suite, loaded, &name, f, &mut result) {
         Ok(()) => result.passed = true,
@@ -208,7 +212,11 @@ where
             } else {
                 RecordingUse::Recorded
             };
-            (Llm::record(suite.model.clone()), Utc::now())
+            (
+                Llm::record(suite.model.clone())
+                    .with_suite(config.http.clone(), config.pricing.clone()),
+                Utc::now(),
+            )
         } else {
             match std::mem::replace(&mut existing, Ok(None)) {
                 Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
@@ -219,7 +227,11 @@ where
                         "{e}\nfix the file, or delete it and re-record: {record_command}"
                     ))
                 }
-                Ok(None) => (Llm::missing(record_command.clone()), Utc::now()),
+                Ok(None) => (
+                    Llm::missing(record_command.clone())
+                        .with_suite(config.http.clone(), config.pricing.clone()),
+                    Utc::now(),
+                ),
                 Ok(Some(recorded)) => {
                     let validation = config.recording.validation;
                     let changes = if validation == Validation::Skip {
@@ -251,7 +263,8 @@ where
                             recorded.interactions().to_vec(),
                             ignore,
                             config.recording.redactor(),
-                        ),
+                        )
+                        .with_suite(config.http.clone(), config.pricing.clone()),
                         recorded.recorded_at,
                     )
                 }
@@ -268,6 +281,9 @@ where
         let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             f(&case, &mut llm).into_output()
         }));
+        // The loopback servers of `llm.base_url()` stop with the case; the calls they were
+        // answering finish first.
+        llm.close();
         let output = match returned {
             Err(panic) => {
                 let message = crate::panics::message(&*panic);
@@ -294,6 +310,10 @@ where
         }
         break (llm, now, case, output);
     };
+    let usage = llm.usage();
+    if usage.calls > 0 {
+        result.usage = Some(usage);
+    }
     if let Some(failure) = llm.finish_failure() {
         return Err(if llm.replay_mismatched() {
             format!("{failure}\nre-record just this case: {record_command}")
@@ -308,7 +328,7 @@ where
             result.recording = RecordingUse::None;
             return Err(format!(
                 "a live model call failed while recording: {}\nnothing was recorded; {}",
-                llm.model_failure().unwrap_or("(no message)"),
+                llm.model_failure().as_deref().unwrap_or("(no message)"),
                 if review {
                     "the committed recording and any pending one are unchanged"
                 } else if recording_file.exists() {

@@ -73,6 +73,13 @@ pub struct SuiteConfig {
     /// `[[code_judge]]`: external judge scripts.
     #[serde(default)]
     pub code_judge: Vec<crate::judge::JudgeConfig>,
+    /// `[http]`: the upstreams `llm.base_url()` forwards to while recording.
+    #[serde(default)]
+    pub http: crate::recording::upstream::HttpConfig,
+    /// `[pricing."MODEL"]`: dollars per million tokens, for the estimated cost in reports and
+    /// `PROPOSAL_EVAL_BUDGET_USD`.
+    #[serde(default)]
+    pub pricing: std::collections::BTreeMap<String, crate::recording::usage::Pricing>,
 }
 
 impl Default for SuiteConfig {
@@ -83,6 +90,8 @@ impl Default for SuiteConfig {
             strict: Default::default(),
             field_accuracy: Default::default(),
             code_judge: Vec::new(),
+            http: Default::default(),
+            pricing: Default::default(),
         }
     }
 }
@@ -226,6 +235,38 @@ mod tests {
         let err =
             SuiteConfig::from_toml_str("[recording]\nredact = [\"a..b\"]\n", "x.toml").unwrap_err();
         assert_eq!((err.line, err.column), (2, 10), "{err}");
+    }
+
+    #[test]
+    fn http_and_pricing_errors_name_their_place() {
+        let toml = "[http]\nupstream = \"https://api.openai.com/v1\"\n[http.upstreams]\nanthropic = \"https://api.anthropic.com\"\n[pricing.\"gpt-4o-mini\"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n";
+        let config = SuiteConfig::from_toml_str(toml, "x.toml").unwrap();
+        assert_eq!(config.pricing["gpt-4o-mini"].output_per_mtok, 0.6);
+        assert_eq!(config.http.upstreams.len(), 1);
+        let err = SuiteConfig::from_toml_str(
+            "[http]\nupstream = \"api.openai.com/v1\"\n",
+            "s/proposal-eval.toml",
+        )
+        .unwrap_err();
+        assert_eq!((err.line, err.column), (2, 12), "{err}");
+        assert!(
+            err.message.contains("must start with http:// or https://"),
+            "{err}"
+        );
+        let err =
+            SuiteConfig::from_toml_str("[http.upstreams]\n\"a.b\" = \"https://x\"\n", "x.toml")
+                .unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+        assert!(err.message.contains("not an upstream name"), "{err}");
+        let err =
+            SuiteConfig::from_toml_str("[http]\nupstreem = \"https://x\"\n", "x.toml").unwrap_err();
+        assert!(err.message.contains("unknown field `upstreem`"), "{err}");
+        let err = SuiteConfig::from_toml_str(
+            "[pricing.m]\ninput_per_mtok = 1\noutput_per_mtok = \"1\"\n",
+            "x.toml",
+        )
+        .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
     }
 
     #[test]

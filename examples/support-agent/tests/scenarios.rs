@@ -1,0 +1,300 @@
+//! The HTTP record and replay as a user meets it: this crate's suite run in a child process
+//! (this very binary, with `SUPPORT_AGENT_SUITE` naming a copy of `fixtures/support`), with the
+//! environment a user sets, against the fake OpenAI-compatible upstream of `fake_openai`.
+
+mod fake_openai;
+mod suite;
+
+use fake_openai::{FakeOpenAi, KEY};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+fn main() -> ExitCode {
+    if let Some(dir) = std::env::var_os("SUPPORT_AGENT_SUITE") {
+        return proposal_eval::Harness::new(PathBuf::from(dir)).run(suite::support);
+    }
+    let mut args = Arguments::from_args();
+    // One scenario at a time: they count the upstream's calls and share the live-call places.
+    args.test_threads.get_or_insert(1);
+    let trials = vec![
+        Trial::test(
+            "records_through_the_proxy_then_replays_with_the_upstream_stopped",
+            record_then_replay,
+        ),
+        Trial::test(
+            "a_changed_request_fails_with_the_diff_and_the_rerecord_command",
+            changed_request,
+        ),
+        Trial::test("concurrent_cases_stay_within_max_concurrency", concurrency),
+        Trial::test("the_budget_stops_live_calls", budget),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// A copy of `fixtures/support` without its recordings, in this target's temp folder.
+struct Suite {
+    dir: PathBuf,
+}
+
+struct Run {
+    success: bool,
+    text: String,
+    verdicts: BTreeMap<String, String>,
+}
+
+impl Suite {
+    fn new(name: &str) -> Suite {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("support-{}", std::process::id()))
+            .join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/support");
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+            }
+        }
+        Suite { dir }
+    }
+
+    /// Runs the suite, with a user's environment: nothing of this process's record settings.
+    fn run(&self, envs: &[(&str, &str)], threads: usize) -> Run {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        for (key, _) in std::env::vars() {
+            if key == "RECORD"
+                || key.starts_with("PROPOSAL_EVAL_")
+                || key == "OPENAI_API_KEY"
+                || key.starts_with("SUPPORT_AGENT_")
+            {
+                cmd.env_remove(key);
+            }
+        }
+        let out = cmd
+            .env("SUPPORT_AGENT_SUITE", &self.dir)
+            .env("NO_COLOR", "1")
+            .envs(envs.iter().copied())
+            .args(["--test-threads", &threads.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let verdicts = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("test ")?.split_once(" ... "))
+            .map(|(name, verdict)| (name.trim().to_string(), verdict.trim().to_string()))
+            .collect();
+        Run {
+            success: out.status.success(),
+            text: format!(
+                "--- stdout\n{stdout}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            verdicts,
+        }
+    }
+
+    fn recordings(&self) -> BTreeMap<String, String> {
+        std::fs::read_dir(self.dir.join("recordings"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            std::fs::read_to_string(e.path()).unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn record(&self, upstream: &FakeOpenAi, envs: &[(&str, &str)], threads: usize) -> Run {
+        let mut all = vec![
+            ("RECORD", "1"),
+            ("PROPOSAL_EVAL_UPSTREAM", upstream.url.as_str()),
+            ("OPENAI_API_KEY", KEY),
+        ];
+        all.extend_from_slice(envs);
+        self.run(&all, threads)
+    }
+}
+
+fn check(ok: bool, what: &str, run: &Run) -> Result<(), Failed> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what}\n{}", run.text).into())
+    }
+}
+
+const CASES: usize = 4;
+/// Two calls (a tool call, then the streamed reply) for three cases; one for `no_order_number`.
+const CALLS: usize = 7;
+
+fn record_then_replay() -> Result<(), Failed> {
+    let suite = Suite::new("record_replay");
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let recorded = suite.record(&upstream, &[], 2);
+    let seen = upstream.stop();
+    check(
+        recorded.success && recorded.verdicts.len() == CASES,
+        "recording passes every case",
+        &recorded,
+    )?;
+    if seen.calls != CALLS || seen.refused != 0 {
+        return Err(format!(
+            "the upstream saw {seen:?}, expected {CALLS} calls with the key\n{}",
+            recorded.text
+        )
+        .into());
+    }
+    let files = suite.recordings();
+    if files.len() != CASES {
+        return Err(format!("{} recordings: {:?}", files.len(), files.keys()).into());
+    }
+    for (name, text) in &files {
+        for secret in [KEY, "Bearer", "sk-proj"] {
+            if text.contains(secret) {
+                return Err(format!("{name} holds `{secret}`:\n{text}").into());
+            }
+        }
+    }
+    let shipped: serde_json::Value =
+        serde_json::from_str(&files["where_is_my_order.json"]).unwrap();
+    let calls = shipped["interactions"].as_array().unwrap();
+    let (ask, stream) = (&calls[0], &calls[1]);
+    if ask["http"]["path"] != "/chat/completions"
+        || ask["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["name"]
+            != "lookup_order"
+        || !stream["http"]["content_type"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("text/event-stream")
+        || stream["response"].as_array().map_or(0, Vec::len) < 3
+        || stream["usage"]["output_tokens"].as_u64().is_none()
+        || ask["usage"]["input_tokens"].as_u64().is_none()
+    {
+        return Err(
+            format!("the recording's calls are not what the agent made:\n{shipped:#}").into(),
+        );
+    }
+
+    // Replay: the upstream is stopped, no key, no upstream configured in the environment.
+    let replayed = suite.run(&[], 2);
+    check(
+        replayed.success,
+        "replay passes with the upstream stopped",
+        &replayed,
+    )?;
+    check(
+        replayed.verdicts == recorded.verdicts,
+        "replay gives the recording run's verdicts",
+        &replayed,
+    )?;
+    check(
+        suite.recordings() == files,
+        "replay leaves the recordings as they were",
+        &replayed,
+    )
+}
+
+fn changed_request() -> Result<(), Failed> {
+    let suite = Suite::new("changed");
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let recorded = suite.record(&upstream, &[], 2);
+    upstream.stop();
+    check(recorded.success, "recording passes", &recorded)?;
+    // The code now asks another model: every request differs from its recording.
+    let replay = suite.run(&[("SUPPORT_AGENT_MODEL", "gpt-4o")], 1);
+    check(
+        !replay.success,
+        "a changed request fails the replay",
+        &replay,
+    )?;
+    check(
+        replay.verdicts.values().all(|v| v == "FAILED") && replay.verdicts.len() == CASES,
+        "every case fails",
+        &replay,
+    )?;
+    for needle in [
+        "request [0] differs from the recorded one",
+        "-  \"model\": \"gpt-4o-mini\",",
+        "+  \"model\": \"gpt-4o\",",
+        "re-record just this case: RECORD=1 cargo test -p support-agent --test scenarios -- changed::where_is_my_order --exact",
+    ] {
+        check(replay.text.contains(needle), &format!("the failure says `{needle}`"), &replay)?;
+    }
+    Ok(())
+}
+
+fn concurrency() -> Result<(), Failed> {
+    let suite = Suite::new("bounded");
+    let upstream = FakeOpenAi::start(Duration::from_millis(200));
+    let run = suite.record(&upstream, &[("PROPOSAL_EVAL_MAX_CONCURRENCY", "2")], CASES);
+    let seen = upstream.stop();
+    check(run.success, "recording passes", &run)?;
+    if seen.peak != 2 || seen.calls != CALLS {
+        return Err(format!(
+            "with 4 cases at once and a bound of 2 the upstream saw {seen:?}\n{}",
+            run.text
+        )
+        .into());
+    }
+    // Without the bound, the same run overlaps more: the bound is what held it at 2.
+    let suite = Suite::new("unbounded");
+    let upstream = FakeOpenAi::start(Duration::from_millis(200));
+    let run = suite.record(&upstream, &[("PROPOSAL_EVAL_MAX_CONCURRENCY", "8")], CASES);
+    let seen = upstream.stop();
+    check(
+        run.success && seen.peak > 2,
+        &format!("unbounded, the upstream saw {seen:?}"),
+        &run,
+    )
+}
+
+fn budget() -> Result<(), Failed> {
+    let suite = Suite::new("budget");
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    // One case at a time, in name order: `no_order_number` makes one call of a few hundred
+    // tokens, which at $0.15 per million costs more than the budget; every later call is refused.
+    let run = suite.record(&upstream, &[("PROPOSAL_EVAL_BUDGET_USD", "0.000001")], 1);
+    let seen = upstream.stop();
+    check(!run.success, "the run fails", &run)?;
+    if seen.calls != 1 {
+        return Err(format!(
+            "one live call, then none: the upstream saw {seen:?}\n{}",
+            run.text
+        )
+        .into());
+    }
+    let failed: Vec<&String> = run
+        .verdicts
+        .iter()
+        .filter(|(_, v)| *v == "FAILED")
+        .map(|(k, _)| k)
+        .collect();
+    check(
+        failed.len() == CASES - 1 && run.verdicts["budget::no_order_number"] == "ok",
+        "the first case passes, every case that needed a live call after it fails",
+        &run,
+    )?;
+    check(
+        run.text
+            .matches("PROPOSAL_EVAL_BUDGET_USD=0.000001 is spent")
+            .count()
+            == CASES - 1,
+        "each failing case says the budget is spent",
+        &run,
+    )?;
+    let files = suite.recordings();
+    check(
+        files.keys().collect::<Vec<_>>() == ["no_order_number.json"],
+        "only the case that finished is recorded",
+        &run,
+    )
+}

@@ -1,0 +1,22 @@
+//! The case function: the agent, unchanged, with `llm.base_url()` as its API's base URL.
+
+#![allow(dead_code)]
+
+use proposal_eval::{Case, Llm};
+use support_agent::{Action, Agent};
+
+/// One fixture: `input.message` is the customer's message, `input.orders` the order system.
+pub fn support(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>> {
+    // Replay sends no key anywhere (and records none); recording uses the real one.
+    let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "no-key-needed-in-replay".into());
+    // The tests' stand-in for a code change: another model asked for.
+    let model = std::env::var("SUPPORT_AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+    let agent = Agent::new(llm.base_url()?, key, model);
+    let orders = serde_json::from_value(case.input["orders"].clone())?;
+    let message = case.input["message"].as_str().unwrap_or_default();
+    // The agent is async (reqwest on tokio): a runtime per case, as a sync test would build one.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(agent.handle(message, &orders))?)
+}

@@ -1,0 +1,907 @@
+//! `llm.base_url()`: a loopback HTTP server per case and upstream, so that the code under test
+//! keeps its own HTTP client (an OpenAI- or Anthropic-compatible SDK, reqwest, ureq) and only
+//! its base URL changes.
+//!
+//! Each request is one call of the case, taken in the order the server receives it, exactly as
+//! an `llm.complete` call is ([`Core::begin`]): replay matches it against the recorded call
+//! (upstream, method, path, then the JSON body as `llm.complete` requests are compared) and
+//! serves the recorded answer; recording forwards it to the upstream (method, path, query,
+//! headers, body) and keeps status, content type and body, or the events of a
+//! `text/event-stream` answer, which are passed on to the client as they come. A failure is
+//! kept by the case (it fails with `llm.complete`'s message) and answered with an HTTP error the
+//! client can report.
+//!
+//! HTTP itself is tiny_http's (server) and ureq's (client, rustls for https); this module only
+//! moves bytes between them and reads server-sent events, which are lines of text.
+
+use super::llm::{lock, Call, Core, LivePermit, LlmError, Turn};
+use super::upstream::{Resolved, UpstreamUrl};
+use super::usage::{millis, Usage};
+use super::{HttpExchange, Interaction};
+use chrono::Utc;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The loopback servers of one case, one per upstream used, started on first use.
+#[derive(Default)]
+pub(crate) struct Proxies {
+    running: Mutex<Vec<Proxy>>,
+}
+
+impl Proxies {
+    /// The base URL of the server for upstream `name` (`None`: the default one).
+    pub(crate) fn url(
+        &self,
+        core: &Arc<Mutex<Core>>,
+        name: Option<&str>,
+    ) -> Result<String, LlmError> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(proxy) = running.iter().find(|p| p.name.as_deref() == name) {
+            return Ok(proxy.url.clone());
+        }
+        let upstream = {
+            let core = lock(core);
+            let settings = crate::env::settings().ok();
+            let empty = Default::default();
+            let resolved = core.http.resolve(
+                name,
+                settings.and_then(|s| s.upstream.as_ref()),
+                settings.map_or(&empty, |s| &s.upstreams),
+            );
+            match resolved {
+                Resolved::Url(url, _) => Some(url),
+                Resolved::Unknown => {
+                    return Err(LlmError::NoUpstream {
+                        name: name.map(str::to_string),
+                    })
+                }
+                // Replay needs no upstream: the recording answers.
+                Resolved::Unset if !core.is_recording() => None,
+                Resolved::Unset => return Err(LlmError::NoUpstream { name: None }),
+            }
+        };
+        let proxy = Proxy::start(name, upstream, core.clone())?;
+        let url = proxy.url.clone();
+        running.push(proxy);
+        Ok(url)
+    }
+
+    /// Stops every server, after the calls it is answering.
+    pub(crate) fn close(&self) {
+        let stopped: Vec<Proxy> =
+            std::mem::take(&mut *self.running.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(stopped);
+    }
+}
+
+/// What a server's threads share.
+struct Context {
+    name: Option<String>,
+    upstream: Option<UpstreamUrl>,
+    core: Arc<Mutex<Core>>,
+    agent: ureq::Agent,
+}
+
+struct Proxy {
+    name: Option<String>,
+    url: String,
+    server: Arc<tiny_http::Server>,
+    accept: Option<JoinHandle<()>>,
+    workers: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    fn start(
+        name: Option<&str>,
+        upstream: Option<UpstreamUrl>,
+        core: Arc<Mutex<Core>>,
+    ) -> Result<Proxy, LlmError> {
+        let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| LlmError::Proxy {
+            message: e.to_string(),
+        })?;
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or_else(|| LlmError::Proxy {
+                message: "the server has no TCP port".into(),
+            })?;
+        let server = Arc::new(server);
+        let context = Arc::new(Context {
+            name: name.map(str::to_string),
+            agent: agent_for(upstream.as_ref()),
+            upstream,
+            core,
+        });
+        let workers: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let accept = {
+            let (server, workers) = (server.clone(), workers.clone());
+            std::thread::Builder::new()
+                .name("proposal-eval-http".into())
+                .spawn(move || {
+                    // `recv` fails once `unblock` is called: the case is over.
+                    while let Ok(request) = server.recv() {
+                        if let Some(worker) = handle(&context, request) {
+                            workers
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(worker);
+                        }
+                    }
+                })
+                .map_err(|e| LlmError::Proxy {
+                    message: e.to_string(),
+                })?
+        };
+        Ok(Proxy {
+            name: name.map(str::to_string),
+            url: format!("http://127.0.0.1:{port}"),
+            server,
+            accept: Some(accept),
+            workers,
+        })
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+        let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|p| p.into_inner()));
+        for worker in workers {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// The forwarding client: no redirects followed and no status turned into an error (the
+/// client under test gets what the upstream said), no compression asked for (the body is read
+/// as JSON), and the environment's proxy settings except for a loopback upstream.
+fn agent_for(upstream: Option<&UpstreamUrl>) -> ureq::Agent {
+    let loopback = upstream.is_some_and(|u| {
+        let host = u.as_str().split("://").nth(1).unwrap_or("");
+        host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")
+    });
+    let mut config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(Duration::from_secs(600)));
+    if loopback {
+        config = config.proxy(None);
+    }
+    config.build().into()
+}
+
+/// Headers that belong to one connection, not to the request: the forwarding client sets its
+/// own.
+const HOP_BY_HOP: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "accept-encoding",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-connection",
+    "proxy-authorization",
+];
+
+/// A request body as a recording keeps it: JSON when it is JSON, else its text, `null` when
+/// empty.
+fn body_value(bytes: &[u8]) -> Value {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Value::Null;
+    }
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Takes the request's turn; answers it from the recording or with an error here, or returns
+/// the thread that forwards it to the upstream.
+fn handle(context: &Arc<Context>, mut request: tiny_http::Request) -> Option<JoinHandle<()>> {
+    let method = request.method().as_str().to_string();
+    let (path, query) = match request.url().split_once('?') {
+        Some((path, query)) => (path.to_string(), Some(query.to_string())),
+        None => (request.url().to_string(), None),
+    };
+    let mut body = Vec::new();
+    if let Err(e) = request.as_reader().read_to_end(&mut body) {
+        let _ = request.respond(error_response(
+            400,
+            &format!("cannot read the request: {e}"),
+        ));
+        return None;
+    }
+    let json_body = body_value(&body);
+    let turn = lock(&context.core).begin(&Call::Http {
+        upstream: context.name.as_deref(),
+        method: &method,
+        path: &path,
+        body: &json_body,
+    });
+    match turn {
+        Err(e) => {
+            let status = match e {
+                LlmError::BudgetSpent { .. } => 402,
+                _ => 400,
+            };
+            let _ = request.respond(error_response(status, &e.to_string()));
+            None
+        }
+        Ok(Turn::Replayed(interaction)) => {
+            let _ = request.respond(recorded_response(&interaction));
+            None
+        }
+        Ok(Turn::Live { index, .. }) => {
+            let headers: Vec<(String, String)> = request
+                .headers()
+                .iter()
+                .filter(|h| {
+                    !HOP_BY_HOP.contains(&h.field.as_str().as_str().to_ascii_lowercase().as_str())
+                })
+                .map(|h| (h.field.to_string(), h.value.to_string()))
+                .collect();
+            let call = LiveCall {
+                context: context.clone(),
+                index,
+                exchange: HttpExchange {
+                    upstream: context.name.clone(),
+                    method,
+                    path,
+                    query,
+                    status: 0,
+                    content_type: None,
+                },
+                headers,
+                body,
+                json_body,
+            };
+            std::thread::Builder::new()
+                .name("proposal-eval-http-call".into())
+                .spawn(move || call.forward(request))
+                .ok()
+        }
+    }
+}
+
+/// The answer to a call that cannot be served: the message `llm.complete` gives, in the error
+/// shape OpenAI- and Anthropic-compatible clients read (`error.message`).
+fn error_response(status: u16, message: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let body = json!({
+        "error": { "type": "proposal_eval", "message": format!("proposal-eval: {message}") }
+    });
+    let mut response =
+        tiny_http::Response::from_data(body.to_string().into_bytes()).with_status_code(status);
+    response.add_header(
+        header("Content-Type", "application/json")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unreachable!("a constant header")),
+    );
+    response
+}
+
+/// A response header; `None` for a value that is not one (the upstream's, not ours).
+fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+}
+
+/// A recorded answer as it was served: the same status and content type, the body as JSON (or
+/// the recorded text), a stream as the same events.
+fn recorded_response(interaction: &Interaction) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let Some(exchange) = &interaction.http else {
+        return error_response(500, "the recorded call is not an HTTP call");
+    };
+    let json_type = exchange
+        .content_type
+        .as_deref()
+        .is_none_or(|t| t.to_ascii_lowercase().contains("json"));
+    let bytes = if exchange.is_stream() {
+        sse::write(&interaction.response)
+    } else {
+        match &interaction.response {
+            Value::Null => Vec::new(),
+            Value::String(text) if !json_type => text.clone().into_bytes(),
+            value => serde_json::to_vec(value).unwrap_or_default(),
+        }
+    };
+    let mut response = tiny_http::Response::from_data(bytes).with_status_code(exchange.status);
+    if let Some(h) = exchange
+        .content_type
+        .as_deref()
+        .and_then(|t| header("Content-Type", t))
+    {
+        response.add_header(h);
+    }
+    response
+}
+
+/// A call on its way to the upstream, in its own thread (a stream is passed on as it comes).
+struct LiveCall {
+    context: Arc<Context>,
+    index: usize,
+    exchange: HttpExchange,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    json_body: Value,
+}
+
+impl LiveCall {
+    fn forward(mut self, request: tiny_http::Request) {
+        let Some(upstream) = &self.context.upstream else {
+            // `Proxies::url` refused to start without one while recording.
+            let _ = request.respond(error_response(500, "no upstream"));
+            return;
+        };
+        let mut target = format!("{upstream}{}", self.exchange.path);
+        if let Some(query) = &self.exchange.query {
+            target.push('?');
+            target.push_str(query);
+        }
+        let limit = crate::env::settings()
+            .map(|s| s.max_concurrency)
+            .unwrap_or(4);
+        let permit = LivePermit::acquire(limit);
+        let started = Instant::now();
+        let response = send(
+            &self.context.agent,
+            &self.exchange.method,
+            &target,
+            &self.headers,
+            std::mem::take(&mut self.body),
+        );
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => {
+                let message = format!("{} {target}: {e}", self.exchange.method);
+                lock(&self.context.core).live_failed(message.clone());
+                let _ = request.respond(error_response(
+                    502,
+                    &format!("the upstream failed: {message}"),
+                ));
+                return;
+            }
+        };
+        self.exchange.status = response.status().as_u16();
+        self.exchange.content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut reply_headers: Vec<tiny_http::Header> = self
+            .exchange
+            .content_type
+            .as_deref()
+            .and_then(|t| header("Content-Type", t))
+            .into_iter()
+            .collect();
+        let status = self.exchange.status;
+        let reader = response.into_body().into_reader();
+        if self.exchange.is_stream() {
+            reply_headers.extend(header("Cache-Control", "no-cache"));
+            let tee = StreamTee {
+                inner: reader,
+                events: sse::Parser::default(),
+                finish: Some(Finish {
+                    call: self,
+                    started,
+                    _permit: permit,
+                }),
+            };
+            let response = tiny_http::Response::new(status.into(), reply_headers, tee, None, None);
+            let _ = request.respond(response);
+            return;
+        }
+        let mut bytes = Vec::new();
+        let read = { reader }.read_to_end(&mut bytes);
+        let latency_ms = millis(started.elapsed());
+        drop(permit);
+        if let Err(e) = read {
+            let message = format!(
+                "{} {target}: reading the response: {e}",
+                self.exchange.method
+            );
+            lock(&self.context.core).live_failed(message.clone());
+            let _ = request.respond(error_response(
+                502,
+                &format!("the upstream failed: {message}"),
+            ));
+            return;
+        }
+        let response = body_value(&bytes);
+        let interaction = Interaction {
+            usage: Usage::from_response(&response),
+            request: self.json_body,
+            response,
+            recorded_at: Utc::now(),
+            http: Some(self.exchange),
+            latency_ms: Some(latency_ms),
+        };
+        // Recorded before the client has the answer: when the case returns, it is in place.
+        lock(&self.context.core).finish_live(self.index, interaction);
+        let response = tiny_http::Response::new(
+            status.into(),
+            reply_headers,
+            std::io::Cursor::new(bytes),
+            None,
+            None,
+        );
+        let _ = request.respond(response);
+    }
+}
+
+fn send(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Vec<u8>,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    let mut builder = ureq::http::Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    if body.is_empty() {
+        agent.run(builder.body(())?)
+    } else {
+        agent.run(builder.body(body)?)
+    }
+}
+
+/// What completes a streamed call once its last event has passed.
+struct Finish {
+    call: LiveCall,
+    started: Instant,
+    _permit: LivePermit,
+}
+
+/// Passes a stream from the upstream to the client, reading its events on the way; at its end
+/// the call is recorded. A stream that breaks, or that the client stops reading, records
+/// nothing (the case's recording is not written).
+struct StreamTee<R> {
+    inner: R,
+    events: sse::Parser,
+    finish: Option<Finish>,
+}
+
+impl<R: Read> Read for StreamTee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(0) => {
+                self.complete(None);
+                Ok(0)
+            }
+            Ok(n) => {
+                self.events.feed(&buf[..n]);
+                Ok(n)
+            }
+            Err(e) => {
+                self.complete(Some(format!("the stream broke: {e}")));
+                Err(e)
+            }
+        }
+    }
+}
+
+impl<R> StreamTee<R> {
+    fn complete(&mut self, failure: Option<String>) {
+        let Some(Finish { call, started, .. }) = self.finish.take() else {
+            return;
+        };
+        let core = &call.context.core;
+        if let Some(failure) = failure {
+            let message = format!("{} {}: {failure}", call.exchange.method, call.exchange.path);
+            lock(core).live_failed(message);
+            return;
+        }
+        let response = Value::Array(std::mem::take(&mut self.events).finish());
+        let interaction = Interaction {
+            usage: Usage::from_response(&response),
+            request: call.json_body,
+            response,
+            recorded_at: Utc::now(),
+            http: Some(call.exchange),
+            latency_ms: Some(millis(started.elapsed())),
+        };
+        lock(core).finish_live(call.index, interaction);
+    }
+}
+
+impl<R> Drop for StreamTee<R> {
+    fn drop(&mut self) {
+        self.complete(Some(
+            "the client stopped reading the stream before its end".into(),
+        ));
+    }
+}
+
+/// Server-sent events (`text/event-stream`): read from the bytes of a stream as they come, and
+/// written back. An event is recorded as `{"event"?, "id"?, "retry"?, "data": JSON}` when its
+/// data is JSON, else with `"text"` (OpenAI's final `[DONE]`).
+pub(crate) mod sse {
+    use serde_json::{Map, Value};
+
+    /// Reads events from a stream fed in pieces of any size.
+    #[derive(Default)]
+    pub(crate) struct Parser {
+        line: Vec<u8>,
+        event: Option<String>,
+        id: Option<String>,
+        retry: Option<u64>,
+        data: Vec<String>,
+        events: Vec<Value>,
+    }
+
+    impl Parser {
+        pub(crate) fn feed(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                if b == b'\n' {
+                    let mut line = std::mem::take(&mut self.line);
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    self.line_done(&String::from_utf8_lossy(&line));
+                } else {
+                    self.line.push(b);
+                }
+            }
+        }
+
+        /// The events, the last one included even without its closing blank line.
+        pub(crate) fn finish(mut self) -> Vec<Value> {
+            if !self.line.is_empty() {
+                let line = std::mem::take(&mut self.line);
+                self.line_done(&String::from_utf8_lossy(&line));
+            }
+            self.dispatch();
+            self.events
+        }
+
+        fn line_done(&mut self, line: &str) {
+            if line.is_empty() {
+                return self.dispatch();
+            }
+            if line.starts_with(':') {
+                return; // a comment (a keep-alive)
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+                None => (line, ""),
+            };
+            match field {
+                "event" => self.event = Some(value.to_string()),
+                "data" => self.data.push(value.to_string()),
+                "id" => self.id = Some(value.to_string()),
+                "retry" => self.retry = value.parse().ok(),
+                _ => {}
+            }
+        }
+
+        fn dispatch(&mut self) {
+            let data = std::mem::take(&mut self.data);
+            let (event, id, retry) = (self.event.take(), self.id.take(), self.retry.take());
+            if data.is_empty() && event.is_none() {
+                return;
+            }
+            let mut out = Map::new();
+            if let Some(event) = event {
+                out.insert("event".into(), Value::String(event));
+            }
+            if let Some(id) = id {
+                out.insert("id".into(), Value::String(id));
+            }
+            if let Some(retry) = retry {
+                out.insert("retry".into(), Value::from(retry));
+            }
+            let data = data.join("\n");
+            match serde_json::from_str::<Value>(&data) {
+                Ok(json) if !data.trim().is_empty() => out.insert("data".into(), json),
+                _ => out.insert("text".into(), Value::String(data)),
+            };
+            self.events.push(Value::Object(out));
+        }
+    }
+
+    /// The events as a stream's bytes.
+    pub(crate) fn write(events: &Value) -> Vec<u8> {
+        let mut out = String::new();
+        for event in events.as_array().into_iter().flatten() {
+            for key in ["event", "id"] {
+                if let Some(value) = event[key].as_str() {
+                    out.push_str(&format!("{key}: {value}\n"));
+                }
+            }
+            if let Some(retry) = event["retry"].as_u64() {
+                out.push_str(&format!("retry: {retry}\n"));
+            }
+            let data = match (event.get("data"), event["text"].as_str()) {
+                (Some(json), _) => Some(json.to_string()),
+                (None, Some(text)) => Some(text.to_string()),
+                (None, None) => None,
+            };
+            if let Some(data) = data {
+                for line in data.split('\n') {
+                    out.push_str("data: ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            out.push('\n');
+        }
+        out.into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::llm::Llm;
+    use crate::recording::upstream::HttpConfig;
+    use proposal_eval_engine::redact::Redactor;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    const KEY: &str = "sk-proj-test0123456789abcdefghij";
+
+    /// An OpenAI-compatible stand-in on loopback: answers chat completions (streamed when the
+    /// request asks), refuses a request without the key, counts the calls it answered.
+    struct Upstream {
+        url: String,
+        calls: Arc<AtomicUsize>,
+        server: Arc<tiny_http::Server>,
+        thread: Option<JoinHandle<()>>,
+    }
+
+    impl Upstream {
+        fn start() -> Upstream {
+            let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+            let url = format!(
+                "http://127.0.0.1:{}/v1",
+                server.server_addr().to_ip().unwrap().port()
+            );
+            let calls = Arc::new(AtomicUsize::new(0));
+            let thread = {
+                let (server, calls) = (server.clone(), calls.clone());
+                std::thread::spawn(move || {
+                    while let Ok(mut request) = server.recv() {
+                        let authorized = request.headers().iter().any(|h| {
+                            h.field.equiv("Authorization")
+                                && h.value.as_str() == format!("Bearer {KEY}")
+                        });
+                        let mut body = String::new();
+                        let _ = request.as_reader().read_to_string(&mut body);
+                        let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                        let ct = |t: &str| {
+                            tiny_http::Header::from_bytes(&b"Content-Type"[..], t.as_bytes())
+                                .unwrap()
+                        };
+                        if !authorized {
+                            let _ = request.respond(
+                                tiny_http::Response::from_string(
+                                    r#"{"error":{"message":"no key"}}"#,
+                                )
+                                .with_status_code(401)
+                                .with_header(ct("application/json")),
+                            );
+                            continue;
+                        }
+                        let n = calls.fetch_add(1, SeqCst) + 1;
+                        let said = body["messages"][0]["content"]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_string();
+                        let reply = if body["stream"] == json!(true) {
+                            let chunk = |c: &str| json!({"model": "gpt-test", "choices": [{"delta": {"content": c}}]});
+                            let text = format!(
+                                ": keep-alive\n\ndata: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+                                chunk("you said "), chunk(&said),
+                                json!({"model": "gpt-test", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+                            );
+                            tiny_http::Response::from_string(text)
+                                .with_header(ct("text/event-stream"))
+                        } else {
+                            let answer = json!({
+                                "model": "gpt-test", "id": format!("call-{n}"),
+                                "choices": [{"message": {"role": "assistant", "content": format!("you said {said}")}}],
+                                "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+                            });
+                            tiny_http::Response::from_string(answer.to_string())
+                                .with_header(ct("application/json"))
+                        };
+                        let _ = request.respond(reply);
+                    }
+                })
+            };
+            Upstream {
+                url,
+                calls,
+                server,
+                thread: Some(thread),
+            }
+        }
+
+        fn stop(mut self) -> usize {
+            self.server.unblock();
+            let _ = self.thread.take().unwrap().join();
+            self.calls.load(SeqCst)
+        }
+    }
+
+    fn config(upstream: &str) -> HttpConfig {
+        toml::from_str(&format!("upstream = \"{upstream}\"")).unwrap()
+    }
+
+    /// A chat completion through `base`, as a blocking client sends it: status and body.
+    fn chat(base: &str, content: &str, stream: bool) -> (u16, String) {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let body = json!({"model": "gpt-test", "stream": stream, "messages": [{"role": "user", "content": content}]});
+        let mut response = agent
+            .post(&format!("{base}/chat/completions"))
+            .header("Authorization", &format!("Bearer {KEY}"))
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        (
+            response.status().as_u16(),
+            response.body_mut().read_to_string().unwrap(),
+        )
+    }
+
+    fn record(upstream: &Upstream, case: impl Fn(&str)) -> Vec<Interaction> {
+        let mut llm = Llm::record(None).with_suite(config(&upstream.url), Default::default());
+        case(&llm.base_url().unwrap());
+        llm.close();
+        assert_eq!(llm.finish_failure(), None);
+        assert_eq!(llm.model_failure(), None);
+        llm.take_recorded().unwrap()
+    }
+
+    #[test]
+    fn records_through_the_upstream_and_replays_without_it() {
+        let upstream = Upstream::start();
+        let seen = Mutex::new(Vec::new());
+        let case = |base: &str| {
+            let first = chat(base, "hello", false);
+            let second = chat(base, "bye", true);
+            seen.lock().unwrap().push((first, second));
+        };
+        let recorded = record(&upstream, case);
+        assert_eq!(upstream.stop(), 2, "both calls reached the upstream");
+        let [ask, streamed] = &recorded[..] else {
+            panic!("{recorded:?}")
+        };
+        let http = ask.http.as_ref().unwrap();
+        assert_eq!(
+            (http.method.as_str(), http.path.as_str(), http.status),
+            ("POST", "/chat/completions", 200)
+        );
+        assert_eq!(
+            ask.response["choices"][0]["message"]["content"],
+            "you said hello"
+        );
+        assert_eq!(ask.usage, Some(Usage::new(7, 3).with_model("gpt-test")));
+        assert!(ask.latency_ms.is_some());
+        assert!(streamed.http.as_ref().unwrap().is_stream());
+        assert_eq!(
+            streamed.response[1]["data"]["choices"][0]["delta"]["content"],
+            "bye"
+        );
+        assert_eq!(streamed.response[3], json!({"text": "[DONE]"}));
+        assert_eq!(
+            streamed.usage,
+            Some(Usage::new(5, 2).with_model("gpt-test"))
+        );
+        // The key went upstream in a header; no header is recorded.
+        let text = serde_json::to_string(&recorded).unwrap();
+        assert!(!text.contains(KEY) && !text.contains("Bearer"), "{text}");
+
+        // Replay: the upstream is gone, the client gets the same answers.
+        let mut llm = Llm::replay(recorded, vec![], Redactor::default());
+        case(&llm.base_url().unwrap());
+        llm.close();
+        assert_eq!(llm.finish_failure(), None);
+        let seen = seen.into_inner().unwrap();
+        let (live, replayed) = (&seen[0], &seen[1]);
+        assert_eq!(live.0, replayed.0);
+        let json = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        assert_eq!(json(&live.0 .1), json(&replayed.0 .1));
+        // The same events (the keep-alive comment is not an event).
+        let events = |s: &str| {
+            let mut p = sse::Parser::default();
+            p.feed(s.as_bytes());
+            p.finish()
+        };
+        assert_eq!(events(&live.1 .1), events(&replayed.1 .1));
+        assert_eq!(events(&replayed.1 .1).len(), 4);
+        assert_eq!(llm.usage().input_tokens, 12);
+    }
+
+    #[test]
+    fn a_changed_request_fails_the_case_and_the_client_gets_an_error() {
+        let upstream = Upstream::start();
+        let recorded = record(&upstream, |base| {
+            chat(base, "hello", false);
+        });
+        upstream.stop();
+        let mut llm = Llm::replay(recorded.clone(), vec![], Redactor::default());
+        let (status, body) = chat(&llm.base_url().unwrap(), "HELLO", false);
+        llm.close();
+        assert_eq!(status, 400);
+        let message = serde_json::from_str::<Value>(&body).unwrap()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            message.starts_with("proposal-eval: request [0] differs"),
+            "{message}"
+        );
+        let failure = llm.finish_failure().unwrap();
+        assert!(
+            failure.contains("-      \"content\": \"hello\"")
+                && failure.contains("+      \"content\": \"HELLO\""),
+            "{failure}"
+        );
+        assert!(llm.replay_mismatched());
+
+        // One call too many; another path.
+        let mut llm = Llm::replay(recorded, vec![], Redactor::default());
+        let base = llm.base_url().unwrap();
+        assert_eq!(chat(&base, "hello", false).0, 200);
+        assert_eq!(chat(&base, "hello", false).0, 400);
+        llm.close();
+        assert!(llm.finish_failure().unwrap().contains("call [1]"));
+    }
+
+    #[test]
+    fn an_upstream_is_needed_to_record_and_a_name_must_be_known() {
+        let llm = Llm::record(None);
+        if crate::env::settings().is_ok_and(|s| s.upstream.is_none()) {
+            assert!(matches!(
+                llm.base_url(),
+                Err(LlmError::NoUpstream { name: None })
+            ));
+        }
+        let err = llm.base_url_for("claude").unwrap_err().to_string();
+        assert!(
+            err.contains("PROPOSAL_EVAL_UPSTREAM_CLAUDE") && err.contains("[http.upstreams]"),
+            "{err}"
+        );
+        // Replay needs none.
+        let replay = Llm::replay(vec![], vec![], Redactor::default());
+        assert!(replay.base_url().unwrap().starts_with("http://127.0.0.1:"));
+    }
+
+    #[test]
+    fn events_read_in_any_pieces_and_write_back_the_same() {
+        let stream = "event: message_start\ndata: {\"type\": \"message_start\"}\r\n\r\n: ping\n\nid: 7\nretry: 50\ndata: line one\ndata: line two\n\ndata: [DONE]";
+        for piece in [1, 2, 5, 1000] {
+            let mut parser = sse::Parser::default();
+            for chunk in stream.as_bytes().chunks(piece) {
+                parser.feed(chunk);
+            }
+            let events = parser.finish();
+            assert_eq!(
+                Value::Array(events.clone()),
+                json!([
+                    {"event": "message_start", "data": {"type": "message_start"}},
+                    {"id": "7", "retry": 50, "text": "line one\nline two"},
+                    {"text": "[DONE]"},
+                ]),
+                "pieces of {piece}"
+            );
+            let written = sse::write(&Value::Array(events.clone()));
+            let mut again = sse::Parser::default();
+            again.feed(&written);
+            assert_eq!(again.finish(), events);
+        }
+    }
+}
