@@ -32,7 +32,8 @@ targets=("$@")
 
 # Every file of the repository with this name pattern, outside build output and fuzz/ itself.
 repo_files() {
-  find "$repo" \( -name target -o -name fuzz -o -name .git -o -name node_modules \) -prune \
+  find "$repo" \( -name target -o -name fuzz -o -name .git -o -name node_modules \
+    -o -name generated \) -prune \
     -o -type f -name "$1" -print
 }
 
@@ -99,7 +100,10 @@ for target in "${targets[@]}"; do
     failed+=("$target")
   fi
 done
-rm -f /dev/shm/proposal-eval-fuzz-recording-*.json "${TMPDIR:-/tmp}"/proposal-eval-fuzz-recording-*.json
+# The recording target's scratch files (only when it ran here: another run.sh may be using them).
+if [[ " ${targets[*]} " == *" recording "* ]]; then
+  rm -f /dev/shm/proposal-eval-fuzz-recording-*.json "${TMPDIR:-/tmp}"/proposal-eval-fuzz-recording-*.json
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzzing found crashes in: ${failed[*]} (inputs in fuzz/artifacts/)" >&2
