@@ -75,6 +75,8 @@
 //! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only; `review` record into `<case>.pending.json` for `cargo proposal-eval review`, leaving the committed recording as it is |
 //! | `NO_COLOR` | no colours in failure output |
 //! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across every test process of the target folder (nextest runs one per test) |
+//! | `PROPOSAL_EVAL_UPSTREAM`, `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the HTTP upstreams of `llm.base_url()` / `llm.base_url_for(name)` (feature `http`), over `[http]` in the suite config |
+//! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost (`[pricing]`) has passed it |
 //!
 //! # Design
 //!
@@ -184,6 +186,13 @@ pub mod __internal {
     pub mod fixture {
         pub use crate::suite::fixture::*;
     }
+    /// What `runtime/benches/proxy.rs` measures: the loopback server of a replaying `Llm`.
+    pub mod llm {
+        /// An `Llm` replaying `interactions` in order (no ignore paths, default redaction).
+        pub fn replay(interactions: Vec<crate::recording::Interaction>) -> crate::Llm {
+            crate::recording::llm::Llm::replay(interactions, Vec::new(), Default::default())
+        }
+    }
 }
 
 /// The Rust examples of `docs/reference/rust-api.md`, run as doctests so the reference cannot
@@ -196,3 +205,8 @@ mod rust_api_doctests {}
 #[cfg(all(doctest, feature = "openai"))]
 #[doc = include_str!("../../docs/reference/openai.md")]
 mod openai_doctests {}
+
+/// The Rust examples of `docs/reference/http.md`, which need the `http` feature.
+#[cfg(all(doctest, feature = "http"))]
+#[doc = include_str!("../../docs/reference/http.md")]
+mod http_doctests {}

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         std::env::set_var("OPENAI_API_KEY", fake_openai::KEY);
         fake
     });
-    let code = Harness::new("fixtures/support").run(suite::support);
+    let code = Harness::new("fixtures/support").run_async(suite::support);
     if let Some(fake) = fake {
         let seen = fake.stop();
         eprintln!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 fn main() -> ExitCode {
     if let Some(dir) = std::env::var_os("SUPPORT_AGENT_SUITE") {
-        return proposal_eval::Harness::new(PathBuf::from(dir)).run(suite::support);
+        return proposal_eval::Harness::new(PathBuf::from(dir)).run_async(suite::support);
     }
     let mut args = Arguments::from_args();
     // One scenario at a time: they count the upstream's calls and share the live-call places.

@@ -6,7 +6,9 @@ use proposal_eval::{Case, Llm};
 use support_agent::{Action, Agent};
 
 /// One fixture: `input.message` is the customer's message, `input.orders` the order system.
-pub fn support(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>> {
+/// An `async fn` case: with proposal-eval's `tokio` feature it runs on a tokio runtime, where
+/// reqwest works.
+pub async fn support(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>> {
     // Replay sends no key anywhere (and records none); recording uses the real one.
     let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "no-key-needed-in-replay".into());
     // The tests' stand-in for a code change: another model asked for.
@@ -14,9 +16,5 @@ pub fn support(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>>
     let agent = Agent::new(llm.base_url()?, key, model);
     let orders = serde_json::from_value(case.input["orders"].clone())?;
     let message = case.input["message"].as_str().unwrap_or_default();
-    // The agent is async (reqwest on tokio): a runtime per case, as a sync test would build one.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    Ok(runtime.block_on(agent.handle(message, &orders))?)
+    Ok(agent.handle(message, &orders).await?)
 }
