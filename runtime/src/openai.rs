@@ -23,6 +23,7 @@
 //! ```
 
 use crate::recording::llm::{Model, ModelError};
+use crate::recording::usage::{Completion, Usage};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::Value;
 use std::fmt;
@@ -175,13 +176,12 @@ impl ChatCompletions {
     }
 
     /// The whole call: attempts, waits between them, the final error.
-    fn call(&self, request: &Value) -> Result<Value, Error> {
+    fn call(&self, body: &Value) -> Result<Value, Error> {
         let key = self.api_key.as_deref().ok_or(Error::NoApiKey)?;
-        let body = self.body(request);
         let url = self.url();
         let mut attempt = 1;
         loop {
-            let failure = match self.attempt(&url, key, &body) {
+            let failure = match self.attempt(&url, key, body) {
                 Ok(response) => return Ok(response),
                 Err(failure) => failure,
             };
@@ -298,7 +298,36 @@ impl fmt::Debug for ChatCompletions {
 
 impl Model for ChatCompletions {
     fn complete(&self, request: &Value) -> Result<Value, ModelError> {
-        self.call(request).map_err(ModelError::from_error)
+        self.complete_with_usage(request).map(|c| c.response)
+    }
+
+    /// The response, and the tokens its `usage` object reports (`prompt_tokens`,
+    /// `completion_tokens`), of the model the response names, else of the one the request asked
+    /// for: what `[pricing."MODEL"]` prices.
+    fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
+        let body = self.body(request);
+        let response = self.call(&body).map_err(ModelError::from_error)?;
+        Ok(Completion {
+            usage: usage(&response, &body),
+            response,
+        })
+    }
+}
+
+/// The usage a chat completion reports, `None` when it reports no token count.
+fn usage(response: &Value, sent: &Value) -> Option<Usage> {
+    let counts = &response["usage"];
+    let (input, output) = (
+        counts["prompt_tokens"].as_u64(),
+        counts["completion_tokens"].as_u64(),
+    );
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    let usage = Usage::new(input.unwrap_or(0), output.unwrap_or(0));
+    match response["model"].as_str().or(sent["model"].as_str()) {
+        Some(model) => Some(usage.with_model(model)),
+        None => Some(usage),
     }
 }
 
@@ -542,6 +571,25 @@ mod tests {
         let cut = excerpt(&long, "k");
         assert_eq!(cut.chars().count(), EXCERPT_CHARS + 3);
         assert!(cut.ends_with("..."));
+    }
+
+    #[test]
+    fn usage_comes_from_the_usage_object_with_the_model_that_answered() {
+        use serde_json::json;
+        let sent = json!({ "model": "gpt-4o-mini", "messages": [] });
+        let answered = json!({ "model": "gpt-4o-mini-2024-07-18", "usage": { "prompt_tokens": 70, "completion_tokens": 17, "total_tokens": 87 } });
+        assert_eq!(
+            usage(&answered, &sent),
+            Some(Usage::new(70, 17).with_model("gpt-4o-mini-2024-07-18"))
+        );
+        // A compatible server that names no model: the request's.
+        let unnamed = json!({ "usage": { "prompt_tokens": 5, "completion_tokens": 1 } });
+        assert_eq!(
+            usage(&unnamed, &sent),
+            Some(Usage::new(5, 1).with_model("gpt-4o-mini"))
+        );
+        assert_eq!(usage(&unnamed, &json!({})), Some(Usage::new(5, 1)));
+        assert_eq!(usage(&json!({ "choices": [] }), &sent), None);
     }
 
     #[test]

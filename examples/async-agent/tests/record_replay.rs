@@ -6,8 +6,9 @@
 //! is `tests/evals.rs`'s harness) over a copy of `fixtures/` and `prompts/`:
 //!
 //! 1. `RECORD=1` with `OPENAI_BASE_URL` pointing at the fake server and `OPENAI_API_KEY` set:
-//!    every case calls the server once, each call carries the key, no recording holds it, and
-//!    the recordings are the committed ones (same requests and responses);
+//!    every case calls the server once, each call carries the key, no recording holds it, each
+//!    interaction records the tokens the response's `usage` reports, and the recordings are the
+//!    committed ones (same requests and responses);
 //! 2. replay, with no key: the suite passes and the server gets no call.
 //!
 //! `ASYNC_AGENT_RERECORD=1` copies the new recordings over the committed ones instead of
@@ -95,6 +96,7 @@ fn record_then_replay() -> Result<(), Failed> {
         if text.contains(KEY) || text.contains("Bearer") {
             return Err(format!("{} holds the API key", file.display()).into());
         }
+        check_usage(&file, &text)?;
         let committed = crate_root()
             .join(SUITE)
             .join("recordings")
@@ -150,6 +152,37 @@ fn cases(dir: &Path) -> Result<Vec<String>, Failed> {
     }
     names.sort();
     Ok(names)
+}
+
+/// Each interaction of a recording made through `ChatCompletions` carries the tokens its
+/// response's `usage` object reports, of the model that answered.
+fn check_usage(file: &Path, recording: &str) -> Result<(), Failed> {
+    let recording: Value =
+        serde_json::from_str(recording).map_err(|e| format!("a recording is not JSON: {e}"))?;
+    let interactions = recording["interactions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if interactions.is_empty() {
+        return Err(format!("{}: no interaction", file.display()).into());
+    }
+    for interaction in interactions {
+        let reported = &interaction["response"]["usage"];
+        let expected = serde_json::json!({
+            "model": interaction["response"]["model"],
+            "input_tokens": reported["prompt_tokens"],
+            "output_tokens": reported["completion_tokens"],
+        });
+        if interaction["usage"] != expected || !reported["prompt_tokens"].is_u64() {
+            return Err(format!(
+                "{}: usage {} where the response reports {reported}",
+                file.display(),
+                interaction["usage"]
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// A recording's requests and responses, without the times they were made.
