@@ -5,6 +5,7 @@
 //! the binary also works when run directly (`cargo-proposal-eval ARGS`).
 
 mod args;
+mod compare;
 mod draft;
 mod files;
 mod generate;
@@ -35,6 +36,7 @@ Commands:
   status    Show every case's recording: fresh, stale, no recording, orphaned, unreadable
   prune     List orphaned recordings; delete them with --yes
   report    Rebuild the run report (report.json, report.html) and summarize it
+  compare   Compare a run report with a baseline; exit 1 on a regression
   migrate   Rewrite fresh recordings of an older format in the current one
   review    Show the pending recordings (RECORD=review) with both verdicts; accept or reject each
   accept    Replace committed recordings by their pending ones
@@ -75,6 +77,7 @@ fn run(argv: Vec<OsString>) -> u8 {
         "status" => status::parse(parser).map(|o| o.map(status::run)),
         "prune" => prune::parse(parser).map(|o| o.map(prune::run)),
         "report" => report::parse(parser).map(|o| o.map(report::run)),
+        "compare" => compare::parse(parser).map(|o| o.map(compare::run)),
         "migrate" => migrate::parse(parser).map(|o| o.map(migrate::run)),
         "review" => review::parse(review::Action::Review, parser).map(|o| o.map(review::run)),
         "accept" => review::parse(review::Action::Accept, parser).map(|o| o.map(review::run)),
@@ -96,6 +99,7 @@ fn run(argv: Vec<OsString>) -> u8 {
                     | "status"
                     | "prune"
                     | "report"
+                    | "compare"
                     | "migrate"
                     | "review"
                     | "accept"

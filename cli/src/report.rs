@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub const HELP: &str = "\
 Rebuild the run report from the cases the last test runs left, and summarize it.
 
-Usage: cargo proposal-eval report [--junit FILE] [--target-dir DIR]
+Usage: cargo proposal-eval report [--save NAME] [--compare BASE] [--junit FILE] [--target-dir DIR]
 
 Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite leaves one entry per case
 under <target>/proposal-eval/entries/. This command aggregates them into
@@ -24,6 +24,12 @@ The target folder is --target-dir, else $CARGO_TARGET_DIR, else target/ in the o
 above the current one whose Cargo.toml has a [workspace] (or the nearest Cargo.toml).
 
 Options:
+  --save NAME       Keep the report as the baseline NAME (<target>/proposal-eval/baselines/
+                    NAME.json; letters, digits, '.', '_', '-'), replacing one of that name,
+                    for `cargo proposal-eval compare NAME`
+  --compare BASE    Add a comparison with BASE (a baseline's name or a report.json) to
+                    report.html: regressions, fixes, score changes, accuracy per field, cases
+                    added or removed. The next test run rebuilds report.html without it
   --junit FILE      Also write the report as JUnit XML to FILE (one <testsuite> per suite and
                     test binary, one <testcase> per case, a <failure> with the failure text)
   --target-dir DIR  Cargo's target folder
@@ -39,6 +45,10 @@ pub struct Options {
     pub target_dir: Option<PathBuf>,
     /// `--junit FILE`.
     pub junit: Option<PathBuf>,
+    /// `--save NAME`.
+    pub save: Option<String>,
+    /// `--compare BASE`.
+    pub compare: Option<String>,
 }
 
 /// Parses the arguments after `report`; `Ok(None)` means `--help` was printed.
@@ -46,6 +56,8 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     let mut options = Options {
         target_dir: None,
         junit: None,
+        save: None,
+        compare: None,
     };
     while let Some(arg) = parser.next()? {
         match arg {
@@ -55,6 +67,24 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
             }
             Arg::Long("target-dir") => {
                 options.target_dir = Some(flag_value(&mut parser, "--target-dir")?.into())
+            }
+            Arg::Long("save") => {
+                let name = flag_value(&mut parser, "--save")?
+                    .to_string_lossy()
+                    .into_owned();
+                if !crate::compare::valid_name(&name) {
+                    return Err(UsageError(format!(
+                        "--save {name:?} is not a baseline name: use letters, digits, '.', '_' and '-' (not starting with '.'), as in --save main"
+                    )));
+                }
+                options.save = Some(name);
+            }
+            Arg::Long("compare") => {
+                options.compare = Some(
+                    flag_value(&mut parser, "--compare")?
+                        .to_string_lossy()
+                        .into_owned(),
+                )
             }
             Arg::Long("junit") => options.junit = Some(flag_value(&mut parser, "--junit")?.into()),
             Arg::Value(p) => {
@@ -111,6 +141,36 @@ pub fn run(options: Options) -> Result<i32, String> {
     let html = dir.join("report.html");
     let html = html.canonicalize().unwrap_or(html);
     outln!("report: {}", html.display());
+    if let Some(base) = &options.compare {
+        let base_file = crate::compare::resolve(base, &dir)?;
+        let base_bytes = crate::compare::load(&base_file)?;
+        let new_file = dir.join("report.json");
+        let new_bytes = crate::compare::load(&new_file)?;
+        let comparison = proposal_eval::__internal::report::compare::compare(
+            &crate::compare::view(&base_file, &base_bytes)?,
+            base,
+            &crate::compare::view(&new_file, &new_bytes)?,
+            "current report",
+            proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
+        );
+        write_atomic(
+            &dir.join("report.html"),
+            report.to_html_compared(&comparison).as_bytes(),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", display(&dir.join("report.html"))))?;
+        outln!(
+            "compared with {base} in report.html: {}",
+            comparison.summary_line()
+        );
+    }
+    if let Some(name) = &options.save {
+        let file = crate::compare::baselines_dir(&dir).join(format!("{name}.json"));
+        let json = std::fs::read(dir.join("report.json"))
+            .map_err(|e| format!("cannot read {}: {e}", display(&dir.join("report.json"))))?;
+        write_atomic(&file, &json)
+            .map_err(|e| format!("cannot write the baseline {}: {e}", display(&file)))?;
+        outln!("baseline {name}: {}", display(&file));
+    }
     if let Some(file) = &options.junit {
         let xml = proposal_eval::__internal::report::junit::to_junit(&report);
         write_atomic(file, xml.as_bytes())
@@ -195,6 +255,29 @@ pub fn table(report: &Report) -> String {
                 f.hits,
                 f.total
             ));
+        }
+    }
+    for suite in &report.suites {
+        let Some(repeats) = &suite.repeats else {
+            continue;
+        };
+        out.push_str(&format!(
+            "\nrepeats in {} ({}/{}): {}\n",
+            suite.suite,
+            suite.package,
+            suite.binary,
+            repeats.describe()
+        ));
+        for test in &repeats.flaky {
+            let samples = report
+                .cases
+                .iter()
+                .find(|c| &c.test == test && c.binary == suite.binary && c.package == suite.package)
+                .and_then(|c| c.samples.as_ref());
+            match samples {
+                Some(s) => out.push_str(&format!("  flaky: {test}: {}\n", s.describe())),
+                None => out.push_str(&format!("  flaky: {test}\n")),
+            }
         }
     }
     let failing: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();

@@ -10,6 +10,7 @@
 //! | `PROPOSAL_EVAL_UPSTREAM` | the default HTTP upstream (over `[http] upstream`) |
 //! | `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the named HTTP upstream `<name>` (over `[http.upstreams]`) |
 //! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost passes this many dollars |
+//! | `PROPOSAL_EVAL_REPEAT` | samples per case (a whole number, at least 1); overrides `[run] repeat` |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
 use crate::recording::upstream::UpstreamUrl;
@@ -46,6 +47,8 @@ pub struct Settings {
     pub upstreams: BTreeMap<String, UpstreamUrl>,
     /// `PROPOSAL_EVAL_BUDGET_USD`.
     pub budget_usd: Option<f64>,
+    /// `PROPOSAL_EVAL_REPEAT`: samples per case, over the suite's `[run] repeat`.
+    pub repeat: Option<usize>,
 }
 
 /// An environment variable the product cannot act on.
@@ -147,6 +150,20 @@ fn parse_concurrency(value: Option<&str>) -> Result<usize, EnvError> {
     }
 }
 
+fn parse_repeat(value: Option<&str>) -> Result<Option<usize>, EnvError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(EnvError::Invalid {
+                variable: "PROPOSAL_EVAL_REPEAT",
+                value: v.to_string(),
+                allowed: "a whole number of at least 1 (samples per case; unset: the suite's [run] repeat, else 1)",
+            }),
+        },
+    }
+}
+
 fn parse_budget(value: Option<&str>) -> Result<Option<f64>, EnvError> {
     match value.map(str::trim) {
         None | Some("") => Ok(None),
@@ -211,6 +228,7 @@ impl Settings {
             )?,
             color,
             max_concurrency: parse_concurrency(var("PROPOSAL_EVAL_MAX_CONCURRENCY").as_deref())?,
+            repeat: parse_repeat(var("PROPOSAL_EVAL_REPEAT").as_deref())?,
         })
     }
 }
@@ -304,6 +322,15 @@ mod tests {
         );
         let bad = record_mode(Some("yes"), None).unwrap_err().to_string();
         assert!(bad.starts_with("PROPOSAL_EVAL_RECORD=\"yes\""), "{bad}");
+    }
+
+    #[test]
+    fn repeat_values() {
+        assert_eq!(parse_repeat(None).unwrap(), None);
+        assert_eq!(parse_repeat(Some("3")).unwrap(), Some(3));
+        let err = parse_repeat(Some("0")).unwrap_err().to_string();
+        assert!(err.starts_with("PROPOSAL_EVAL_REPEAT=\"0\""), "{err}");
+        assert!(parse_repeat(Some("many")).is_err());
     }
 
     #[test]

@@ -104,6 +104,7 @@ pub mod openai;
 mod panics;
 mod process;
 mod recording;
+mod repeat;
 mod report;
 mod run;
 mod suite;
@@ -144,6 +145,7 @@ pub mod config {
     pub use crate::recording::upstream::{HttpConfig, UpstreamName, UpstreamUrl};
     pub use crate::recording::usage::Pricing;
     pub use crate::recording::{RecordingConfig, Validation};
+    pub use crate::repeat::{PassRule, RunConfig};
     pub use crate::suite::config::{ConfigError, Evaluator, SuiteConfig};
 }
 
@@ -172,6 +174,9 @@ pub mod __internal {
     }
     pub mod report {
         pub use crate::report::*;
+    }
+    pub mod repeat {
+        pub use crate::repeat::*;
     }
     pub mod status {
         pub use crate::report::status::*;

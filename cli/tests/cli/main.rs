@@ -3,6 +3,7 @@
 
 mod command_generator;
 mod common;
+mod compare;
 mod credentials;
 mod draft;
 mod hints;

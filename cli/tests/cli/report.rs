@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// An entry as a test run leaves it; its fixture and its test target's file are created so the
 /// entry counts.
-fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
+pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
     let fixture = env.path(&format!("suite/{case}.json"));
     std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
     std::fs::write(&fixture, "{}").unwrap();
@@ -56,13 +56,14 @@ fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         failure: (!passed).then(|| "suite/b: field_accuracy FAILED".to_string()),
         run: Some("run-1".into()),
         usage: None,
+        samples: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,
     }
 }
 
 /// Runs the binary in `cwd` without the CARGO_TARGET_DIR this test may have been given.
-fn report_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+pub fn report_in(cwd: &std::path::Path, args: &[&str]) -> Output {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-proposal-eval"))
         .arg("proposal-eval")
         .args(args)
@@ -77,7 +78,7 @@ fn report_in(cwd: &std::path::Path, args: &[&str]) -> Output {
     }
 }
 
-fn write_entry(env: &Env, target: &str, entry: &Entry) {
+pub fn write_entry(env: &Env, target: &str, entry: &Entry) {
     env.write(
         &format!(
             "{target}/proposal-eval/entries/demo/{}/suite/{}.json",

@@ -320,6 +320,8 @@ struct SuiteSums {
     scores: [usize; 10],
     evaluators: BTreeMap<String, (usize, usize, f64, [usize; 10])>,
     fields: BTreeMap<String, (usize, usize)>,
+    /// The repeated cases' test names and samples (none for a suite without repeats).
+    repeated: Vec<(String, Samples)>,
 }
 
 impl Aggregate {
@@ -342,10 +344,12 @@ impl Aggregate {
                     evaluators: Vec::new(),
                     field_accuracy: Vec::new(),
                     last_finished_at: entry.finished_at,
+                    repeats: None,
                 },
                 scores: [0; 10],
                 evaluators: BTreeMap::new(),
                 fields: BTreeMap::new(),
+                repeated: Vec::new(),
             });
         }
         let Some(sums) = self.current.as_mut() else {
@@ -355,6 +359,9 @@ impl Aggregate {
         sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
         if let Some(score) = entry.score {
             sums.scores[bucket(score)] += 1;
+        }
+        if let Some(samples) = entry.samples.as_ref().filter(|s| s.count() > 1) {
+            sums.repeated.push((entry.test.clone(), samples.clone()));
         }
         for e in &entry.evaluators {
             let sum = match sums.evaluators.get_mut(e.evaluator.as_str()) {
@@ -407,6 +414,7 @@ impl Aggregate {
                 accuracy: hits as f64 / total as f64,
             })
             .collect();
+        report.repeats = RepeatSummary::of(sums.repeated.iter().map(|(t, s)| (t.as_str(), s)));
         self.suites.push(report);
     }
 
@@ -604,7 +612,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
 
     // report.html: head and summary, rows, failures, script.
     let mut head = String::new();
-    html_head(&mut head, &report);
+    html_head(&mut head, &report, "");
     let mut end = String::new();
     html_tail(&mut end, any_failure);
     let mut script = String::new();

@@ -3,7 +3,8 @@
 //!
 //! One `<testsuite>` per suite and test binary, one `<testcase>` per case. A failing case has a
 //! `<failure>` whose `message` is the first line of why and whose body is the whole failure, as
-//! the test printed it (uncoloured). The case's score, recording use are `<properties>`. Entries carry no duration, so there is no `time`
+//! the test printed it (uncoloured). The case's score, recording use and, for a repeated case, its
+//! samples are `<properties>`. Entries carry no duration, so there is no `time`
 //! attribute (JUnit readers treat it as optional).
 //!
 //! XML 1.0 cannot hold most control characters, even escaped: they are written as `\u{..}`, so a
@@ -109,6 +110,9 @@ fn testcase(out: &mut String, entry: &Entry) {
         property("score", &score.to_string());
     }
     property("recording", super::recording_text(entry.recording));
+    if let Some(samples) = &entry.samples {
+        property("samples", &samples.describe());
+    }
     out.push_str("      </properties>\n");
     if !entry.passed {
         let body = failure_text(entry);

@@ -20,12 +20,14 @@
 //! unlocking, so the last entry of a run is never left out.
 
 mod build;
+pub mod compare;
 pub mod junit;
 pub mod review;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
 use crate::recording::usage::UsageTotals;
+pub use crate::repeat::{RepeatSummary, Samples};
 use crate::run::CaseResult;
 pub use crate::run::RecordingUse;
 use crate::suite::{LoadedCase, Suite};
@@ -110,6 +112,9 @@ pub struct Entry {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageTotals>,
+    /// A repeated case's samples (`score` is then their mean); absent for one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
     /// When the case finished.
     pub finished_at: DateTime<Utc>,
     /// In a report: the result is from a run older than the report's latest run (its target or
@@ -141,10 +146,10 @@ impl Entry {
                 rendered: strip_ansi(&e.rendered),
             })
             .collect();
-        let score = if evaluators.is_empty() {
-            None
-        } else {
-            Some(evaluators.iter().map(|e| e.score).sum::<f64>() / evaluators.len() as f64)
+        let score = match &result.samples {
+            Some(samples) => samples.mean_score,
+            None if evaluators.is_empty() => None,
+            None => Some(evaluators.iter().map(|e| e.score).sum::<f64>() / evaluators.len() as f64),
         };
         Entry {
             package: crate::env::package_name().unwrap_or("unknown").to_string(),
@@ -166,6 +171,7 @@ impl Entry {
             failure: result.failure.as_deref().map(strip_ansi),
             run: run_id().map(str::to_string),
             usage: result.usage.clone(),
+            samples: result.samples.clone(),
             finished_at: Utc::now(),
             older: false,
         }
@@ -237,6 +243,9 @@ struct Sink {
     count: usize,
     /// Whether every line reached the file (then the file can become the merged file as is).
     whole: bool,
+    /// The repeated cases' entries, for the summary a run prints at its end (none without
+    /// repeats).
+    repeated: Vec<Entry>,
 }
 
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
@@ -273,6 +282,7 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
             file,
             path,
             count: 0,
+            repeated: Vec::new(),
         }
     });
     let written = match sink.file.as_mut() {
@@ -281,6 +291,9 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
     };
     sink.whole &= written;
     sink.count += 1;
+    if entry.samples.is_some() {
+        sink.repeated.push(entry);
+    }
 }
 
 const DIRTY: &str = ".dirty";
@@ -409,6 +422,9 @@ fn target_exists(root: &Path, package: &str, binary: &str) -> bool {
 pub(crate) fn finish(scope: Scope) {
     let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
     let wrote = sink.is_some();
+    if let Some(sink) = sink.as_ref() {
+        eprint!("{}", repeats_summary(sink.repeated.iter()));
+    }
     let dir = report_dir();
     let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
     if wrote {
@@ -445,6 +461,42 @@ pub(crate) fn finish(scope: Scope) {
         let _ = build::build(&dir, own, false);
         let _ = std::fs::remove_file(&lock);
     }
+}
+
+/// Per suite of this run, its repeated cases summed up (pass@k, pass^k) and its flaky cases:
+/// what a run prints at its end; empty when no case was repeated.
+fn repeats_summary<'a>(entries: impl Iterator<Item = &'a Entry>) -> String {
+    let mut suites: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    for entry in entries.filter(|e| e.samples.is_some()) {
+        suites.entry(&entry.suite).or_default().push(entry);
+    }
+    let mut out = String::new();
+    for (suite, entries) in suites {
+        let Some(summary) = RepeatSummary::of(
+            entries
+                .iter()
+                .filter_map(|e| Some((e.test.as_str(), e.samples.as_ref()?))),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(out, "repeats in {suite}: {}", summary.describe());
+        for entry in entries
+            .iter()
+            .filter(|e| e.samples.as_ref().is_some_and(Samples::flaky))
+        {
+            if let Some(samples) = &entry.samples {
+                let verdict = if entry.passed { "passed" } else { "FAILED" };
+                let _ = writeln!(
+                    out,
+                    "  flaky: {} ({verdict}, pass = {}): {}",
+                    entry.test,
+                    samples.pass,
+                    samples.describe()
+                );
+            }
+        }
+    }
+    out
 }
 
 fn try_lock(lock: &Path) -> bool {
@@ -627,6 +679,10 @@ pub struct SuiteReport {
     pub field_accuracy: Vec<FieldAccuracy>,
     /// When its last case finished.
     pub last_finished_at: DateTime<Utc>,
+    /// Its repeated cases: pass@1, pass@k, pass^k and the flaky cases; absent when no case has
+    /// more than one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<RepeatSummary>,
 }
 
 /// `report.json`.
@@ -688,7 +744,13 @@ impl Report {
 
     /// The HTML page: one file, no network.
     pub fn to_html(&self) -> String {
-        html(self)
+        html(self, "")
+    }
+
+    /// The HTML page with a comparison against a baseline below the summary
+    /// (`cargo proposal-eval report --compare BASE`).
+    pub fn to_html_compared(&self, comparison: &compare::Comparison) -> String {
+        html(self, &comparison.to_html())
     }
 }
 
@@ -930,7 +992,8 @@ fn usage_text(u: &UsageTotals) -> String {
 }
 
 /// The page up to the first row of the cases table: summary, suites, the table head.
-fn html_head(out: &mut String, report: &Report) {
+/// `section` (HTML, a comparison) goes below the summary.
+fn html_head(out: &mut String, report: &Report, section: &str) {
     let t = &report.totals;
     let _ = write!(
         *out,
@@ -978,6 +1041,7 @@ fn html_head(out: &mut String, report: &Report) {
         );
     }
 
+    out.push_str(section);
     for suite in &report.suites {
         let _ = write!(
             out,
@@ -1005,6 +1069,14 @@ fn html_head(out: &mut String, report: &Report) {
             let _ = write!(*out, "; model calls: {}", esc(&usage_text(usage)));
         }
         out.push_str("</p>\n");
+        if let Some(repeats) = &suite.repeats {
+            let _ = write!(out, "<p class=\"repeats\">{}", esc(&repeats.describe()));
+            if !repeats.flaky.is_empty() {
+                let names: Vec<String> = repeats.flaky.iter().map(|t| esc(t)).collect();
+                let _ = write!(out, ": <span class=\"flaky\">{}</span>", names.join(", "));
+            }
+            out.push_str("</p>\n");
+        }
         if !suite.field_accuracy.is_empty() {
             out.push_str("<h3>Accuracy per field</h3>\n<div class=\"bars field-accuracy\">\n");
             for f in &suite.field_accuracy {
@@ -1068,7 +1140,16 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
         esc(c.description.as_deref().unwrap_or("")),
         name,
         c.score.map(|s| s.to_string()).unwrap_or_default(),
-        score_text(c.score),
+        match &c.samples {
+            Some(samples) => format!(
+                "{} ± {} <span class=\"muted\">({}/{} samples)</span>",
+                score_text(samples.mean_score),
+                score_text(samples.std_error),
+                samples.passed,
+                samples.count()
+            ),
+            None => score_text(c.score),
+        },
         recording_text(c.recording),
         recording_text(c.recording),
         esc(&c.finished_at.to_rfc3339()),
@@ -1149,9 +1230,9 @@ fn html_script(out: &mut String) {
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
 }
 
-fn html(report: &Report) -> String {
+fn html(report: &Report, section: &str) -> String {
     let mut out = String::new();
-    html_head(&mut out, report);
+    html_head(&mut out, report, section);
     for (i, c) in report.cases.iter().enumerate() {
         html_row(&mut out, i, c);
     }

@@ -257,6 +257,7 @@ fn side(
         evaluators: Vec::new(),
         failure: None,
         usage: None,
+        samples: None,
     };
     let verdict = crate::run::evaluate(
         suite,

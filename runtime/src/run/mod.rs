@@ -12,11 +12,12 @@ use crate::recording::llm::Llm;
 use crate::recording::pending::{self, Outcome, Pending, Review};
 use crate::recording::sources::{self};
 use crate::recording::{self, Recording, RecordingErrorKind, Validation};
+use crate::repeat::{PassRule, Samples};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
 use case::{Case, CaseOutput};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::path::Path;
 
@@ -95,6 +96,9 @@ pub struct EvaluatorResult {
 /// What happened to one case.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct CaseResult {
+    /// A repeated case's samples; `None` for a case of one sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
     /// Test name.
     pub name: String,
     /// Whether the case passed.
@@ -125,6 +129,7 @@ where
         evaluators: Vec::new(),
         failure: None,
         usage: None,
+        samples: None,
     };
     match execute(suite, loaded, &name, f, &mut result) {
         Ok(()) => result.passed = true,
@@ -183,11 +188,13 @@ where
         None
     };
 
+    let repeat = settings.repeat.or(config.run.repeat).unwrap_or(1).max(1);
+    let pass = config.run.pass;
     let record = match settings.record {
         RecordMode::All | RecordMode::Review => true,
         RecordMode::Replay => false,
         RecordMode::Stale => match &existing {
-            Ok(Some(r)) => !r.changes(&sources).is_empty(),
+            Ok(Some(r)) => !r.changes(&sources).is_empty() || r.samples.len() < repeat,
             // What a newer proposal-eval wrote is not replaced by an older format.
             Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
             Err(e) => {
@@ -205,222 +212,269 @@ where
     let mut record = record;
     // Under `RECORD=stale`, a replay whose calls no longer match the recording (the code or its
     // prompt changed) is stale too: the case runs again, recording.
-    let (mut llm, now, case, output) = loop {
-        let (mut llm, now) = if record {
+    // The model calls of every sample (the last attempt's, when `RECORD=stale` records again).
+    let mut usage;
+    let (runs, case) = 'run: loop {
+        usage = crate::recording::usage::UsageTotals::default();
+        // Each sample's output; the case as the code saw it (the same for every sample).
+        let mut runs: Vec<Result<Value, case::OutputError>> = Vec::with_capacity(repeat);
+        if record {
             result.recording = if review {
                 RecordingUse::Pending
             } else {
                 RecordingUse::Recorded
             };
-            (
-                Llm::record(suite.model.clone())
-                    .with_suite(config.http.clone(), config.pricing.clone()),
-                Utc::now(),
-            )
-        } else {
-            match std::mem::replace(&mut existing, Ok(None)) {
-                Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
-                    return Err(e.to_string())
+            let now = Utc::now();
+            let case = new_case(name, loaded, fixture, now);
+            let mut samples = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                let mut llm = Llm::record(suite.model.clone())
+                    .with_suite(config.http.clone(), config.pricing.clone());
+                let output = call(f, &case, &mut llm, true)?;
+                usage.add(&llm.usage());
+                if let Some(failure) = llm.finish_failure() {
+                    return Err(failure);
                 }
-                Err(e) => {
+                if let Err(e) = &output {
+                    // Nothing is recorded: an error is not what the model would answer.
+                    return Err(format!("{e}\n(nothing was recorded)"));
+                }
+                let Some(interactions) = llm.take_recorded() else {
+                    // The code under test swallowed a failed live call: its output is not what
+                    // the model would answer, so nothing is recorded and the case does not pass.
+                    result.recording = RecordingUse::None;
                     return Err(format!(
-                        "{e}\nfix the file, or delete it and re-record: {record_command}"
-                    ))
-                }
-                Ok(None) => (
-                    Llm::missing(record_command.clone())
-                        .with_suite(config.http.clone(), config.pricing.clone()),
-                    Utc::now(),
-                ),
-                Ok(Some(recorded)) => {
-                    let validation = config.recording.validation;
-                    let changes = if validation == Validation::Skip {
-                        Vec::new()
-                    } else {
-                        recorded.changes(&sources)
-                    };
-                    result.recording = RecordingUse::Replayed;
-                    if !changes.is_empty() {
-                        let message = stale_message(
-                            suite,
-                            &recording_file,
-                            &changes,
-                            recorded.input.as_ref(),
-                            &fixture.input,
-                            &record_command,
-                            settings.color,
-                        );
-                        if validation == Validation::Strict {
-                            result.recording = RecordingUse::Stale;
-                            return Err(message);
+                        "a live model call failed while recording: {}\nnothing was recorded; {}",
+                        llm.model_failure().as_deref().unwrap_or("(no message)"),
+                        if review {
+                            "the committed recording and any pending one are unchanged"
+                        } else if recording_file.exists() {
+                            "the previous recording is unchanged"
+                        } else {
+                            "there is no recording yet"
                         }
-                        eprintln!("warning: {name}: {message}");
-                        result.recording = RecordingUse::ReplayedStale;
-                    }
-                    let ignore = config.recording.ignore_request_paths.clone();
-                    (
-                        Llm::replay(
-                            recorded.interactions().to_vec(),
-                            ignore,
-                            config.recording.redactor(),
-                        )
-                        .with_suite(config.http.clone(), config.pricing.clone()),
-                        recorded.recorded_at,
+                    ));
+                };
+                samples.push(recording::Sample { interactions });
+                runs.push(output);
+            }
+            let calls = samples.iter().any(|s| !s.interactions.is_empty());
+            if calls && review {
+                let mut pending = Pending {
+                    recording: Recording::of_samples(
+                        loaded.path.case_path().to_string(),
+                        now,
+                        &sources,
+                        &fixture.input,
+                        samples,
+                    ),
+                    review: Review {
+                        committed,
+                        // The first sample's, as a replay of one sample shows it.
+                        pending: match &runs[0] {
+                            Ok(value) => Outcome::Output(value.clone()),
+                            Err(e) => Outcome::Error(e.to_string()),
+                        },
+                    },
+                };
+                pending.redact(&config.recording.redactor());
+                pending.write(&pending_file).map_err(|e| {
+                    format!(
+                        "cannot write the pending recording {}: {e}",
+                        suite.relative(&pending_file)
                     )
-                }
-            }
-        };
-
-        let case = Case {
-            name: name.to_string(),
-            path: loaded.path.case_path().to_string(),
-            description: fixture.description.clone(),
-            input: fixture.input.clone(),
-            now,
-        };
-        let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            f(&case, &mut llm).into_output()
-        }));
-        // The loopback servers of `llm.base_url()` stop with the case; the calls they were
-        // answering finish first.
-        llm.close();
-        let output = match returned {
-            Err(panic) => {
-                let message = crate::panics::message(&*panic);
-                return Err(format!(
-                    "the case panicked: {message}{}{}",
-                    executor::panic_hint(&message)
-                        .map(|hint| format!("\n{hint}"))
-                        .unwrap_or_default(),
-                    if record {
-                        "\n(nothing was recorded)"
+                })?;
+            } else if review {
+                // Nothing to review; the committed recording is never touched under review.
+                result.recording = RecordingUse::None;
+                eprintln!(
+                    "note: {name}: the case made no model call, so nothing is pending review{}",
+                    if recording_file.exists() {
+                        format!(
+                            " ({} is unchanged; `RECORD=1` removes it)",
+                            suite.relative(&recording_file)
+                        )
                     } else {
-                        ""
+                        String::new()
                     }
-                ));
-            }
-            Ok(output) => output,
-        };
-        if !record && settings.record == RecordMode::Stale && llm.replay_mismatched() {
-            eprintln!(
-                "note: {name}: the code's model calls differ from the recording (the code or its prompt changed); recording it again"
-            );
-            record = true;
-            continue;
-        }
-        break (llm, now, case, output);
-    };
-    let usage = llm.usage();
-    if usage.calls > 0 {
-        result.usage = Some(usage);
-    }
-    if let Some(failure) = llm.finish_failure() {
-        return Err(if llm.replay_mismatched() {
-            format!("{failure}\nre-record just this case: {record_command}")
-        } else {
-            failure
-        });
-    }
-    if record && output.is_ok() {
-        let Some(interactions) = llm.take_recorded() else {
-            // The code under test swallowed a failed live call: its output is not what the model
-            // would answer, so nothing is recorded and the case does not pass.
-            result.recording = RecordingUse::None;
-            return Err(format!(
-                "a live model call failed while recording: {}\nnothing was recorded; {}",
-                llm.model_failure().as_deref().unwrap_or("(no message)"),
-                if review {
-                    "the committed recording and any pending one are unchanged"
-                } else if recording_file.exists() {
-                    "the previous recording is unchanged"
-                } else {
-                    "there is no recording yet"
-                }
-            ));
-        };
-        if !interactions.is_empty() && review {
-            let mut pending = Pending {
-                recording: Recording::new(
+                );
+            } else if calls {
+                let mut recording = Recording::of_samples(
                     loaded.path.case_path().to_string(),
                     now,
                     &sources,
                     &fixture.input,
-                    interactions,
-                ),
-                review: Review {
-                    committed,
-                    pending: match &output {
-                        Ok(value) => Outcome::Output(value.clone()),
-                        Err(e) => Outcome::Error(e.to_string()),
-                    },
-                },
-            };
-            pending.redact(&config.recording.redactor());
-            pending.write(&pending_file).map_err(|e| {
-                format!(
-                    "cannot write the pending recording {}: {e}",
-                    suite.relative(&pending_file)
-                )
-            })?;
-        } else if review {
-            // Nothing to review; the committed recording is never touched under review.
-            result.recording = RecordingUse::None;
-            eprintln!(
-                "note: {name}: the case made no model call, so nothing is pending review{}",
-                if recording_file.exists() {
+                    samples,
+                );
+                // Credentials never reach the file; the code under test got the answers unredacted.
+                recording.redact(&config.recording.redactor());
+                recording.write(&recording_file).map_err(|e| {
                     format!(
-                        " ({} is unchanged; `RECORD=1` removes it)",
+                        "cannot write the recording {}: {e}",
                         suite.relative(&recording_file)
                     )
+                })?;
+            } else {
+                // The case no longer calls the model: an old recording would make replays fail
+                // ("0 calls but the recording has 1") with no way to re-record it away.
+                result.recording = RecordingUse::None;
+                if std::fs::remove_file(&recording_file).is_ok() {
+                    eprintln!(
+                        "note: {name}: removed {}: the case no longer calls the model",
+                        suite.relative(&recording_file)
+                    );
+                }
+            }
+            break 'run (runs, case);
+        }
+        let recorded = match std::mem::replace(&mut existing, Ok(None)) {
+            Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
+                return Err(e.to_string())
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{e}\nfix the file, or delete it and re-record: {record_command}"
+                ))
+            }
+            Ok(None) => {
+                // No recording: the case runs `repeat` times; a model call fails saying how to
+                // record it.
+                let case = new_case(name, loaded, fixture, Utc::now());
+                for _ in 0..repeat {
+                    let mut llm = Llm::missing(record_command.clone())
+                        .with_suite(config.http.clone(), config.pricing.clone());
+                    let output = call(f, &case, &mut llm, false)?;
+                    usage.add(&llm.usage());
+                    if let Some(failure) = llm.finish_failure() {
+                        return Err(failure);
+                    }
+                    runs.push(output);
+                }
+                break 'run (runs, case);
+            }
+            Ok(Some(recorded)) => recorded,
+        };
+        let validation = config.recording.validation;
+        let changes = if validation == Validation::Skip {
+            Vec::new()
+        } else {
+            recorded.changes(&sources)
+        };
+        result.recording = RecordingUse::Replayed;
+        let mut stale = Vec::new();
+        if !changes.is_empty() {
+            stale.push(stale_message(
+                suite,
+                &recording_file,
+                &changes,
+                recorded.input.as_ref(),
+                &fixture.input,
+                &record_command,
+                settings.color,
+            ));
+        }
+        if recorded.samples.len() < repeat && validation != Validation::Skip {
+            let env = if settings.repeat.is_some() {
+                format!("PROPOSAL_EVAL_REPEAT={repeat} ")
+            } else {
+                String::new()
+            };
+            stale.push(format!(
+                "the recording {} has {} sample(s) and {repeat} are asked for (repeat = {repeat}); record them: {env}{record_command}",
+                suite.relative(&recording_file),
+                recorded.samples.len()
+            ));
+        }
+        if !stale.is_empty() {
+            let message = stale.join("\n");
+            if validation == Validation::Strict {
+                result.recording = RecordingUse::Stale;
+                return Err(message);
+            }
+            eprintln!("warning: {name}: {message}");
+            result.recording = RecordingUse::ReplayedStale;
+        }
+        let case = new_case(name, loaded, fixture, recorded.recorded_at);
+        let ignore = &config.recording.ignore_request_paths;
+        let sample_count = recorded.samples.len();
+        for (k, sample) in recorded.samples.into_iter().enumerate() {
+            let mut llm = Llm::replay(
+                sample.interactions,
+                ignore.clone(),
+                config.recording.redactor(),
+            )
+            .with_suite(config.http.clone(), config.pricing.clone());
+            let output = call(f, &case, &mut llm, false)?;
+            usage.add(&llm.usage());
+            if settings.record == RecordMode::Stale && llm.replay_mismatched() {
+                eprintln!(
+                    "note: {name}: the code's model calls differ from the recording (the code or its prompt changed); recording it again"
+                );
+                record = true;
+                continue 'run;
+            }
+            if let Some(failure) = llm.finish_failure() {
+                let which = if sample_count > 1 {
+                    format!("sample {} of {sample_count}: ", k + 1)
                 } else {
                     String::new()
-                }
-            );
-        } else if !interactions.is_empty() {
-            let mut recording = Recording::new(
-                loaded.path.case_path().to_string(),
-                now,
-                &sources,
-                &fixture.input,
-                interactions,
-            );
-            // Credentials never reach the file; the code under test got the answers unredacted.
-            recording.redact(&config.recording.redactor());
-            recording.write(&recording_file).map_err(|e| {
-                format!(
-                    "cannot write the recording {}: {e}",
-                    suite.relative(&recording_file)
-                )
-            })?;
-        } else {
-            // The case no longer calls the model: an old recording would make replays fail
-            // ("0 calls but the recording has 1") with no way to re-record it away.
-            result.recording = RecordingUse::None;
-            if std::fs::remove_file(&recording_file).is_ok() {
-                eprintln!(
-                    "note: {name}: removed {}: the case no longer calls the model",
-                    suite.relative(&recording_file)
-                );
+                };
+                return Err(if llm.replay_mismatched() {
+                    format!("{which}{failure}\nre-record just this case: {record_command}")
+                } else {
+                    format!("{which}{failure}")
+                });
             }
+            runs.push(output);
         }
+        break 'run (runs, case);
+    };
+
+    if usage.calls > 0 {
+        result.usage = Some(usage);
     }
-    let actual = output.map_err(|e| {
-        if record {
-            format!("{e}\n(nothing was recorded)")
-        } else {
-            e.to_string()
-        }
-    })?;
-    let verdict = evaluate(
-        suite,
-        config,
-        settings.color,
-        fixture,
-        &case,
-        &actual,
-        name,
-        result,
-    );
+    // Each sample evaluated on its own; the pass rule decides the case.
+    let count = runs.len();
+    let mut verdicts = Vec::with_capacity(count);
+    for output in runs {
+        let mut sample = CaseResult {
+            name: result.name.clone(),
+            passed: false,
+            recording: result.recording,
+            evaluators: Vec::new(),
+            failure: None,
+            usage: None,
+            samples: None,
+        };
+        let verdict = match output {
+            Err(e) => Err(e.to_string()),
+            Ok(actual) => evaluate(
+                suite,
+                config,
+                settings.color,
+                fixture,
+                &case,
+                &actual,
+                name,
+                &mut sample,
+            ),
+        };
+        let score = crate::repeat::mean(
+            &sample
+                .evaluators
+                .iter()
+                .map(|e| e.score)
+                .collect::<Vec<_>>(),
+        );
+        verdicts.push((verdict, sample.evaluators, score));
+    }
+    let verdict = if count == 1 {
+        let (verdict, evaluators, _) = verdicts.pop().expect("one sample");
+        result.evaluators = evaluators;
+        verdict
+    } else {
+        decide(name, pass, verdicts, result)
+    };
     // A recording written by a run whose case then fails is said so, never silently kept.
     verdict.map_err(|message| {
         if result.recording == RecordingUse::Pending {
@@ -439,6 +493,102 @@ where
             message
         }
     })
+}
+
+/// The case as the code under test receives it.
+fn new_case(name: &str, loaded: &LoadedCase, fixture: &FixtureFile, now: DateTime<Utc>) -> Case {
+    Case {
+        name: name.to_string(),
+        path: loaded.path.case_path().to_string(),
+        description: fixture.description.clone(),
+        input: fixture.input.clone(),
+        now,
+    }
+}
+
+/// Calls the code under test once; a panic fails the case.
+fn call<F, R>(
+    f: &F,
+    case: &Case,
+    llm: &mut Llm,
+    recording: bool,
+) -> Result<Result<Value, case::OutputError>, String>
+where
+    F: Fn(&Case, &mut Llm) -> R,
+    R: CaseOutput,
+{
+    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f(case, &mut *llm).into_output()
+    }));
+    // The loopback servers of `llm.base_url()` stop with the case; the calls they were answering
+    // finish first.
+    llm.close();
+    returned.map_err(|panic| {
+        let message = crate::panics::message(&*panic);
+        format!(
+            "the case panicked: {message}{}{}",
+            executor::panic_hint(&message)
+                .map(|hint| format!("\n{hint}"))
+                .unwrap_or_default(),
+            if recording {
+                "\n(nothing was recorded)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
+/// One sample's verdict (the failure message when it failed), its evaluators and its score.
+type SampleVerdict = (Result<(), String>, Vec<EvaluatorResult>, Option<f64>);
+
+/// The verdict of a repeated case: its samples' verdicts under the pass rule. The case's
+/// evaluators are those of its first failing sample when it fails, else of its first sample;
+/// the failure message lists every failing sample's.
+fn decide(
+    name: &str,
+    pass: PassRule,
+    verdicts: Vec<SampleVerdict>,
+    result: &mut CaseResult,
+) -> Result<(), String> {
+    let count = verdicts.len();
+    let samples = Samples::new(
+        &verdicts
+            .iter()
+            .map(|(v, _, score)| (v.is_ok(), *score))
+            .collect::<Vec<_>>(),
+        pass,
+    );
+    let passed = pass.decides(samples.passed, count);
+    let describe = samples.describe();
+    result.samples = Some(samples);
+    let first_failing = verdicts.iter().position(|(v, _, _)| v.is_err());
+    let shown = match (passed, first_failing) {
+        (false, Some(i)) => i,
+        _ => 0,
+    };
+    let mut failures = Vec::new();
+    for (k, (verdict, evaluators, _)) in verdicts.into_iter().enumerate() {
+        if k == shown {
+            result.evaluators = evaluators;
+        }
+        if let Err(message) = verdict {
+            failures.push(format!("--- sample {} of {count}:\n{message}", k + 1));
+        }
+    }
+    let rule = format!(
+        "{describe}; pass = {pass} needs {} of {count}",
+        pass.needs(count)
+    );
+    if passed {
+        if !failures.is_empty() {
+            // A case that passes although some samples failed is flaky: said, not hidden.
+            eprintln!("note: {name}: flaky: {rule}");
+        }
+        Ok(())
+    } else {
+        Err(format!("{name}: {rule}\n{}", failures.join("\n")))
+    }
 }
 
 /// Under `RECORD=review`: what the code under test produces replaying the committed recording

@@ -80,6 +80,9 @@ pub struct SuiteConfig {
     /// `PROPOSAL_EVAL_BUDGET_USD`.
     #[serde(default)]
     pub pricing: std::collections::BTreeMap<String, crate::recording::usage::Pricing>,
+    /// `[run]`: samples per case and the rule that decides a case from them.
+    #[serde(default)]
+    pub run: crate::repeat::RunConfig,
 }
 
 impl Default for SuiteConfig {
@@ -92,6 +95,7 @@ impl Default for SuiteConfig {
             code_judge: Vec::new(),
             http: Default::default(),
             pricing: Default::default(),
+            run: Default::default(),
         }
     }
 }
@@ -155,6 +159,9 @@ impl SuiteConfig {
 
     /// Checks what serde cannot: relations between sections.
     fn validate(&self) -> Result<(), String> {
+        if self.run.repeat == Some(0) {
+            return Err("[run] repeat is 0: a case runs at least once (1 is the default)".into());
+        }
         if self.evaluators.is_empty() {
             return Err(
                 "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge"

@@ -1,0 +1,1016 @@
+//! Two run reports side by side: what `cargo proposal-eval compare BASE NEW` prints, and the
+//! comparison section `report --compare BASE` adds to `report.html`.
+//!
+//! A case is the same case in both reports when its package, test binary, suite folder and case
+//! path are (the key the report itself keeps cases by). Each case in both is a regression (passed,
+//! now fails), a fix (failed, now passes), a score change (same verdict, the mean score moved by
+//! at least `min_delta`) or unchanged; cases in one report only are added or removed. Field
+//! accuracy is compared per suite and field. A regression is judged case by case, never on a
+//! mean: an improvement elsewhere cannot hide one.
+//!
+//! Both reports are sorted by that key when built, so the cases are matched by one merge walk;
+//! a baseline edited by hand out of order is sorted first. A report is read as a [`RunView`]:
+//! only what a comparison uses, its strings borrowed from the file's bytes, so that two reports
+//! of 10,000 cases are read and compared in a fraction of the time building two [`Report`]s
+//! takes (diffs and messages are skipped, not copied).
+
+use super::{FieldAccuracy, RepeatSummary, Samples};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+#[cfg(doc)]
+use super::Report;
+
+/// What a comparison reads of a `report.json`.
+#[derive(Debug, Deserialize)]
+pub struct RunView<'a> {
+    /// The report's format.
+    pub format: u32,
+    /// When it was built.
+    pub generated_at: DateTime<Utc>,
+    /// Per suite and test binary.
+    #[serde(borrow)]
+    pub suites: Vec<SuiteView<'a>>,
+    /// Every case.
+    #[serde(borrow)]
+    pub cases: Vec<CaseView<'a>>,
+}
+
+/// What a comparison reads of a suite.
+#[derive(Debug, Deserialize)]
+pub struct SuiteView<'a> {
+    /// The suite's name.
+    #[serde(borrow)]
+    pub suite: Cow<'a, str>,
+    /// The suite folder.
+    #[serde(borrow)]
+    pub suite_dir: Cow<'a, str>,
+    /// The package of the test binary.
+    #[serde(borrow)]
+    pub package: Cow<'a, str>,
+    /// The test binary.
+    #[serde(borrow)]
+    pub binary: Cow<'a, str>,
+    /// Accuracy per field.
+    #[serde(default)]
+    pub field_accuracy: Vec<FieldAccuracy>,
+    /// Repeated cases.
+    #[serde(default)]
+    pub repeats: Option<RepeatSummary>,
+}
+
+/// What a comparison reads of a case.
+#[derive(Debug, Deserialize)]
+pub struct CaseView<'a> {
+    /// The package of its test binary.
+    #[serde(borrow)]
+    pub package: Cow<'a, str>,
+    /// Its test binary.
+    #[serde(borrow)]
+    pub binary: Cow<'a, str>,
+    /// Its suite folder.
+    #[serde(borrow)]
+    pub suite_dir: Cow<'a, str>,
+    /// Its case path.
+    #[serde(borrow)]
+    pub case: Cow<'a, str>,
+    /// Its test name.
+    #[serde(borrow)]
+    pub test: Cow<'a, str>,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Its score.
+    pub score: Option<f64>,
+    /// Its evaluators' verdicts.
+    #[serde(borrow, default)]
+    pub evaluators: Vec<EvaluatorView<'a>>,
+    /// Why it failed.
+    #[serde(borrow, default)]
+    pub failure: Option<Cow<'a, str>>,
+    /// A repeated case's samples.
+    #[serde(default)]
+    pub samples: Option<Samples>,
+}
+
+/// What a comparison reads of an evaluator's verdict.
+#[derive(Debug, Deserialize)]
+pub struct EvaluatorView<'a> {
+    /// Its name.
+    #[serde(borrow)]
+    pub evaluator: Cow<'a, str>,
+    /// Its score.
+    pub score: f64,
+    /// Whether it passed.
+    pub passed: bool,
+}
+
+/// Reads what a comparison needs of a `report.json`'s bytes.
+pub fn read_view(bytes: &[u8]) -> serde_json::Result<RunView<'_>> {
+    serde_json::from_slice(bytes)
+}
+
+/// The smallest score change `compare` lists unless told otherwise (`--min-delta`).
+pub const DEFAULT_MIN_DELTA: f64 = 0.01;
+
+/// Counts of one report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Side {
+    /// What the report was read from, as the user named it (`main`, `target/.../report.json`).
+    pub name: String,
+    /// When it was built.
+    pub generated_at: DateTime<Utc>,
+    /// Cases in it.
+    pub cases: usize,
+    /// Cases that passed.
+    pub passed: usize,
+    /// `passed / cases` (0 when there is none).
+    pub pass_rate: f64,
+}
+
+/// One case as a comparison lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseChange {
+    /// The test name (`payments::raise_amount`).
+    pub test: String,
+    /// The package of its test binary.
+    pub package: String,
+    /// Its test binary.
+    pub binary: String,
+    /// Its suite folder.
+    pub suite_dir: String,
+    /// Its case path.
+    pub case: String,
+    /// Whether it passed in the baseline; `None` when it is not there (added).
+    pub base_passed: Option<bool>,
+    /// Whether it passes now; `None` when it is gone (removed).
+    pub new_passed: Option<bool>,
+    /// Its score in the baseline.
+    pub base_score: Option<f64>,
+    /// Its score now.
+    pub new_score: Option<f64>,
+    /// `new_score - base_score`, when both are there.
+    pub delta: Option<f64>,
+    /// The first line of why it fails now, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// A repeated case's samples in the baseline (`2 of 3 samples passed, …`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_samples: Option<String>,
+    /// A repeated case's samples now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_samples: Option<String>,
+    /// Whether its samples disagree now (some passed, some failed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
+    /// Whether they disagreed in the baseline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub was_flaky: bool,
+}
+
+/// A suite's repeated cases, before and after: pass@1, pass@k, pass^k.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RepeatChange {
+    /// The suite's name.
+    pub suite: String,
+    /// The package of the test binary.
+    pub package: String,
+    /// The test binary.
+    pub binary: String,
+    /// The suite folder.
+    pub suite_dir: String,
+    /// In the baseline; `None` when no case was repeated there.
+    pub base: Option<RepeatSummary>,
+    /// Now.
+    pub new: Option<RepeatSummary>,
+}
+
+/// One field's accuracy in a suite, before and after.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// The suite's name.
+    pub suite: String,
+    /// The package of the test binary.
+    pub package: String,
+    /// The test binary.
+    pub binary: String,
+    /// The suite folder.
+    pub suite_dir: String,
+    /// The field's path.
+    pub path: String,
+    /// Its accuracy in the baseline; `None` when the field was not scored there.
+    pub base_accuracy: Option<f64>,
+    /// Its accuracy now; `None` when it is no longer scored.
+    pub new_accuracy: Option<f64>,
+    /// Hits and total in the baseline.
+    pub base_hits: (usize, usize),
+    /// Hits and total now.
+    pub new_hits: (usize, usize),
+    /// `new_accuracy - base_accuracy`, when both are there.
+    pub delta: Option<f64>,
+}
+
+/// What changed between two reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The baseline.
+    pub base: Side,
+    /// The report compared with it.
+    pub new: Side,
+    /// The smallest score or accuracy change listed.
+    pub min_delta: f64,
+    /// Cases that passed in the baseline and fail now, worst score change first.
+    pub regressions: Vec<CaseChange>,
+    /// Cases that failed in the baseline and pass now.
+    pub fixes: Vec<CaseChange>,
+    /// Cases with the same verdict whose score moved by at least `min_delta`, largest drop
+    /// first.
+    pub score_changes: Vec<CaseChange>,
+    /// Fields whose accuracy in a suite moved by at least `min_delta`, or that are scored in one
+    /// report only; largest drop first.
+    pub field_changes: Vec<FieldChange>,
+    /// Cases only in the new report.
+    pub added: Vec<CaseChange>,
+    /// Cases only in the baseline.
+    pub removed: Vec<CaseChange>,
+    /// Cases in both with no change listed above.
+    pub unchanged: usize,
+    /// The repeated cases whose samples disagree in the new report (with `was_flaky` set when
+    /// they did in the baseline too).
+    pub flaky: Vec<CaseChange>,
+    /// Per suite with repeated cases in either report: pass@1, pass@k and pass^k before and
+    /// after.
+    pub repeats: Vec<RepeatChange>,
+}
+
+impl Comparison {
+    /// Whether any case regressed: `compare` exits 1 then.
+    pub fn has_regressions(&self) -> bool {
+        !self.regressions.is_empty()
+    }
+}
+
+fn side(name: &str, report: &RunView) -> Side {
+    Side {
+        name: name.to_string(),
+        generated_at: report.generated_at,
+        cases: report.cases.len(),
+        passed: report.cases.iter().filter(|c| c.passed).count(),
+        pass_rate: if report.cases.is_empty() {
+            0.0
+        } else {
+            report.cases.iter().filter(|c| c.passed).count() as f64 / report.cases.len() as f64
+        },
+    }
+}
+
+fn key<'v>(e: &'v CaseView) -> (&'v str, &'v str, &'v str, &'v str) {
+    (&e.package, &e.binary, &e.suite_dir, &e.case)
+}
+
+/// The cases of a report in key order (already so unless the file was edited by hand).
+fn sorted<'v, 'a>(report: &'v RunView<'a>) -> Vec<&'v CaseView<'a>> {
+    let mut cases: Vec<&CaseView> = report.cases.iter().collect();
+    if !cases.is_sorted_by(|a, b| key(a) <= key(b)) {
+        cases.sort_by(|a, b| key(a).cmp(&key(b)));
+    }
+    cases
+}
+
+fn why(entry: &CaseView) -> Option<String> {
+    if entry.passed {
+        return None;
+    }
+    let failing: Vec<String> = entry
+        .evaluators
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("{} {}", e.evaluator, score_text(e.score)))
+        .collect();
+    Some(if failing.is_empty() {
+        entry
+            .failure
+            .as_deref()
+            .and_then(|f| f.lines().next())
+            .unwrap_or("failed")
+            .to_string()
+    } else {
+        failing.join(", ")
+    })
+}
+
+fn change(base: Option<&CaseView>, new: Option<&CaseView>) -> CaseChange {
+    let any = new.or(base).expect("a case is in one report at least");
+    let (base_score, new_score) = (base.and_then(|b| b.score), new.and_then(|n| n.score));
+    CaseChange {
+        test: any.test.to_string(),
+        package: any.package.to_string(),
+        binary: any.binary.to_string(),
+        suite_dir: any.suite_dir.to_string(),
+        case: any.case.to_string(),
+        base_passed: base.map(|b| b.passed),
+        new_passed: new.map(|n| n.passed),
+        base_score,
+        new_score,
+        delta: base_score.zip(new_score).map(|(b, n)| n - b),
+        why: new.and_then(why),
+        base_samples: base.and_then(|b| b.samples.as_ref()).map(|s| s.describe()),
+        new_samples: new.and_then(|n| n.samples.as_ref()).map(|s| s.describe()),
+        flaky: new
+            .and_then(|n| n.samples.as_ref())
+            .is_some_and(|s| s.flaky()),
+        was_flaky: base
+            .and_then(|b| b.samples.as_ref())
+            .is_some_and(|s| s.flaky()),
+    }
+}
+
+/// Compares `new` with `base`; score and accuracy changes smaller than `min_delta` are not
+/// listed. `base_name` and `new_name` say what each was read from.
+pub fn compare(
+    base: &RunView,
+    base_name: &str,
+    new: &RunView,
+    new_name: &str,
+    min_delta: f64,
+) -> Comparison {
+    let mut out = Comparison {
+        base: side(base_name, base),
+        new: side(new_name, new),
+        min_delta,
+        regressions: Vec::new(),
+        fixes: Vec::new(),
+        score_changes: Vec::new(),
+        field_changes: Vec::new(),
+        added: Vec::new(),
+        removed: Vec::new(),
+        unchanged: 0,
+        flaky: Vec::new(),
+        repeats: Vec::new(),
+    };
+    // A change of exactly `min_delta` is listed; floating-point noise below it is not.
+    let listed = |delta: f64| delta.abs() >= min_delta - 1e-12 && delta != 0.0;
+    let (olds, news) = (sorted(base), sorted(new));
+    let (mut i, mut j) = (0, 0);
+    while i < olds.len() || j < news.len() {
+        let order = match (olds.get(i), news.get(j)) {
+            (Some(o), Some(n)) => key(o).cmp(&key(n)),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Less => {
+                out.removed.push(change(Some(olds[i]), None));
+                i += 1;
+            }
+            Ordering::Greater => {
+                let c = change(None, Some(news[j]));
+                if c.flaky {
+                    out.flaky.push(c.clone());
+                }
+                out.added.push(c);
+                j += 1;
+            }
+            Ordering::Equal => {
+                let (o, n) = (olds[i], news[j]);
+                let flaky = n.samples.as_ref().is_some_and(Samples::flaky);
+                let moved = o.score.zip(n.score).is_some_and(|(b, n)| listed(n - b));
+                // Most cases are unchanged: nothing is built for them.
+                let list = match (o.passed, n.passed) {
+                    (true, false) => Some(&mut out.regressions),
+                    (false, true) => Some(&mut out.fixes),
+                    _ if moved => Some(&mut out.score_changes),
+                    _ => None,
+                };
+                match list {
+                    Some(list) => list.push(change(Some(o), Some(n))),
+                    None => out.unchanged += 1,
+                }
+                if flaky {
+                    out.flaky.push(change(Some(o), Some(n)));
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let by_delta = |a: &CaseChange, b: &CaseChange| {
+        a.delta
+            .unwrap_or(0.0)
+            .total_cmp(&b.delta.unwrap_or(0.0))
+            .then_with(|| a.test.cmp(&b.test))
+    };
+    out.regressions.sort_by(by_delta);
+    out.score_changes.sort_by(by_delta);
+    out.field_changes = field_changes(base, new, listed);
+    out.repeats = repeat_changes(base, new);
+    out
+}
+
+fn repeat_changes(base: &RunView, new: &RunView) -> Vec<RepeatChange> {
+    let key = |s: &SuiteView| {
+        (
+            s.package.to_string(),
+            s.binary.to_string(),
+            s.suite_dir.to_string(),
+        )
+    };
+    let mut rows: std::collections::BTreeMap<_, RepeatChange> = std::collections::BTreeMap::new();
+    for (suites, is_base) in [(&base.suites, true), (&new.suites, false)] {
+        for suite in suites.iter().filter(|s| s.repeats.is_some()) {
+            let row = rows.entry(key(suite)).or_insert_with(|| RepeatChange {
+                suite: suite.suite.to_string(),
+                package: suite.package.to_string(),
+                binary: suite.binary.to_string(),
+                suite_dir: suite.suite_dir.to_string(),
+                base: None,
+                new: None,
+            });
+            if is_base {
+                row.base = suite.repeats.clone();
+            } else {
+                row.new = suite.repeats.clone();
+            }
+        }
+    }
+    rows.into_values().collect()
+}
+
+/// `pass@1 66.7%, pass@3 100.0%, pass^3 33.3%`, or `no repeats`.
+fn rates(summary: Option<&RepeatSummary>) -> String {
+    match summary {
+        Some(r) => format!(
+            "pass@1 {}, pass@{k} {}, pass^{k} {}",
+            percent(r.pass_at_1),
+            percent(r.pass_at_k),
+            percent(r.pass_hat_k),
+            k = r.k
+        ),
+        None => "no repeats".into(),
+    }
+}
+
+fn field_changes(base: &RunView, new: &RunView, listed: impl Fn(f64) -> bool) -> Vec<FieldChange> {
+    type Key<'a> = ((&'a str, &'a str, &'a str), &'a str);
+    fn suite_key<'v>(s: &'v SuiteView) -> (&'v str, &'v str, &'v str) {
+        (&s.package, &s.binary, &s.suite_dir)
+    }
+    let mut olds: std::collections::HashMap<Key, (&SuiteView, (usize, usize), f64)> =
+        std::collections::HashMap::new();
+    for suite in &base.suites {
+        for f in &suite.field_accuracy {
+            olds.insert(
+                (suite_key(suite), &f.path),
+                (suite, (f.hits, f.total), f.accuracy),
+            );
+        }
+    }
+    let mut out = Vec::new();
+    let row = |suite: &SuiteView,
+               path: &str,
+               old: Option<((usize, usize), f64)>,
+               now: Option<((usize, usize), f64)>| FieldChange {
+        suite: suite.suite.to_string(),
+        package: suite.package.to_string(),
+        binary: suite.binary.to_string(),
+        suite_dir: suite.suite_dir.to_string(),
+        path: path.to_string(),
+        base_accuracy: old.map(|o| o.1),
+        new_accuracy: now.map(|n| n.1),
+        base_hits: old.map_or((0, 0), |o| o.0),
+        new_hits: now.map_or((0, 0), |n| n.0),
+        delta: old.zip(now).map(|(o, n)| n.1 - o.1),
+    };
+    for suite in &new.suites {
+        for f in &suite.field_accuracy {
+            let now = ((f.hits, f.total), f.accuracy);
+            match olds.remove(&(suite_key(suite), f.path.as_str())) {
+                Some((_, hits, accuracy)) => {
+                    if listed(f.accuracy - accuracy) {
+                        out.push(row(suite, &f.path, Some((hits, accuracy)), Some(now)));
+                    }
+                }
+                None => out.push(row(suite, &f.path, None, Some(now))),
+            }
+        }
+    }
+    for ((_, path), (suite, hits, accuracy)) in olds.into_iter() {
+        out.push(row(suite, path, Some((hits, accuracy)), None));
+    }
+    out.sort_by(|a, b| {
+        a.delta
+            .unwrap_or(0.0)
+            .total_cmp(&b.delta.unwrap_or(0.0))
+            .then_with(|| {
+                (&a.package, &a.binary, &a.suite_dir, &a.path).cmp(&(
+                    &b.package,
+                    &b.binary,
+                    &b.suite_dir,
+                    &b.path,
+                ))
+            })
+    });
+    out
+}
+
+/// A score as the reports write one: whole numbers bare, others to two places.
+fn score_text(score: f64) -> String {
+    if score.fract() == 0.0 {
+        format!("{score}")
+    } else {
+        format!("{score:.2}")
+    }
+}
+
+fn maybe_score(score: Option<f64>) -> String {
+    score.map_or_else(|| "–".to_string(), score_text)
+}
+
+fn signed(delta: f64) -> String {
+    if delta > 0.0 {
+        format!("+{delta:.2}")
+    } else {
+        format!("{delta:.2}")
+    }
+}
+
+fn percent(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+fn points(delta: f64) -> String {
+    let pp = delta * 100.0;
+    if pp > 0.0 {
+        format!("+{pp:.1} pp")
+    } else {
+        format!("{pp:.1} pp")
+    }
+}
+
+fn verdict(passed: Option<bool>) -> &'static str {
+    match passed {
+        Some(true) => "pass",
+        Some(false) => "FAIL",
+        None => "–",
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl Comparison {
+    /// One line: the counts of each kind of change.
+    pub fn summary_line(&self) -> String {
+        format!(
+            "{}, {}, {}, {}, {} added, {} removed",
+            plural(self.regressions.len(), "regression", "regressions"),
+            plural(self.fixes.len(), "fix", "fixes"),
+            plural(self.score_changes.len(), "score change", "score changes"),
+            plural(self.field_changes.len(), "field change", "field changes"),
+            self.added.len(),
+            self.removed.len()
+        )
+    }
+
+    /// The terminal form.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let (b, n) = (&self.base, &self.new);
+        let _ = writeln!(
+            out,
+            "compare: {} ({}) -> {} ({})",
+            b.name,
+            b.generated_at.format("%Y-%m-%d %H:%M UTC"),
+            n.name,
+            n.generated_at.format("%Y-%m-%d %H:%M UTC")
+        );
+        let _ = writeln!(
+            out,
+            "cases: {} -> {}; passed: {} -> {}; pass rate: {} -> {} ({})",
+            b.cases,
+            n.cases,
+            b.passed,
+            n.passed,
+            percent(b.pass_rate),
+            percent(n.pass_rate),
+            points(n.pass_rate - b.pass_rate)
+        );
+        let case_line = |c: &CaseChange| {
+            let mut line = format!(
+                "  {} ({}/{}): {} -> {}, score {} -> {}",
+                c.test,
+                c.package,
+                c.binary,
+                verdict(c.base_passed),
+                verdict(c.new_passed),
+                maybe_score(c.base_score),
+                maybe_score(c.new_score)
+            );
+            if let Some(why) = &c.why {
+                let _ = write!(line, "\n      {why}");
+            }
+            line.push('\n');
+            line
+        };
+        let mut section = |title: String, rows: Vec<String>| {
+            if rows.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "\n{title}:");
+            for row in rows {
+                out.push_str(&row);
+            }
+        };
+        section(
+            format!("regressions ({})", self.regressions.len()),
+            self.regressions.iter().map(case_line).collect(),
+        );
+        section(
+            format!("fixes ({})", self.fixes.len()),
+            self.fixes.iter().map(case_line).collect(),
+        );
+        section(
+            format!(
+                "score changes of at least {} ({})",
+                self.min_delta,
+                self.score_changes.len()
+            ),
+            self.score_changes
+                .iter()
+                .map(|c| {
+                    format!(
+                        "  {:>6}  {} ({}/{}): {} -> {}\n",
+                        signed(c.delta.unwrap_or(0.0)),
+                        c.test,
+                        c.package,
+                        c.binary,
+                        maybe_score(c.base_score),
+                        maybe_score(c.new_score)
+                    )
+                })
+                .collect(),
+        );
+        section(
+            format!("accuracy per field ({})", self.field_changes.len()),
+            self.field_changes
+                .iter()
+                .map(|f| {
+                    let acc = |a: Option<f64>, (h, t): (usize, usize)| match a {
+                        Some(a) => format!("{} ({h}/{t})", percent(a)),
+                        None => "not scored".into(),
+                    };
+                    format!(
+                        "  {:>9}  {} in {} ({}/{}): {} -> {}\n",
+                        f.delta.map_or_else(|| "new/gone".into(), points),
+                        f.path,
+                        f.suite,
+                        f.package,
+                        f.binary,
+                        acc(f.base_accuracy, f.base_hits),
+                        acc(f.new_accuracy, f.new_hits)
+                    )
+                })
+                .collect(),
+        );
+        section(
+            format!("repeats ({})", self.repeats.len()),
+            self.repeats
+                .iter()
+                .map(|r| {
+                    format!(
+                        "  {} ({}/{}): {} -> {}\n",
+                        r.suite,
+                        r.package,
+                        r.binary,
+                        rates(r.base.as_ref()),
+                        rates(r.new.as_ref())
+                    )
+                })
+                .collect(),
+        );
+        section(
+            format!("flaky ({})", self.flaky.len()),
+            self.flaky
+                .iter()
+                .map(|c| {
+                    format!(
+                        "  {} ({}/{}): {}{}\n",
+                        c.test,
+                        c.package,
+                        c.binary,
+                        c.new_samples.as_deref().unwrap_or(""),
+                        if c.was_flaky {
+                            "; flaky before too"
+                        } else {
+                            "; newly flaky"
+                        }
+                    )
+                })
+                .collect(),
+        );
+        let listed = |c: &CaseChange| format!("  {} ({}/{})\n", c.test, c.package, c.binary);
+        section(
+            format!("added ({})", self.added.len()),
+            self.added.iter().map(listed).collect(),
+        );
+        section(
+            format!("removed ({})", self.removed.len()),
+            self.removed.iter().map(listed).collect(),
+        );
+        let _ = writeln!(
+            out,
+            "\n{}; {} unchanged",
+            self.summary_line(),
+            self.unchanged
+        );
+        out
+    }
+
+    /// The form for a pull-request comment (GitHub-flavoured markdown).
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let (b, n) = (&self.base, &self.new);
+        let _ = writeln!(
+            out,
+            "### proposal-eval: {} → {}\n",
+            md_code(&b.name),
+            md_code(&n.name)
+        );
+        let verdict_line = if self.has_regressions() {
+            format!(
+                "**{}**",
+                plural(self.regressions.len(), "regression", "regressions")
+            )
+        } else {
+            "No regressions".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{verdict_line}; {}.\n",
+            self.summary_line_after_regressions()
+        );
+        out.push_str("| | baseline | now | change |\n|---|---:|---:|---:|\n");
+        let _ = writeln!(
+            out,
+            "| cases | {} | {} | {:+} |",
+            b.cases,
+            n.cases,
+            n.cases as i64 - b.cases as i64
+        );
+        let _ = writeln!(
+            out,
+            "| passed | {} | {} | {:+} |",
+            b.passed,
+            n.passed,
+            n.passed as i64 - b.passed as i64
+        );
+        let _ = writeln!(
+            out,
+            "| pass rate | {} | {} | {} |",
+            percent(b.pass_rate),
+            percent(n.pass_rate),
+            points(n.pass_rate - b.pass_rate)
+        );
+        let case_table = |out: &mut String, rows: &[CaseChange]| {
+            out.push_str("| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n");
+            for c in rows {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} → {} | {} → {} | {} |",
+                    md_code(&c.test),
+                    md_cell(&format!("{}/{}", c.package, c.binary)),
+                    verdict(c.base_passed),
+                    verdict(c.new_passed),
+                    maybe_score(c.base_score),
+                    maybe_score(c.new_score),
+                    md_cell(c.why.as_deref().unwrap_or(""))
+                );
+            }
+        };
+        if !self.regressions.is_empty() {
+            let _ = writeln!(out, "\n#### Regressions ({})\n", self.regressions.len());
+            case_table(&mut out, &self.regressions);
+        }
+        if !self.fixes.is_empty() {
+            let _ = writeln!(out, "\n#### Fixes ({})\n", self.fixes.len());
+            case_table(&mut out, &self.fixes);
+        }
+        // The long lists fold away: a pull request shows the regressions first.
+        let mut details = |title: String, body: String| {
+            let _ = write!(
+                out,
+                "\n<details><summary>{title}</summary>\n\n{body}\n</details>\n"
+            );
+        };
+        if !self.score_changes.is_empty() {
+            let mut body =
+                String::from("| change | case | binary | score |\n|---:|---|---|---:|\n");
+            for c in &self.score_changes {
+                let _ = writeln!(
+                    body,
+                    "| {} | {} | {} | {} → {} |",
+                    signed(c.delta.unwrap_or(0.0)),
+                    md_code(&c.test),
+                    md_cell(&format!("{}/{}", c.package, c.binary)),
+                    maybe_score(c.base_score),
+                    maybe_score(c.new_score)
+                );
+            }
+            details(
+                format!(
+                    "Score changes of at least {} ({})",
+                    self.min_delta,
+                    self.score_changes.len()
+                ),
+                body,
+            );
+        }
+        if !self.field_changes.is_empty() {
+            let mut body = String::from(
+                "| change | field | suite | baseline | now |\n|---:|---|---|---:|---:|\n",
+            );
+            for f in &self.field_changes {
+                let acc = |a: Option<f64>, (h, t): (usize, usize)| match a {
+                    Some(a) => format!("{} ({h}/{t})", percent(a)),
+                    None => "–".into(),
+                };
+                let _ = writeln!(
+                    body,
+                    "| {} | {} | {} | {} | {} |",
+                    f.delta.map_or_else(|| "new/gone".into(), points),
+                    md_code(&f.path),
+                    md_cell(&format!("{} ({}/{})", f.suite, f.package, f.binary)),
+                    acc(f.base_accuracy, f.base_hits),
+                    acc(f.new_accuracy, f.new_hits)
+                );
+            }
+            details(
+                format!("Accuracy per field ({})", self.field_changes.len()),
+                body,
+            );
+        }
+        if !self.repeats.is_empty() || !self.flaky.is_empty() {
+            let mut body = String::new();
+            for r in &self.repeats {
+                let _ = writeln!(
+                    body,
+                    "- {}: {} → {}",
+                    md_cell(&format!("{} ({}/{})", r.suite, r.package, r.binary)),
+                    rates(r.base.as_ref()),
+                    rates(r.new.as_ref())
+                );
+            }
+            for c in &self.flaky {
+                let _ = writeln!(
+                    body,
+                    "- flaky: {}: {}{}",
+                    md_code(&c.test),
+                    md_cell(c.new_samples.as_deref().unwrap_or("")),
+                    if c.was_flaky {
+                        " (flaky before too)"
+                    } else {
+                        " (newly flaky)"
+                    }
+                );
+            }
+            details(format!("Repeats ({} flaky)", self.flaky.len()), body);
+        }
+        for (title, rows) in [("Added", &self.added), ("Removed", &self.removed)] {
+            if rows.is_empty() {
+                continue;
+            }
+            let body: String = rows
+                .iter()
+                .map(|c| {
+                    format!(
+                        "- {} ({})\n",
+                        md_code(&c.test),
+                        md_cell(&format!("{}/{}", c.package, c.binary))
+                    )
+                })
+                .collect();
+            details(format!("{title} ({})", rows.len()), body);
+        }
+        out
+    }
+
+    fn summary_line_after_regressions(&self) -> String {
+        format!(
+            "{}, {}, {}, {} added, {} removed, {} unchanged",
+            plural(self.fixes.len(), "fix", "fixes"),
+            plural(self.score_changes.len(), "score change", "score changes"),
+            plural(self.field_changes.len(), "field change", "field changes"),
+            self.added.len(),
+            self.removed.len(),
+            self.unchanged
+        )
+    }
+
+    /// The section `report --compare` adds to `report.html`.
+    pub fn to_html(&self) -> String {
+        use super::esc;
+        let mut out = String::new();
+        let (b, n) = (&self.base, &self.new);
+        let _ = writeln!(
+            out,
+            "<section id=\"comparison\"><h2>Compared with {}</h2>\n<p>pass rate {} → {} ({}); {}</p>",
+            esc(&b.name),
+            percent(b.pass_rate),
+            percent(n.pass_rate),
+            points(n.pass_rate - b.pass_rate),
+            esc(&self.summary_line())
+        );
+        let table = |out: &mut String, id: &str, title: &str, rows: &[CaseChange]| {
+            if rows.is_empty() {
+                return;
+            }
+            let _ = writeln!(
+                out,
+                "<h3>{title} ({})</h3>\n<table id=\"{id}\"><thead><tr><th>case</th><th>verdict</th><th>score</th><th>why</th></tr></thead><tbody>",
+                rows.len()
+            );
+            for c in rows {
+                let _ = writeln!(
+                    out,
+                    "<tr data-test=\"{}\"><td>{} <span class=\"muted\">{}/{}</span></td><td>{} → {}</td><td>{} → {}</td><td>{}</td></tr>",
+                    esc(&c.test),
+                    esc(&c.test),
+                    esc(&c.package),
+                    esc(&c.binary),
+                    verdict(c.base_passed),
+                    verdict(c.new_passed),
+                    maybe_score(c.base_score),
+                    maybe_score(c.new_score),
+                    esc(c.why.as_deref().unwrap_or(""))
+                );
+            }
+            out.push_str("</tbody></table>\n");
+        };
+        table(&mut out, "regressions", "Regressions", &self.regressions);
+        table(&mut out, "fixes", "Fixes", &self.fixes);
+        table(
+            &mut out,
+            "score-changes",
+            "Score changes",
+            &self.score_changes,
+        );
+        table(&mut out, "flaky", "Flaky", &self.flaky);
+        table(&mut out, "added", "Added", &self.added);
+        table(&mut out, "removed", "Removed", &self.removed);
+        if !self.field_changes.is_empty() {
+            let _ = writeln!(
+                out,
+                "<h3>Accuracy per field ({})</h3>\n<table id=\"field-changes\"><thead><tr><th>field</th><th>suite</th><th>baseline</th><th>now</th></tr></thead><tbody>",
+                self.field_changes.len()
+            );
+            for f in &self.field_changes {
+                let acc = |a: Option<f64>| a.map_or_else(|| "–".into(), percent);
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{} <span class=\"muted\">{}/{}</span></td><td>{}</td><td>{}</td></tr>",
+                    esc(&f.path),
+                    esc(&f.suite),
+                    esc(&f.package),
+                    esc(&f.binary),
+                    acc(f.base_accuracy),
+                    acc(f.new_accuracy)
+                );
+            }
+            out.push_str("</tbody></table>\n");
+        }
+        out.push_str("</section>\n");
+        out
+    }
+}
+
+/// Text in a markdown table cell: `|` escaped, line breaks and HTML out.
+fn md_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as inline code: a fence longer than any run of backticks inside, `|` escaped (GitHub
+/// reads `\|` in a table cell's code span as `|`).
+fn md_code(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if text.starts_with('`') || text.ends_with('`') {
+        format!("{fence} {text} {fence}")
+    } else {
+        format!("{fence}{text}{fence}")
+    }
+}
