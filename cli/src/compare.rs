@@ -146,7 +146,11 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// The file a BASE or NEW argument names: a path when it looks like one, else a saved baseline.
-pub fn resolve(arg: &str, report_dir: &Path) -> Result<PathBuf, String> {
+/// `report_dir` is asked only for a name (a path needs no target folder).
+pub fn resolve(
+    arg: &str,
+    report_dir: &dyn Fn() -> Result<PathBuf, String>,
+) -> Result<PathBuf, String> {
     if arg.contains('/') || arg.contains(std::path::MAIN_SEPARATOR) || arg.ends_with(".json") {
         let path = PathBuf::from(arg);
         if !path.is_file() {
@@ -156,7 +160,7 @@ pub fn resolve(arg: &str, report_dir: &Path) -> Result<PathBuf, String> {
         }
         return Ok(path);
     }
-    let dir = baselines_dir(report_dir);
+    let dir = baselines_dir(&report_dir()?);
     let file = dir.join(format!("{arg}.json"));
     if file.is_file() {
         return Ok(file);
@@ -244,12 +248,13 @@ pub fn run(options: Options) -> Result<i32, String> {
 }
 
 fn comparison(options: &Options) -> Result<Comparison, String> {
-    let report_dir = target_dir(options.target_dir.as_deref())?.join("proposal-eval");
+    let report_dir =
+        || target_dir(options.target_dir.as_deref()).map(|dir| dir.join("proposal-eval"));
     let base_file = resolve(&options.base, &report_dir)?;
     let base_bytes = load(&base_file)?;
     let (new_file, new_name) = match &options.new {
         Some(arg) => (resolve(arg, &report_dir)?, arg.clone()),
-        None => (current(&report_dir)?, "current report".to_string()),
+        None => (current(&report_dir()?)?, "current report".to_string()),
     };
     let new_bytes = load(&new_file)?;
     Ok(compare(

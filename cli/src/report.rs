@@ -142,7 +142,7 @@ pub fn run(options: Options) -> Result<i32, String> {
     let html = html.canonicalize().unwrap_or(html);
     outln!("report: {}", html.display());
     if let Some(base) = &options.compare {
-        let base_file = crate::compare::resolve(base, &dir)?;
+        let base_file = crate::compare::resolve(base, &|| Ok(dir.clone()))?;
         let base_bytes = crate::compare::load(&base_file)?;
         let new_file = dir.join("report.json");
         let new_bytes = crate::compare::load(&new_file)?;

@@ -155,6 +155,16 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
         "{md}"
     );
 
+    // Two paths need no crate around them.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let saved = env.path("target/proposal-eval/baselines/main.json");
+    let out = crate::common::run_in(
+        elsewhere.path(),
+        &["compare", saved.to_str().unwrap(), saved.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("; 4 unchanged"), "{}", out.stdout);
+
     // Both sides as paths: the baseline against itself, nothing changed.
     let out = report_in(
         env.dir.path(),
