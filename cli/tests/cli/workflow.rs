@@ -49,6 +49,22 @@ fn record_for_review_accept_some_reject_the_rest_and_replay() {
         ("PROPOSAL_EVAL_RECORD", "review"),
     ];
 
+    // 0. A baseline: the committed answers replayed, their report kept under a name.
+    let target = support::shared_target().to_string_lossy().into_owned();
+    let baseline = example.evals(&[("PAYMENTS_AGENT_FORBID_MODEL", "1")], &[]);
+    assert!(baseline.success, "{}", baseline.text());
+    let save = cli(
+        &example,
+        &[
+            "report",
+            "--save",
+            "before-upgrade",
+            "--target-dir",
+            &target,
+        ],
+    );
+    assert_eq!(save.code, 0, "{}{}", save.stdout, save.stderr);
+
     // 1. Record under the new model for review: the committed recordings are untouched, one
     //    pending recording per recorded case, and the tests are evaluated on the new answers.
     let run = example.evals(&upgrade, &[]);
@@ -73,6 +89,37 @@ fn record_for_review_accept_some_reject_the_rest_and_replay() {
         committed, before,
         "RECORD=review never touches a committed recording"
     );
+
+    // The run on the new answers against the baseline: the regression, and nothing else.
+    let compare = cli(
+        &example,
+        &[
+            "compare",
+            "before-upgrade",
+            "--format",
+            "json",
+            "--target-dir",
+            &target,
+        ],
+    );
+    assert_eq!(
+        compare.code, 1,
+        "a regression: {}{}",
+        compare.stdout, compare.stderr
+    );
+    let comparison: Value = serde_json::from_str(&compare.stdout).unwrap();
+    let regressed_cases: Vec<&str> = comparison["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        regressed_cases,
+        ["changes/lower_amount_with_decimals"],
+        "{comparison}"
+    );
+    assert_eq!(comparison["fixes"], serde_json::json!([]), "{comparison}");
     assert_eq!(
         pending.keys().collect::<Vec<_>>(),
         before.keys().collect::<Vec<_>>(),
@@ -166,6 +213,12 @@ fn record_for_review_accept_some_reject_the_rest_and_replay() {
     assert!(replay.success, "{}", replay.text());
     let status = cli(&example, &["status", "--check"]);
     assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
+    // The accepted cases pass on their new answers: no regression against the baseline.
+    let compare = cli(
+        &example,
+        &["compare", "before-upgrade", "--target-dir", &target],
+    );
+    assert_eq!(compare.code, 0, "{}{}", compare.stdout, compare.stderr);
 }
 
 fn payments_agent_name() -> &'static str {
