@@ -162,8 +162,13 @@ where
         .map_err(|e| format!("bad fixture: {e}"))?;
     let ignored = fixture.status != Status::Active;
     let record_command = command(name, true, ignored);
+    // The source files are checked for every case (a bad `sources` entry fails it even without
+    // a recording); the fixture and its input are hashed only when a recording is checked or
+    // written, so a case that uses none never pays for it.
+    let files = crate::suite::source_files(suite, loaded, fixture).map_err(|e| e.to_string())?;
+    let current = std::cell::OnceCell::new();
     let sources =
-        crate::suite::current_sources(suite, loaded, fixture).map_err(|e| e.to_string())?;
+        || current.get_or_init(|| crate::suite::with_digests(loaded, fixture, files.clone()));
     let recording_file = suite.recording_file(&loaded.path);
     let mut existing =
         Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)));
@@ -194,7 +199,7 @@ where
         RecordMode::All | RecordMode::Review => true,
         RecordMode::Replay => false,
         RecordMode::Stale => match &existing {
-            Ok(Some(r)) => !r.changes(&sources).is_empty() || r.samples.len() < repeat,
+            Ok(Some(r)) => !r.changes(sources()).is_empty() || r.samples.len() < repeat,
             // What a newer proposal-eval wrote is not replaced by an older format.
             Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
             Err(e) => {
@@ -264,7 +269,7 @@ where
                     recording: Recording::of_samples(
                         loaded.path.case_path().to_string(),
                         now,
-                        &sources,
+                        sources(),
                         &fixture.input,
                         samples,
                     ),
@@ -302,7 +307,7 @@ where
                 let mut recording = Recording::of_samples(
                     loaded.path.case_path().to_string(),
                     now,
-                    &sources,
+                    sources(),
                     &fixture.input,
                     samples,
                 );
@@ -358,7 +363,7 @@ where
         let changes = if validation == Validation::Skip {
             Vec::new()
         } else {
-            recorded.changes(&sources)
+            recorded.changes(sources())
         };
         result.recording = RecordingUse::Replayed;
         let mut stale = Vec::new();

@@ -163,11 +163,16 @@ impl Suite {
     }
 }
 
-/// A fixture read and parsed, with the hash of its bytes: what discovery produces.
+/// A fixture read and parsed. The hash of its bytes is taken only when a recording needs it
+/// (most cases of a suite that calls no model never do).
 pub(crate) struct LoadedCase {
     pub path: FixturePath,
     pub file: Result<FixtureFile, FixtureError>,
-    pub source: Source,
+    /// The fixture, crate-relative.
+    relative: String,
+    /// Its bytes; `None` when it could not be read.
+    bytes: Option<Vec<u8>>,
+    source: OnceLock<Source>,
 }
 
 impl LoadedCase {
@@ -178,18 +183,8 @@ impl LoadedCase {
 
     fn from_bytes(suite: &Suite, path: FixturePath, bytes: std::io::Result<Vec<u8>>) -> LoadedCase {
         let relative = suite.relative(&path.absolute);
-        let (file, source) = match bytes {
-            Ok(bytes) => {
-                let (sha256, length) = sources::hash_content(&bytes);
-                (
-                    FixtureFile::parse(&bytes, &relative),
-                    Source {
-                        path: relative,
-                        sha256,
-                        bytes: length,
-                    },
-                )
-            }
+        let (file, bytes) = match bytes {
+            Ok(bytes) => (FixtureFile::parse(&bytes, &relative), Some(bytes)),
             Err(e) => (
                 Err(FixtureError {
                     file: relative.clone().into(),
@@ -197,14 +192,41 @@ impl LoadedCase {
                     column: 0,
                     message: format!("cannot read the fixture: {e}"),
                 }),
-                Source {
-                    path: relative,
-                    sha256: String::new(),
-                    bytes: 0,
-                },
+                None,
             ),
         };
-        LoadedCase { path, file, source }
+        LoadedCase {
+            path,
+            file,
+            relative,
+            bytes,
+            source: OnceLock::new(),
+        }
+    }
+
+    /// The fixture file as a source: its path, and the hash and length of its bytes (empty when
+    /// it could not be read), hashed on first use.
+    pub fn source(&self) -> &Source {
+        self.source.get_or_init(|| match &self.bytes {
+            Some(bytes) => {
+                let (sha256, length) = sources::hash_content(bytes);
+                Source {
+                    path: self.relative.clone(),
+                    sha256,
+                    bytes: length,
+                }
+            }
+            None => Source {
+                path: self.relative.clone(),
+                sha256: String::new(),
+                bytes: 0,
+            },
+        })
+    }
+
+    /// Whether reading the file failed.
+    pub fn read_failed(&self) -> bool {
+        self.bytes.is_none()
     }
 
     /// Ignored: a case whose status is not `active`. A fixture that does not parse is not
@@ -247,7 +269,7 @@ impl PendingCase {
     /// Whether reading the file failed.
     pub fn read_failed(&self) -> bool {
         match self {
-            PendingCase::Loaded(loaded) => loaded.source.sha256.is_empty(),
+            PendingCase::Loaded(loaded) => loaded.read_failed(),
             PendingCase::Read(_, bytes) => bytes.is_err(),
             PendingCase::Unread(..) => false,
         }
@@ -285,10 +307,21 @@ pub(crate) fn current_sources(
     loaded: &LoadedCase,
     fixture: &FixtureFile,
 ) -> Result<CaseSources, SourceError> {
+    let files = source_files(suite, loaded, fixture)?;
+    Ok(with_digests(loaded, fixture, files))
+}
+
+/// The files a case's recording depends on: those its `sources` name (paths or globs, checked
+/// to lie inside the workspace) and the suite's `[recording] sources`, each hashed.
+pub(crate) fn source_files(
+    suite: &Suite,
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+) -> Result<Vec<Source>, SourceError> {
     let mut sources: Vec<Source> = Vec::new();
     for entry in &fixture.sources {
         let entry = entry.trim_start_matches("./");
-        for file in suite.source_files(entry, &loaded.source.path)? {
+        for file in suite.source_files(entry, &loaded.relative)? {
             if !sources.iter().any(|s| s.path == file) {
                 sources.push(sources::hash_source(&suite.crate_root, &file)?);
             }
@@ -299,13 +332,22 @@ pub(crate) fn current_sources(
             sources.push(source.clone());
         }
     }
+    Ok(sources)
+}
+
+/// [`source_files`] completed with the fixture's and its input's hashes.
+pub(crate) fn with_digests(
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+    sources: Vec<Source>,
+) -> CaseSources {
     let (input_sha256, input_bytes) = crate::recording::input_digest(&fixture.input);
-    Ok(CaseSources {
-        fixture: loaded.source.clone(),
+    CaseSources {
+        fixture: loaded.source().clone(),
         input_sha256,
         input_bytes,
         sources,
-    })
+    }
 }
 
 #[cfg(test)]
