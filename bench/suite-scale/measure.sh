@@ -26,6 +26,9 @@ bin() { # the newest test binary of a target, as cargo prints it
     grep -o '"executable":"[^"]*/deps/'"$1"'-[^"]*"' | tail -1 | cut -d'"' -f4
 }
 ours=$(bin "$ours_t"); theirs=$(bin "$theirs_t")
+# Entries of another suite of the same test binary would stand in its report and be rebuilt
+# with it: each measurement starts from an empty report.
+rm -rf "$CARGO_TARGET_DIR/proposal-eval"
 # What cargo test sets; the harness resolves the suite and keys its report entries by them.
 export CARGO_MANIFEST_DIR=$PWD CARGO_PKG_NAME=suite-scale-bench BENCH_SUITE=$suite
 declare -A runs
