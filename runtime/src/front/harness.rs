@@ -182,10 +182,6 @@ impl Harness {
         }
         // Whether a test is ignored comes from the discovery cache for unchanged files.
         let mut cache = discovered.then(|| StatusCache::open(&suite));
-        let relatives: Vec<String> = match cache {
-            Some(_) => fixtures.iter().map(|f| f.relative.clone()).collect(),
-            None => Vec::new(),
-        };
         let names: Vec<(String, FixturePath)> = fixtures
             .into_iter()
             .map(|f| (suite.test_name(&f), f))
@@ -204,15 +200,40 @@ impl Harness {
             (Some(filter), true) => filter == name,
             _ => true,
         };
-        let mut trials = Vec::new();
-        let mut seen: std::collections::HashMap<String, String> = Default::default();
+        // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses them at
+        // compile time; here the second is a failing test saying so. Found by the names' hashes
+        // first, so only names that repeat are kept as strings (memory stays flat).
+        let mut firsts: std::collections::HashMap<String, String> = Default::default();
+        {
+            let mut by_hash: std::collections::HashMap<u64, usize> =
+                std::collections::HashMap::with_capacity(names.len());
+            for (i, (name, _)) in names.iter().enumerate() {
+                if let Some(&first) = by_hash.get(&name_hash(name)) {
+                    if names[first].0 == *name && !firsts.contains_key(name) {
+                        firsts.insert(name.clone(), names[first].1.relative.clone());
+                    }
+                } else {
+                    by_hash.insert(name_hash(name), i);
+                }
+            }
+        }
+        let mut trials = Vec::with_capacity(names.len());
+        // Fixtures this run does not look at (an `--exact` filter): the discovery cache keeps
+        // their answers.
+        let mut unseen = Vec::new();
+        let mut taken = std::collections::HashSet::new();
         for (name, path) in names {
             if !wanted(&name) {
+                if cache.is_some() {
+                    unseen.push(path.relative);
+                }
                 continue;
             }
-            // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses
-            // them at compile time; here the second is a failing test saying so.
-            if let Some(first) = seen.insert(name.clone(), path.relative.clone()) {
+            let first = match firsts.get(&name) {
+                Some(first) if !taken.insert(name.clone()) => Some(first.clone()),
+                _ => None,
+            };
+            if let Some(first) = first {
                 let message = format!(
                     "the fixtures `{first}` and `{}` would both be the test `{name}`; rename one",
                     path.relative
@@ -243,7 +264,7 @@ impl Harness {
             );
         }
         if let Some(cache) = cache {
-            cache.save(&relatives);
+            cache.save(&unseen);
         }
         let conclusion = libtest_mimic::run(&args, trials);
         // The orphan check and the report rebuild read different files: side by side, the run
@@ -282,6 +303,11 @@ impl Harness {
         }
         conclusion.exit_code()
     }
+}
+
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
 }
 
 /// The fixture of the test `name` when its path can be read off the name (`suite::sub::case` is

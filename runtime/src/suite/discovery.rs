@@ -63,8 +63,11 @@ impl Stamp {
 /// The cached answers for one suite, and the answers of this run.
 pub(crate) struct StatusCache {
     file: PathBuf,
-    old: HashMap<String, (Stamp, bool)>,
-    /// This run's answers; `None` for a file read but too fresh to cache.
+    /// The cached answers, each with whether this run found its file unchanged.
+    old: HashMap<String, (Stamp, bool, bool)>,
+    /// This run's answers for files it read (changed or new); `None` for a file read but too
+    /// fresh to cache. Unchanged files are marked in `old` instead, so a run over an unchanged
+    /// suite holds each path once.
     new: HashMap<String, Option<(Stamp, bool)>>,
     /// Files changed at or after this time (nanoseconds since the epoch) are not cached.
     settled_before: i128,
@@ -87,10 +90,13 @@ impl StatusCache {
         let old = std::fs::read_to_string(&file)
             .ok()
             .map(|text| parse(&text))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(relative, (stamp, ignored))| (relative, (stamp, ignored, false)))
+            .collect();
         StatusCache {
             file,
-            new: HashMap::with_capacity(old.len()),
+            new: HashMap::new(),
             old,
             settled_before,
             hits: 0,
@@ -103,12 +109,13 @@ impl StatusCache {
         let Some(stamp) = Stamp::of(&path.absolute) else {
             return PendingCase::read(suite, path);
         };
-        if let Some(&(cached, ignored)) = self.old.get(&path.relative) {
-            if cached == stamp {
-                self.hits += 1;
-                self.new
-                    .insert(path.relative.clone(), Some((stamp, ignored)));
-                return PendingCase::Unread(path, ignored);
+        if let Some((cached, ignored, seen)) = self.old.get_mut(&path.relative) {
+            if *cached == stamp {
+                if !*seen {
+                    self.hits += 1;
+                }
+                *seen = true;
+                return PendingCase::Unread(path, *ignored);
             }
         }
         let relative = path.relative.clone();
@@ -122,25 +129,37 @@ impl StatusCache {
         pending
     }
 
-    /// Writes the cache when this run's answers differ from the cached ones. `discovered` is
-    /// every fixture of the suite: cached answers for fixtures this run did not look at are kept.
-    pub fn save(mut self, discovered: &[String]) {
-        if self.hits == self.old.len() && self.hits == discovered.len() {
+    /// Writes the cache when this run's answers differ from the cached ones. `unseen` are the
+    /// suite's fixtures this run did not look at: their cached answers are kept. A cached file
+    /// neither seen nor unseen is gone from the suite, and so from the cache.
+    pub fn save(self, unseen: &[String]) {
+        let unseen_cached = unseen
+            .iter()
+            .filter(|r| self.old.contains_key(r.as_str()))
+            .count();
+        if self.new.is_empty() && self.hits + unseen_cached == self.old.len() {
             return;
         }
-        for relative in discovered {
-            if !self.new.contains_key(relative) {
-                if let Some(old) = self.old.get(relative) {
-                    self.new.insert(relative.clone(), Some(*old));
-                }
+        let mut old = self.old;
+        for relative in unseen {
+            if let Some(entry) = old.get_mut(relative) {
+                entry.2 = true;
             }
         }
-        let new: HashMap<String, (Stamp, bool)> = self
+        let mut new: HashMap<String, (Stamp, bool)> = self
             .new
             .into_iter()
             .filter_map(|(relative, answer)| Some((relative, answer?)))
             .collect();
-        if new == self.old {
+        let mut changed = false;
+        for (relative, (stamp, ignored, kept)) in old {
+            if kept && !new.contains_key(&relative) {
+                new.insert(relative, (stamp, ignored));
+            } else {
+                changed = true;
+            }
+        }
+        if !changed && new.len() == self.hits + unseen_cached {
             return;
         }
         let mut lines: Vec<(&String, &(Stamp, bool))> = new.iter().collect();
@@ -222,7 +241,6 @@ mod tests {
     ) -> Vec<(String, Option<bool>, bool)> {
         let mut status = StatusCache::at(cache.to_path_buf(), settled_before);
         let found = suite.discover().unwrap();
-        let relatives: Vec<String> = found.iter().map(|f| f.relative.clone()).collect();
         let out = found
             .into_iter()
             .map(|path| {
@@ -232,7 +250,7 @@ mod tests {
                 (relative, cached, pending.ignored())
             })
             .collect();
-        status.save(&relatives);
+        status.save(&[]);
         out
     }
 
@@ -294,6 +312,38 @@ mod tests {
         let rebuilt = run_once(&suite, &cache, everything_settled);
         assert!(rebuilt.iter().all(|(_, cached, _)| cached.is_none()));
         assert_eq!(parse(&std::fs::read_to_string(&cache).unwrap()).len(), 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn answers_of_files_a_run_did_not_look_at_are_kept_and_gone_files_dropped() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("s");
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["a", "b", "c"] {
+            std::fs::write(dir.join(format!("{name}.json")), r#"{"status": "draft"}"#).unwrap();
+        }
+        let suite = Suite::new(root.path().into(), Path::new("s"), None, None, None);
+        let cache = root.path().join("cache/s.txt");
+        run_once(&suite, &cache, i128::MAX);
+        assert_eq!(parse(&std::fs::read_to_string(&cache).unwrap()).len(), 3);
+
+        // A run that looks at `a` only (an exact filter), with `c` deleted: `b` stays cached.
+        std::fs::remove_file(dir.join("c.json")).unwrap();
+        let mut status = StatusCache::at(cache.clone(), i128::MAX);
+        let a = FixturePath {
+            relative: "a.json".into(),
+            absolute: dir.join("a.json"),
+        };
+        assert!(matches!(
+            status.pending(&suite, a),
+            PendingCase::Unread(_, true)
+        ));
+        status.save(&["b.json".to_string()]);
+        let kept = parse(&std::fs::read_to_string(&cache).unwrap());
+        let mut names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["a.json", "b.json"]);
     }
 
     #[test]
