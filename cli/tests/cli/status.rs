@@ -249,6 +249,31 @@ fn json_format() {
 }
 
 #[test]
+fn json_names_a_source_added_to_and_one_gone_from_the_suite() {
+    let env = crate_with_suite("[recording]\nsources = [\"prompts/*.md\"]\n");
+    env.write("prompts/system.md", "You propose data changes.\n");
+    env.write("prompts/old.md", "Answer in French.\n");
+    simple(&env, "grown");
+    record(&env, "grown", &["prompts/old.md", "prompts/system.md"]);
+    std::fs::remove_file(env.path("prompts/old.md")).unwrap();
+    env.write("prompts/tone.md", "Be brief.\n");
+    let out = env.run(&["status", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value: Value = serde_json::from_str(&out.stdout).unwrap();
+    let case = &value["suites"][0]["cases"][0];
+    assert_eq!(case["state"], "stale", "{case}");
+    // Only a changed file has hashes on both sides.
+    assert_eq!(
+        case["changes"],
+        json!([
+            { "path": "prompts/tone.md", "kind": "added" },
+            { "path": "prompts/old.md", "kind": "removed" },
+        ]),
+        "{case}"
+    );
+}
+
+#[test]
 fn finds_suites_below_a_folder_and_takes_suite_folders() {
     let env = crate_with_suite("");
     simple(&env, "a");
