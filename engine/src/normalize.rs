@@ -395,5 +395,15 @@ fields."list[1]" = "tag"
         .unwrap_err()
         .to_string();
         assert!(err.contains("lowercase"), "{err}");
+        // A source of the wrong type says what a source can be.
+        let err = toml::from_str::<Doc>("[[normalization]]\nwhen = \"x\"\nfields.a = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "expected a dot path, \"__literal__\", \"__self__\", or { from, default, transform }"
+            ) && err.contains("line 3"),
+            "{err}"
+        );
     }
 }
