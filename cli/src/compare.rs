@@ -5,7 +5,7 @@
 use crate::args::{flag_value, UsageError};
 use crate::files::display;
 use crate::out::out;
-use crate::report::target_dir;
+use crate::suites::target_dir;
 use lexopt::Arg;
 use proposal_eval::__internal::report::compare::{
     compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,

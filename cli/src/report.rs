@@ -4,9 +4,10 @@
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, write_atomic};
 use crate::out::{out, outln};
+use crate::suites::target_dir;
 use lexopt::Arg;
 use proposal_eval::__internal::report::Report;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `report --help`.
 pub const HELP: &str = "\
@@ -96,34 +97,6 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
         }
     }
     Ok(Some(options))
-}
-
-/// Cargo's target folder, as described in [`HELP`].
-pub fn target_dir(given: Option<&Path>) -> Result<PathBuf, String> {
-    if let Some(dir) = given {
-        return Ok(dir.to_path_buf());
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        return Ok(dir.into());
-    }
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
-    let manifests: Vec<&Path> = cwd
-        .ancestors()
-        .filter(|a| a.join("Cargo.toml").is_file())
-        .collect();
-    let workspace = manifests.iter().rev().find(|dir| {
-        std::fs::read_to_string(dir.join("Cargo.toml"))
-            .map(|text| text.lines().any(|l| l.trim() == "[workspace]"))
-            .unwrap_or(false)
-    });
-    match workspace.or(manifests.first()) {
-        Some(root) => Ok(root.join("target")),
-        None => Err(
-            "no Cargo.toml in the current folder or above it; run this in your crate, or pass --target-dir"
-                .into(),
-        ),
-    }
 }
 
 /// Runs `report`; returns the exit code.

@@ -198,6 +198,35 @@ fn literal(text: &str) -> Option<String> {
     (raw || !value.contains('\\')).then(|| value.to_string())
 }
 
+/// Cargo's target folder, as `report --help` describes it: `--target-dir`, then
+/// `CARGO_TARGET_DIR`, then `target/` of the workspace (or crate) around the current folder.
+pub fn target_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return Ok(dir.into());
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let manifests: Vec<&Path> = cwd
+        .ancestors()
+        .filter(|a| a.join("Cargo.toml").is_file())
+        .collect();
+    let workspace = manifests.iter().rev().find(|dir| {
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .map(|text| text.lines().any(|l| l.trim() == "[workspace]"))
+            .unwrap_or(false)
+    });
+    match workspace.or(manifests.first()) {
+        Some(root) => Ok(root.join("target")),
+        None => Err(
+            "no Cargo.toml in the current folder or above it; run this in your crate, or pass --target-dir"
+                .into(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
