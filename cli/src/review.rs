@@ -324,7 +324,7 @@ fn close_matches<'a>(name: &str, candidates: &[&'a str]) -> Vec<&'a str> {
             let distance = edit_distance(&wanted, &lower);
             if last(c) == last(name) || lower.contains(&wanted) || wanted.contains(&lower) {
                 Some((0, c))
-            } else if distance <= (wanted.len() / 3).max(3) {
+            } else if distance <= (wanted.chars().count() / 5).max(2) {
                 Some((distance, c))
             } else {
                 None
