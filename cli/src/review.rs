@@ -448,7 +448,9 @@ fn show(
         Some(side) => outln!(
             "  {label:<10} {} (score {}){}",
             if side.passed { "passed" } else { "FAILED" },
-            side.score.map(score).unwrap_or_else(|| "-".into()),
+            side.score
+                .map(proposal_eval::__internal::review::format_score)
+                .unwrap_or_else(|| "-".into()),
             side.recorded_at
                 .map(|t| format!(", recorded {}", t.format("%Y-%m-%d %H:%M:%S UTC")))
                 .unwrap_or_default()
@@ -510,15 +512,6 @@ fn stale_text(changes: &[SourceChange]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// A score as the test output prints it: whole numbers bare, others with two decimals.
-fn score(score: f64) -> String {
-    if score.fract() == 0.0 {
-        format!("{score}")
-    } else {
-        format!("{score:.2}")
-    }
 }
 
 #[cfg(test)]

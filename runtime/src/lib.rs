@@ -184,6 +184,7 @@ pub mod __internal {
     pub mod review {
         pub use crate::recording::pending::*;
         pub use crate::report::review::*;
+        pub use crate::run::format_score;
     }
     pub mod draft {
         pub use crate::suite::draft::*;

@@ -821,7 +821,8 @@ pub(crate) fn evaluate(
     Err(message)
 }
 
-fn format_score(score: f64) -> String {
+/// A score as the test output prints it: whole numbers bare, others with two decimals.
+pub fn format_score(score: f64) -> String {
     if score.fract() == 0.0 {
         format!("{score}")
     } else {
