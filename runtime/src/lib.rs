@@ -115,7 +115,9 @@ use proposal_eval_naming as naming;
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
 pub use proposal_eval_macros::proposal_eval;
-pub use recording::llm::{Llm, LlmError, Model, ModelError};
+pub use recording::calls::LlmError;
+pub use recording::llm::Llm;
+pub use recording::model::{Model, ModelError};
 pub use recording::usage::{Completion, Usage};
 pub use run::case::{Case, CaseOutput, OutputError};
 

@@ -22,7 +22,7 @@
 //! # fn main() {}
 //! ```
 
-use crate::recording::llm::{Model, ModelError};
+use crate::recording::model::{Model, ModelError};
 use crate::recording::usage::{Completion, Usage};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::Value;

@@ -8,7 +8,8 @@
 //! are read and parsed on the test threads.
 
 use crate::config::SuiteConfig;
-use crate::recording::llm::{Llm, Model, ModelFactory};
+use crate::recording::llm::Llm;
+use crate::recording::model::{Model, ModelFactory};
 use crate::run::case::{Case, CaseOutput};
 use crate::suite::discovery::StatusCache;
 use crate::suite::fixture::FixturePath;

@@ -1,6 +1,7 @@
 //! What `#[proposal_eval]` expands to calls; not a public API.
 
-use crate::recording::llm::{Llm, Model, ModelFactory};
+use crate::recording::llm::Llm;
+use crate::recording::model::{Model, ModelFactory};
 use crate::run::case::{Case, CaseOutput};
 use crate::suite::{LoadedCase, Suite};
 use std::collections::HashMap;

@@ -14,7 +14,7 @@
 //! HTTP itself is tiny_http's (server) and ureq's (client, rustls for https); this module only
 //! moves bytes between them and reads server-sent events, which are lines of text.
 
-use super::llm::{lock, Call, Core, LivePermit, LlmError, Turn};
+use super::calls::{lock, Call, Core, LivePermit, LlmError, Turn};
 use super::upstream::{Resolved, UpstreamUrl};
 use super::usage::{millis, Usage};
 use super::{HttpExchange, Interaction};

@@ -1,7 +1,8 @@
-//! The model handle the code under test calls: [`Llm`], and the [`Model`] trait a live client
-//! implements.
+//! The model handle the code under test calls: [`Llm`].
 
 use crate::path::Pattern;
+use crate::recording::calls::{catch, lock, Call, Core, LivePermit, LlmError, Mode, Turn};
+use crate::recording::model::{Model, ModelError, ModelFactory};
 use crate::recording::upstream::HttpConfig;
 use crate::recording::usage::{Completion, Pricing, UsageTotals};
 use crate::recording::Interaction;
@@ -10,411 +11,7 @@ use proposal_eval_engine::redact::Redactor;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-
-/// A live model: the user's client, called only while recording.
-///
-/// Closures of the right shape are models too:
-///
-/// ```
-/// use proposal_eval::{Model, ModelError};
-/// use serde_json::{json, Value};
-///
-/// let echo = |request: &Value| -> Result<Value, ModelError> { Ok(json!({ "echo": request })) };
-/// assert_eq!(echo.complete(&json!(1)).unwrap(), json!({ "echo": 1 }));
-/// ```
-pub trait Model: Send + Sync {
-    /// Sends one request to the model and returns its response.
-    fn complete(&self, request: &Value) -> Result<Value, ModelError>;
-
-    /// Sends one request and returns the response with the tokens the call used, which are
-    /// recorded and priced (`[pricing]`). What [`Llm`] calls.
-    ///
-    /// The default reads the usage from the response ([`Usage::from_response`]: OpenAI's and
-    /// Anthropic's shapes). A model whose response does not carry it (one that returns only the
-    /// message's content) implements this method too, with the usage its API reported:
-    ///
-    /// ```
-    /// use proposal_eval::{Completion, Model, ModelError, Usage};
-    /// use serde_json::{json, Value};
-    ///
-    /// struct ContentOnly;
-    /// impl Model for ContentOnly {
-    ///     fn complete(&self, request: &Value) -> Result<Value, ModelError> {
-    ///         Ok(self.complete_with_usage(request)?.response)
-    ///     }
-    ///     fn complete_with_usage(&self, _request: &Value) -> Result<Completion, ModelError> {
-    ///         // The API answered {"choices": [...], "usage": {...}}; the code wants the content.
-    ///         Ok(Completion { response: json!("hello"), usage: Some(Usage::new(12, 1).with_model("m")) })
-    ///     }
-    /// }
-    /// assert_eq!(ContentOnly.complete_with_usage(&json!({})).unwrap().usage.unwrap().input_tokens, 12);
-    /// ```
-    ///
-    /// [`Usage::from_response`]: crate::Usage::from_response
-    fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
-        self.complete(request).map(Completion::new)
-    }
-}
-
-impl<F> Model for F
-where
-    F: Fn(&Value) -> Result<Value, ModelError> + Send + Sync,
-{
-    fn complete(&self, request: &Value) -> Result<Value, ModelError> {
-        self(request)
-    }
-}
-
-impl Model for Box<dyn Model> {
-    fn complete(&self, request: &Value) -> Result<Value, ModelError> {
-        (**self).complete(request)
-    }
-
-    fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
-        (**self).complete_with_usage(request)
-    }
-}
-
-/// A live model's failure (network, quota, bad answer…).
-#[derive(Debug)]
-pub struct ModelError {
-    message: String,
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
-}
-
-impl ModelError {
-    /// A failure described by a message.
-    ///
-    /// ```
-    /// let e = proposal_eval::ModelError::new("rate limited");
-    /// assert_eq!(e.to_string(), "rate limited");
-    /// ```
-    pub fn new(message: impl fmt::Display) -> ModelError {
-        ModelError {
-            message: message.to_string(),
-            source: None,
-        }
-    }
-
-    /// A failure caused by another error, whose message it shows.
-    pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> ModelError {
-        ModelError {
-            message: error.to_string(),
-            source: Some(Box::new(error)),
-        }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ModelError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
-
-/// Why [`Llm::complete`] gave no response.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum LlmError {
-    /// Replay, and the case has no recording.
-    NoRecording {
-        /// The command that records the case.
-        record_command: String,
-    },
-    /// Replay, and the request differs from the recorded one at this index.
-    RequestDiffers {
-        /// 0-based index of the call.
-        index: usize,
-        /// A diff of the recorded request (`-`) and this one (`+`).
-        diff: String,
-    },
-    /// Replay, and the code made more calls than the recording has.
-    TooManyCalls {
-        /// Calls in the recording.
-        recorded: usize,
-    },
-    /// Recording, and no live model was given (`model = …` / `Harness::model`).
-    NoModel,
-    /// Recording, and the live model failed (for an HTTP call: the upstream could not be
-    /// reached, or its answer could not be read).
-    Model(ModelError),
-    /// Recording, and `PROPOSAL_EVAL_BUDGET_USD` is spent: no further live call is made.
-    BudgetSpent {
-        /// The budget, in US dollars.
-        budget_usd: f64,
-        /// The estimated cost of this process's live calls so far.
-        spent_usd: f64,
-    },
-    /// `llm.base_url()` while recording with no upstream set, or `llm.base_url_for(name)` with
-    /// a name that neither `[http.upstreams]` nor the environment knows.
-    NoUpstream {
-        /// The named upstream; `None` for the default one.
-        name: Option<String>,
-    },
-    /// The loopback HTTP server of `llm.base_url()` could not start.
-    Proxy {
-        /// Why.
-        message: String,
-    },
-}
-
-impl fmt::Display for LlmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LlmError::NoRecording { record_command } => write!(
-                f,
-                "no recording for this case, and it calls the model; record it with:\n  {record_command}"
-            ),
-            LlmError::RequestDiffers { index, diff } => write!(
-                f,
-                "request [{index}] differs from the recorded one (re-record if the change is intended):\n{diff}"
-            ),
-            LlmError::TooManyCalls { recorded } => write!(
-                f,
-                "the code made call [{recorded}] but the recording has only {recorded} call(s); re-record if the change is intended"
-            ),
-            LlmError::NoModel => write!(
-                f,
-                "recording needs a live model: give one with `model = path::to::fn` in #[proposal_eval(...)] or `Harness::model(fn)`"
-            ),
-            LlmError::Model(e) => write!(f, "the live model failed: {e}"),
-            LlmError::BudgetSpent {
-                budget_usd,
-                spent_usd,
-            } => write!(
-                f,
-                "PROPOSAL_EVAL_BUDGET_USD={budget_usd} is spent (estimated ${spent_usd:.6} so far in this test process): no further live model call is made, and this case needed one; raise the budget or record fewer cases"
-            ),
-            LlmError::NoUpstream { name: None } => write!(
-                f,
-                "recording through llm.base_url() needs an upstream: set `[http] upstream = \"https://api.openai.com/v1\"` in proposal-eval.toml, or PROPOSAL_EVAL_UPSTREAM"
-            ),
-            LlmError::NoUpstream { name: Some(name) } => write!(
-                f,
-                "no upstream named `{name}`: add `{name} = \"https://...\"` under [http.upstreams] in proposal-eval.toml, or set PROPOSAL_EVAL_UPSTREAM_{}",
-                crate::recording::upstream::env_suffix(name)
-            ),
-            LlmError::Proxy { message } => {
-                write!(f, "cannot start the loopback HTTP server of llm.base_url(): {message}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LlmError {}
-
-/// Runs `f`, turning a panic into its message.
-fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .map_err(|payload| crate::panics::message(&*payload))
-}
-
-/// Builds the live model; called at most once per case, and only when the case records.
-pub(crate) type ModelFactory = std::sync::Arc<dyn Fn() -> Box<dyn Model> + Send + Sync>;
-
-enum Mode {
-    Replay {
-        recorded: Vec<Interaction>,
-    },
-    Record {
-        factory: Option<ModelFactory>,
-        model: Option<Arc<dyn Model>>,
-    },
-    Missing {
-        record_command: String,
-    },
-}
-
-/// One call as the code under test made it: what a recorded interaction is matched against.
-pub(crate) enum Call<'a> {
-    /// `llm.complete(request)`.
-    Complete(&'a Value),
-    /// A request to `llm.base_url()`'s server: its upstream, method, path and JSON body.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    Http {
-        upstream: Option<&'a str>,
-        method: &'a str,
-        path: &'a str,
-        body: &'a Value,
-    },
-}
-
-/// What the recording says for a call, or that the call is to be made live.
-pub(crate) enum Turn {
-    /// Replay: the recorded interaction (its response handed out once).
-    Replayed(Box<Interaction>),
-    /// Recording: the call's place in the recording, and the live model when the call needs
-    /// one (`llm.complete`; an HTTP call goes to its upstream).
-    Live {
-        index: usize,
-        model: Option<Arc<dyn Model>>,
-    },
-}
-
-/// What costs are weighed against while recording: the suite's `[pricing]` and
-/// `PROPOSAL_EVAL_BUDGET_USD`.
-#[derive(Clone, Default)]
-pub(crate) struct Costs {
-    pub(crate) pricing: Arc<BTreeMap<String, Pricing>>,
-    pub(crate) budget_usd: Option<f64>,
-}
-
-/// The estimated cost of this process's live calls: what `PROPOSAL_EVAL_BUDGET_USD` caps.
-static SPENT_USD: Mutex<f64> = Mutex::new(0.0);
-
-fn spent_usd() -> MutexGuard<'static, f64> {
-    SPENT_USD.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The state of one case's model calls, shared by [`Llm::complete`] and the threads of
-/// `llm.base_url()`'s loopback server, which answer the same calls from the same recording.
-pub(crate) struct Core {
-    mode: Mode,
-    ignore_request_paths: Vec<Pattern>,
-    redactor: Redactor,
-    calls: usize,
-    /// While recording: one place per call, filled when its answer is complete.
-    slots: Vec<Option<Interaction>>,
-    failure: Option<String>,
-    model_failed: Option<String>,
-    totals: UsageTotals,
-    pub(crate) costs: Costs,
-    pub(crate) http: HttpConfig,
-}
-
-impl Core {
-    /// Takes the next call's turn: the recorded answer (replay), or its place for a live call
-    /// (recording). A failure (no recording, a request that differs, the budget spent) is kept
-    /// so that it fails the case even when the code under test swallows it.
-    pub(crate) fn begin(&mut self, call: &Call<'_>) -> Result<Turn, LlmError> {
-        let index = self.calls;
-        self.calls += 1;
-        let turn = match &mut self.mode {
-            Mode::Missing { record_command } => Err(LlmError::NoRecording {
-                record_command: record_command.clone(),
-            }),
-            Mode::Replay { recorded } => match recorded.get_mut(index) {
-                None => Err(LlmError::TooManyCalls {
-                    recorded: recorded.len(),
-                }),
-                Some(interaction) => {
-                    match call_diff(
-                        interaction,
-                        call,
-                        &self.ignore_request_paths,
-                        &self.redactor,
-                    ) {
-                        // Each recorded answer is handed out once (the index only grows), so
-                        // it is moved, not copied.
-                        None => {
-                            let taken = Interaction {
-                                response: std::mem::take(&mut interaction.response),
-                                ..interaction.clone()
-                            };
-                            self.totals.add_call(
-                                taken.usage.as_ref(),
-                                taken.latency_ms,
-                                &self.costs.pricing,
-                            );
-                            Ok(Turn::Replayed(Box::new(taken)))
-                        }
-                        Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
-                    }
-                }
-            },
-            Mode::Record { factory, model } => {
-                let needs_model = matches!(call, Call::Complete(_));
-                // A panic in the user's model is the model's failure, not the case's: it is
-                // caught here and named so.
-                if needs_model && model.is_none() {
-                    if let Some(make) = factory {
-                        match catch(|| crate::run::executor::outside_async(|| make())) {
-                            Ok(m) => *model = Some(Arc::from(m)),
-                            Err(m) => {
-                                let e = ModelError::new(format!(
-                                    "building the live model panicked: {m}"
-                                ));
-                                self.model_failed.get_or_insert_with(|| e.to_string());
-                                return Err(LlmError::Model(e));
-                            }
-                        }
-                    }
-                }
-                let spent = *spent_usd();
-                match (needs_model, &*model) {
-                    (true, None) => Err(LlmError::NoModel),
-                    _ => match self.costs.budget_usd {
-                        Some(budget) if spent >= budget => Err(LlmError::BudgetSpent {
-                            budget_usd: budget,
-                            spent_usd: spent,
-                        }),
-                        _ => {
-                            if self.slots.len() <= index {
-                                self.slots.resize(index + 1, None);
-                            }
-                            Ok(Turn::Live {
-                                index,
-                                model: if needs_model { model.clone() } else { None },
-                            })
-                        }
-                    },
-                }
-            }
-        };
-        if let Err(e) = &turn {
-            if self.failure.is_none() && !matches!(e, LlmError::Model(_)) {
-                self.failure = Some(e.to_string());
-            }
-        }
-        turn
-    }
-
-    /// A live call's answer came whole: it takes its place in the recording, and its cost
-    /// counts against the budget.
-    pub(crate) fn finish_live(&mut self, index: usize, mut interaction: Interaction) {
-        if let (Some(usage), Some(model)) = (
-            &mut interaction.usage,
-            &interaction.request["model"].as_str(),
-        ) {
-            // The response names the model that answered; the request, the one asked for.
-            usage.model.get_or_insert_with(|| model.to_string());
-        }
-        if let Some(cost) = interaction
-            .usage
-            .as_ref()
-            .and_then(|u| crate::recording::usage::cost(&self.costs.pricing, u))
-        {
-            *spent_usd() += cost;
-        }
-        self.totals.add_call(
-            interaction.usage.as_ref(),
-            interaction.latency_ms,
-            &self.costs.pricing,
-        );
-        if let Some(slot) = self.slots.get_mut(index) {
-            *slot = Some(interaction);
-        }
-    }
-
-    /// A live call failed: nothing of this case is recorded.
-    pub(crate) fn live_failed(&mut self, message: String) {
-        self.model_failed.get_or_insert(message);
-    }
-
-    /// Whether the case records (its calls go live).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn is_recording(&self) -> bool {
-        matches!(self.mode, Mode::Record { .. })
-    }
-}
+use std::sync::{Arc, Mutex};
 
 /// What the code under test calls instead of its model: replays the case's recording, or,
 /// while recording, forwards to the live model and keeps what it answers.
@@ -441,106 +38,6 @@ impl fmt::Debug for Llm {
     }
 }
 
-/// Locks a case's state; a panic elsewhere while it was held does not lose it.
-pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    core.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
-static LIVE_CALL_DONE: Condvar = Condvar::new();
-
-/// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
-/// process's, and one shared by every test process of the target folder.
-pub(crate) struct LivePermit {
-    _shared: Option<SharedSlot>,
-}
-
-impl LivePermit {
-    pub(crate) fn acquire(limit: usize) -> LivePermit {
-        let limit = limit.max(1);
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        while *running >= limit {
-            running = LIVE_CALL_DONE
-                .wait(running)
-                .unwrap_or_else(|p| p.into_inner());
-        }
-        *running += 1;
-        drop(running);
-        // Only test binaries share places: a program of the user's that holds an `Llm::live`
-        // leaves no lock files behind in its working folder.
-        let dir = crate::layout::live_calls_dir();
-        LivePermit {
-            _shared: dir.and_then(|dir| SharedSlot::acquire(&dir, limit)),
-        }
-    }
-}
-
-/// A place among the live calls of every process that shares a target folder: nextest runs each
-/// test in a process of its own, so a bound per process would bound nothing. The places are lock
-/// files (`slot-<n>.lock`) held with an OS file lock, which the kernel releases when the holder
-/// exits or is killed, so a crashed process never keeps one. Processes with different limits
-/// share the first places; the largest limit is the bound. Where no slot file can be opened, or
-/// the platform has no file locks, only the bound per process applies.
-struct SharedSlot {
-    _file: std::fs::File,
-}
-
-impl SharedSlot {
-    fn acquire(dir: &std::path::Path, limit: usize) -> Option<SharedSlot> {
-        let _ = std::fs::create_dir_all(dir);
-        let open = |n: usize| {
-            let path = dir.join(format!("slot-{n}.lock"));
-            let options = |write: bool| {
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(write)
-                    .create(write)
-                    .truncate(false)
-                    .open(&path)
-            };
-            // A lock needs no write access: a slot file another user made still serves.
-            options(true).or_else(|_| options(false)).ok()
-        };
-        let mut pause = std::time::Duration::from_millis(2);
-        let waiting_since = std::time::Instant::now();
-        let mut told = false;
-        loop {
-            let mut opened = false;
-            for n in 0..limit {
-                let Some(file) = open(n) else { continue };
-                opened = true;
-                match file.try_lock() {
-                    Ok(()) => return Some(SharedSlot { _file: file }),
-                    Err(std::fs::TryLockError::WouldBlock) => {}
-                    // No file locks here (an unusual file system or platform).
-                    Err(std::fs::TryLockError::Error(_)) => return None,
-                }
-            }
-            if !opened {
-                return None;
-            }
-            if !told && waiting_since.elapsed() > std::time::Duration::from_secs(30) {
-                // A holder that is stopped (a debugger, ^Z) keeps its place: say what we wait for.
-                eprintln!(
-                    "note: waiting for a live model call place: {limit} are held by other test processes (PROPOSAL_EVAL_MAX_CONCURRENCY; places in {})",
-                    dir.display()
-                );
-                told = true;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for LivePermit {
-    fn drop(&mut self) {
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        *running -= 1;
-        LIVE_CALL_DONE.notify_one();
-    }
-}
-
 impl Llm {
     /// A handle that forwards every request to `model` (no recording is kept on disk).
     pub fn live(model: impl Model + 'static) -> Llm {
@@ -555,23 +52,12 @@ impl Llm {
 
     fn new(mode: Mode, ignore_request_paths: Vec<Pattern>) -> Llm {
         let budget_usd = crate::env::settings().ok().and_then(|s| s.budget_usd);
-        let core = Core {
-            mode,
-            ignore_request_paths,
-            redactor: Redactor::default(),
-            calls: 0,
-            slots: Vec::new(),
-            failure: None,
-            model_failed: None,
-            totals: UsageTotals::default(),
-            costs: Costs {
-                pricing: Arc::default(),
-                budget_usd,
-            },
-            http: HttpConfig::default(),
-        };
         Llm {
-            core: Arc::new(Mutex::new(core)),
+            core: Arc::new(Mutex::new(Core::new(
+                mode,
+                ignore_request_paths,
+                budget_usd,
+            ))),
             #[cfg(feature = "http")]
             proxies: Default::default(),
         }
@@ -586,7 +72,7 @@ impl Llm {
         redactor: Redactor,
     ) -> Llm {
         let llm = Llm::new(Mode::Replay { recorded }, ignore_request_paths);
-        lock(&llm.core).redactor = redactor;
+        lock(&llm.core).set_redactor(redactor);
         llm
     }
 
@@ -607,11 +93,7 @@ impl Llm {
     /// The suite's `[http]` upstreams and `[pricing]`, for calls through `llm.base_url()` and
     /// for costs.
     pub(crate) fn with_suite(self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) -> Llm {
-        {
-            let mut core = lock(&self.core);
-            core.http = http;
-            core.costs.pricing = Arc::new(pricing);
-        }
+        lock(&self.core).set_suite(http, pricing);
         self
     }
 
@@ -695,7 +177,7 @@ impl Llm {
 
     /// How many calls the code under test made.
     pub fn calls(&self) -> usize {
-        lock(&self.core).calls
+        lock(&self.core).calls()
     }
 
     /// After the case returned: stops the loopback servers of `llm.base_url()`, waiting for the
@@ -708,157 +190,35 @@ impl Llm {
     /// After the case returned: the first replay failure, or the calls the recording has that
     /// were not made.
     pub(crate) fn finish_failure(&self) -> Option<String> {
-        let core = lock(&self.core);
-        if let Some(failure) = &core.failure {
-            return Some(failure.clone());
-        }
-        if let Mode::Replay { recorded } = &core.mode {
-            if core.calls < recorded.len() {
-                return Some(format!(
-                    "the code made {} model call(s) but the recording has {}; re-record if the change is intended",
-                    core.calls,
-                    recorded.len()
-                ));
-            }
-        }
-        None
+        lock(&self.core).finish_failure()
     }
 
     /// After the case returned, in replay: whether the code's calls no longer match the
     /// recording (a request differs, or there are more or fewer calls), which `RECORD=stale`
     /// treats as a stale recording.
     pub(crate) fn replay_mismatched(&self) -> bool {
-        matches!(lock(&self.core).mode, Mode::Replay { .. }) && self.finish_failure().is_some()
+        lock(&self.core).replay_mismatched()
     }
 
     /// While recording: the first live call's failure, if one failed.
     pub(crate) fn model_failure(&self) -> Option<String> {
-        lock(&self.core).model_failed.clone()
+        lock(&self.core).model_failed()
     }
 
     /// The calls made so far: tokens, recorded latency, estimated cost.
     pub(crate) fn usage(&self) -> UsageTotals {
-        lock(&self.core).totals.clone()
+        lock(&self.core).usage()
     }
 
     /// While recording: the interactions to write, unless a live call failed.
     pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
-        let mut core = lock(&self.core);
-        match core.mode {
-            Mode::Record { .. } if core.model_failed.is_none() => {
-                let slots = std::mem::take(&mut core.slots);
-                // A place left empty is a call whose answer never came whole (a stream the
-                // client dropped): what was recorded would not replay as it ran.
-                if slots.iter().any(Option::is_none) {
-                    core.model_failed = Some(
-                        "a live call did not finish (its response was not read to the end)".into(),
-                    );
-                    return None;
-                }
-                Some(slots.into_iter().flatten().collect())
-            }
-            _ => None,
-        }
+        lock(&self.core).take_recorded()
     }
 }
 
 impl Drop for Llm {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-/// How a recorded interaction differs from a call: `None` when it is the same call.
-///
-/// An `llm.complete` call is compared on its request; an HTTP call first on its upstream,
-/// method and path, then on its JSON body. Either way the body is compared as
-/// [`request_diff`] compares requests (`ignore` paths removed, redacted places equal).
-fn call_diff(
-    recorded: &Interaction,
-    call: &Call<'_>,
-    ignore: &[Pattern],
-    redactor: &Redactor,
-) -> Option<String> {
-    let describe_recorded = || match &recorded.http {
-        None => serde_json::json!({ "llm.complete": recorded.request }),
-        Some(h) => serde_json::json!({
-            "http": { "upstream": h.upstream, "method": h.method, "path": h.path },
-            "body": recorded.request,
-        }),
-    };
-    match (call, &recorded.http) {
-        (Call::Complete(request), None) => {
-            request_diff(&recorded.request, request, ignore, redactor)
-        }
-        (
-            Call::Http {
-                upstream,
-                method,
-                path,
-                body,
-            },
-            Some(h),
-        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
-            request_diff(&recorded.request, body, ignore, redactor)
-        }
-        _ => {
-            let current = match call {
-                Call::Complete(request) => {
-                    serde_json::json!({ "llm.complete": redactor.replayed(&recorded.request, request) })
-                }
-                Call::Http {
-                    upstream,
-                    method,
-                    path,
-                    body,
-                } => serde_json::json!({
-                    "http": { "upstream": upstream, "method": method, "path": path },
-                    "body": redactor.replayed(&recorded.request, body),
-                }),
-            };
-            Some(proposal_eval_engine::render::line_diff(
-                &describe_recorded(),
-                &current,
-                "recorded request",
-                "this request",
-                false,
-            ))
-        }
-    }
-}
-
-/// `None` when the requests are equal once `ignore` paths are removed from both and the current
-/// one is redacted (a recorded `"<redacted>"` equals whatever the request holds there);
-/// otherwise a line diff of the pretty JSON. The diff shows the current request redacted too, so
-/// a secret it carries is never printed and a redacted place that fits is no difference.
-fn request_diff(
-    recorded: &Value,
-    current: &Value,
-    ignore: &[Pattern],
-    redactor: &Redactor,
-) -> Option<String> {
-    if recorded == current {
-        return None;
-    }
-    let current = redactor.replayed(recorded, current);
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        for pattern in ignore {
-            for location in pattern.find(&v).into_iter().rev() {
-                location.remove(&mut v);
-            }
-        }
-        v
-    };
-    let differs = |a: &Value, b: &Value| {
-        (a != b).then(|| {
-            proposal_eval_engine::render::line_diff(a, b, "recorded request", "this request", false)
-        })
-    };
-    if ignore.is_empty() {
-        differs(recorded, &current)
-    } else {
-        differs(&strip(recorded), &strip(&current))
     }
 }
 
@@ -1012,58 +372,6 @@ mod tests {
         assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 1);
         let recorded = llm.take_recorded().unwrap();
         assert_eq!(recorded[1].response, json!({"echo": 2}));
-    }
-
-    #[test]
-    fn live_calls_are_bounded() {
-        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-        static RUNNING: AtomicUsize = AtomicUsize::new(0);
-        static PEAK: AtomicUsize = AtomicUsize::new(0);
-        let threads: Vec<_> = (0..8)
-            .map(|_| {
-                std::thread::spawn(|| {
-                    let _permit = LivePermit::acquire(2);
-                    let now = RUNNING.fetch_add(1, SeqCst) + 1;
-                    PEAK.fetch_max(now, SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    RUNNING.fetch_sub(1, SeqCst);
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        // Other tests in this binary may hold places too, so the peak here is at most 2.
-        assert!(PEAK.load(SeqCst) <= 2, "peak {}", PEAK.load(SeqCst));
-        assert!(PEAK.load(SeqCst) >= 1);
-    }
-
-    /// Separate opens of a lock file are separate holders for `flock`, as separate processes are:
-    /// threads that each open the slots stand for nextest's processes.
-    #[cfg(unix)]
-    #[test]
-    fn live_calls_are_bounded_across_processes() {
-        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-        let dir = tempfile::tempdir().unwrap();
-        let running = AtomicUsize::new(0);
-        let peak = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..6 {
-                scope.spawn(|| {
-                    let _slot = SharedSlot::acquire(dir.path(), 2).expect("a writable folder");
-                    let now = running.fetch_add(1, SeqCst) + 1;
-                    peak.fetch_max(now, SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                    running.fetch_sub(1, SeqCst);
-                });
-            }
-        });
-        assert_eq!(peak.load(SeqCst), 2);
-        // Released on drop: every place is free again.
-        let all: Vec<_> = (0..2)
-            .map(|_| SharedSlot::acquire(dir.path(), 2).unwrap())
-            .collect();
-        assert_eq!(all.len(), 2);
     }
 
     #[test]

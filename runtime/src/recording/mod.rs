@@ -9,11 +9,13 @@
 //! ([`Recording::redact`], the rules of `proposal_eval_engine::redact`), and [`credentials`] is
 //! the check on the files that `status --check` makes.
 
+pub(crate) mod calls;
 pub mod credentials;
 mod glob;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod llm;
+pub(crate) mod model;
 pub mod pending;
 pub mod sources;
 pub mod upstream;

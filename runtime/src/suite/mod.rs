@@ -7,7 +7,7 @@ pub mod draft;
 pub mod fixture;
 
 use crate::env::Settings;
-use crate::recording::llm::ModelFactory;
+use crate::recording::model::ModelFactory;
 use crate::recording::sources::{self, CaseSources, Source, SourceError};
 
 use config::{ConfigError, SuiteConfig};
