@@ -6,7 +6,7 @@ use crate::files::{display, write_atomic};
 use crate::out::{out, outln};
 use crate::suites::target_dir;
 use lexopt::Arg;
-use proposal_eval::__internal::report::Report;
+use proposal_eval::__internal::report::{self, Report};
 use std::path::PathBuf;
 
 /// `report --help`.
@@ -278,11 +278,10 @@ pub fn table(report: &Report) -> String {
             ));
         }
     }
-    if !report.unreadable_entries.is_empty() {
-        out.push_str(&format!(
-            "\n{} entry file(s) could not be read and were skipped\n",
-            report.unreadable_entries.len()
-        ));
+    let unreadable = report::unreadable_summary(&report.unreadable_entries);
+    if !unreadable.is_empty() {
+        out.push('\n');
+        out.push_str(&unreadable);
     }
     out
 }

@@ -262,6 +262,28 @@ fn parent() {
         5
     );
 
+    // An entry line that cannot be read (here one cut off by a kill) is left out of the report,
+    // which names it, and the run that rebuilds the report names it at its end.
+    let killed = "target/proposal-eval/entries/demo/repeats/999999999-1.jsonl";
+    write(
+        &krate.root.join(killed),
+        "{\"package\":\"demo\",\"binary\":\"repeats\",\"suite\":\"su",
+    );
+    let run = krate.run(&[]);
+    assert!(run.success, "{}", run.text());
+    let named = format!(
+        "{}:1:48: EOF while parsing a string",
+        krate.root.join(killed).display()
+    );
+    assert_has(
+        &run,
+        "warning: report entry lines that could not be read were left out",
+    );
+    assert_has(&run, &format!("\n  {named}\n"));
+    let report = krate.json("target/proposal-eval/report.json");
+    assert_eq!(report["unreadable_entries"], json!([named]));
+    assert_eq!(report["totals"]["cases"], 2);
+
     // A bad value is named.
     let run = krate.run(&[("PROPOSAL_EVAL_REPEAT", "0")]);
     assert!(!run.success);

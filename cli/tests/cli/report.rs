@@ -105,6 +105,20 @@ fn rebuilds_the_report_from_entries_and_prints_a_table() {
     write_entry(&env, "target", &entry(&env, "removed", "a", true));
     std::fs::remove_file(env.path("tests/removed.rs")).unwrap();
     env.write("target/proposal-eval/entries/old.json", "{\"name\": \"x\"}");
+    // A writer's file (its pid above any pid_max: finished): line 2 has a readable key but a
+    // field of the wrong type, line 3 was cut off by a kill. Both are left out and named.
+    // Line 1 is case a's entry again.
+    let good = serde_json::to_string(&entry(&env, "evals", "a", true)).unwrap();
+    let broken = serde_json::to_string(&entry(&env, "evals", "c", true))
+        .unwrap()
+        .replace("\"passed\":true", "\"passed\":\"yes\"");
+    assert!(broken.contains("\"yes\""));
+    let cut = &good[..40];
+    let writer = "target/proposal-eval/entries/demo/evals/999999999-1.jsonl";
+    env.write(writer, &format!("{good}\n{broken}\n{cut}"));
+    let writer = env.path(writer).canonicalize().unwrap();
+    // serde_json points at the last character of the bad value (1-based).
+    let column = broken.find("\"yes\"").unwrap() + 5;
 
     let out = report_in(env.dir.path(), &["report"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -134,10 +148,22 @@ fn rebuilds_the_report_from_entries_and_prints_a_table() {
         out.stdout
     );
     assert!(
-        out.stdout.contains("1 entry file(s) could not be read"),
+        out.stdout
+            .contains("entry lines that could not be read were left out"),
         "{}",
         out.stdout
     );
+    let old = env.path("target/proposal-eval/entries/old.json");
+    for listed in [
+        format!("  {}:1:13: missing field `package`\n", old.display()),
+        format!(
+            "  {}:2:{column}: invalid type: string \"yes\", expected a boolean\n",
+            writer.display()
+        ),
+        format!("  {}:3:40: EOF while parsing a string\n", writer.display()),
+    ] {
+        assert!(out.stdout.contains(&listed), "{listed}\n{}", out.stdout);
+    }
     let html = env
         .path("target/proposal-eval/report.html")
         .canonicalize()
@@ -155,7 +181,10 @@ fn rebuilds_the_report_from_entries_and_prints_a_table() {
 
     let report: Value =
         serde_json::from_str(&env.read("target/proposal-eval/report.json")).unwrap();
-    assert_eq!(report["totals"]["cases"], 4);
+    assert_eq!(report["totals"]["cases"], 4, "{report:#}");
+    assert_eq!(report["unreadable_entries"].as_array().unwrap().len(), 3);
+    let page = env.read("target/proposal-eval/report.html");
+    assert!(page.contains("EOF while parsing a string"), "{page}");
     assert_eq!(report["totals"]["passed"], 2);
     assert_eq!(report["totals"]["replayed"], 2);
     assert_eq!(report["totals"]["recorded"], 2);

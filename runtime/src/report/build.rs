@@ -17,6 +17,9 @@ use std::io::{BufRead, BufWriter, Read, Write};
 /// Files up to this size are read whole in the first pass and kept for the second.
 const KEPT_FILE: u64 = 256 * 1024;
 
+/// The unreadable lines of one file listed one by one in the report; the rest are counted.
+const LISTED_PER_FILE: usize = 20;
+
 /// The finishing process's own entry file.
 pub(super) struct Own {
     /// Its entry file.
@@ -55,6 +58,8 @@ struct EntryFile {
     /// The whole text of a small file, kept from the first pass.
     kept: Option<String>,
     handle: Option<std::fs::File>,
+    /// Its lines that could not be read.
+    bad: usize,
 }
 
 /// The index of the first pass.
@@ -124,19 +129,11 @@ impl Index {
                 compact: finished_writer,
                 kept: None,
                 handle: None,
+                bad: 0,
             });
-            let bad = index.read(file, single);
+            index.read(file, single);
             let entry = &mut index.files[file as usize];
-            if bad > 0 {
-                index.unreadable.push(format!(
-                    "{} ({bad} unreadable)",
-                    entry
-                        .path
-                        .strip_prefix(dir)
-                        .unwrap_or(&entry.path)
-                        .to_string_lossy()
-                ));
-            }
+            let bad = entry.bad;
             // A single-entry `.json` file (written by hand, or by an older version) is folded
             // into the merged file like a finished writer's; one that does not parse is kept.
             if single && bad == 0 {
@@ -146,65 +143,59 @@ impl Index {
         index
     }
 
-    /// Reads the keys of one file into `latest`; returns how many lines could not be read.
-    fn read(&mut self, file: u32, single: bool) -> usize {
+    /// Reads the keys of one file into `latest`, noting the lines that cannot be read.
+    fn read(&mut self, file: u32, single: bool) {
         let entry = &mut self.files[file as usize];
-        let Ok(handle) = std::fs::File::open(&entry.path) else {
-            return 1;
+        let handle = match std::fs::File::open(&entry.path) {
+            Ok(handle) => handle,
+            Err(e) => return self.bad(file, None, &e.to_string()),
         };
         let size = handle.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-        if single {
+        if single || size <= KEPT_FILE {
             let mut text = String::new();
-            if std::io::BufReader::new(handle)
-                .read_to_string(&mut text)
-                .is_err()
-            {
-                return 1;
+            if let Err(e) = std::io::BufReader::new(handle).read_to_string(&mut text) {
+                return self.bad(file, None, &e.to_string());
             }
-            let Some(line) = serde_json::from_str::<Entry>(&text)
-                .ok()
-                .and_then(|entry| serde_json::to_string(&entry).ok())
-            else {
-                return 1;
-            };
-            return self.add_line(file, &line, 0, Some(&line));
-        }
-        let own = entry.own;
-        let mut bad = 0;
-        if size <= KEPT_FILE {
-            let mut text = String::new();
-            if std::io::BufReader::new(handle)
-                .read_to_string(&mut text)
-                .is_err()
-            {
-                return 1;
+            if single {
+                match serde_json::from_str::<Entry>(&text)
+                    .and_then(|entry| serde_json::to_string(&entry))
+                {
+                    Ok(line) => self.add_line(file, &line, 0, 1, Some(&line)),
+                    Err(e) => {
+                        let place = (e.line(), e.column());
+                        self.bad(file, Some(place), &why(&e));
+                    }
+                }
+                return;
             }
             let mut offset = 0;
-            for line in text.split_inclusive('\n') {
+            for (number, line) in text.split_inclusive('\n').enumerate() {
                 let at = offset;
                 offset += line.len();
                 let line = line.trim_end_matches(['\n', '\r']);
                 if line.trim().is_empty() {
                     continue;
                 }
-                if own {
+                if self.files[file as usize].own {
                     self.own_lines += 1;
                 }
-                bad += self.add_line(file, line, at as u64, None);
+                self.add_line(file, line, at as u64, number + 1, None);
             }
             self.files[file as usize].kept = Some(text);
-            return bad;
+            return;
         }
         let mut reader = std::io::BufReader::with_capacity(256 * 1024, handle);
         let mut buffer = String::new();
         let mut offset = 0u64;
+        let mut number = 0;
         loop {
             buffer.clear();
+            number += 1;
             let read = match reader.read_line(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
-                Err(_) => {
-                    bad += 1;
+                Err(e) => {
+                    self.bad(file, Some((number, 1)), &e.to_string());
                     break;
                 }
             };
@@ -214,20 +205,24 @@ impl Index {
             if line.trim().is_empty() {
                 continue;
             }
-            if own {
+            if self.files[file as usize].own {
                 self.own_lines += 1;
             }
-            bad += self.add_line(file, line, at, None);
+            self.add_line(file, line, at, number, None);
         }
         self.files[file as usize].handle = Some(reader.into_inner());
-        bad
     }
 
-    /// Indexes one line found at `offset` of `file` (or `owned`, a rewritten line); returns 1
-    /// when it cannot be read.
-    fn add_line(&mut self, file: u32, line: &str, offset: u64, owned: Option<&str>) -> usize {
+    /// Indexes one line, line `number` found at `offset` of `file` (or `owned`, a rewritten
+    /// line); a line without a readable key is noted as unreadable.
+    fn add_line(&mut self, file: u32, line: &str, offset: u64, number: usize, owned: Option<&str>) {
         let Some(key) = EntryKey::of_line(line) else {
-            return 1;
+            // Rare: the full parse says what is wrong and where.
+            let (column, why) = match serde_json::from_str::<Entry>(line) {
+                Err(e) => (e.column(), self::why(&e)),
+                Ok(_) => (1, "no entry key".to_string()),
+            };
+            return self.bad(file, Some((number, column)), &why);
         };
         let mut lookup = String::new();
         case_key(
@@ -258,7 +253,16 @@ impl Index {
                 self.latest.insert(lookup, latest);
             }
         }
-        0
+    }
+
+    /// Notes that `file` (at `place`, line and column, when known) cannot be read.
+    fn bad(&mut self, file: u32, place: Option<(usize, usize)>, why: &str) {
+        unreadable_line(
+            &mut self.unreadable,
+            &mut self.files[file as usize],
+            place,
+            why,
+        );
     }
 
     /// The run of the most recent line.
@@ -290,6 +294,52 @@ impl Index {
             }
         }
     }
+}
+
+/// Lists one unreadable line of `file` (`place` is its line and column), or counts it once
+/// [`LISTED_PER_FILE`] are listed.
+fn unreadable_line(
+    unreadable: &mut Vec<String>,
+    file: &mut EntryFile,
+    place: Option<(usize, usize)>,
+    why: &str,
+) {
+    file.bad += 1;
+    if file.bad > LISTED_PER_FILE {
+        return;
+    }
+    let path = file.path.display();
+    unreadable.push(match place {
+        Some((line, column)) => format!("{path}:{line}:{column}: {why}"),
+        None => format!("{path}: {why}"),
+    });
+}
+
+/// A JSON error without serde's own "at line 1 column N" (the caller names the place).
+fn why(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// The line number (from 1) of the line that starts at `offset` of `file`.
+fn line_number(file: &mut EntryFile, offset: u64) -> Option<usize> {
+    let newlines = |bytes: &[u8]| bytes.iter().filter(|&&b| b == b'\n').count();
+    if let Some(kept) = &file.kept {
+        return Some(newlines(kept.as_bytes().get(..offset as usize)?) + 1);
+    }
+    let handle = file.handle.as_mut()?;
+    let mut buffer = vec![0; 64 * 1024];
+    let (mut at, mut count) = (0u64, 0);
+    while at < offset {
+        let part = &mut buffer[..(offset - at).min(64 * 1024) as usize];
+        read_at(handle, at, part).ok()?;
+        count += newlines(part);
+        at += part.len() as u64;
+    }
+    Some(count + 1)
 }
 
 /// Reads `buffer.len()` bytes at `offset`.
@@ -459,8 +509,8 @@ impl Piece {
 pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::Result<Report> {
     let mut index = Index::build(dir, own.as_ref());
     let latest_run = index.latest_run();
+    // In the order the files were read (by name, the own file last), each file's lines in order.
     let mut unreadable = std::mem::take(&mut index.unreadable);
-    unreadable.sort();
 
     // The own file becomes its folder's merged file as is when it holds exactly its folder's
     // latest lines (a full run of the target).
@@ -499,14 +549,29 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         let file_index = line_of.file as usize;
         let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
         let Some(line) = Index::text(&mut index.files, &line_of, &mut buffer) else {
-            unreadable.push(format!(
-                "{} (changed while the report was built)",
-                index.files[file_index].path.display()
-            ));
+            unreadable_line(
+                &mut unreadable,
+                &mut index.files[file_index],
+                None,
+                "changed while the report was built",
+            );
             continue;
         };
-        let Ok(mut entry) = serde_json::from_str::<Entry>(line) else {
-            continue;
+        let mut entry = match serde_json::from_str::<Entry>(line) {
+            Ok(entry) => entry,
+            Err(e) => {
+                // Its key was readable but the rest is not (a line of another version, edited
+                // by hand): counted as unreadable, like a line without a key, and left out.
+                let why = why(&e);
+                let offset = match line_of.text {
+                    Text::At { offset, .. } => Some(offset),
+                    Text::Owned(_) => None,
+                };
+                let file = &mut index.files[file_index];
+                let number = offset.and_then(|offset| line_number(file, offset));
+                unreadable_line(&mut unreadable, file, number.map(|n| (n, e.column())), &why);
+                continue;
+            }
         };
         // A result whose fixture or test target is gone is dropped: the case no longer exists.
         // This process's own cases ran just now.
@@ -573,6 +638,16 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
             {
                 let _ = std::fs::remove_file(&file.path);
             }
+        }
+    }
+
+    for file in &index.files {
+        if file.bad > LISTED_PER_FILE {
+            unreadable.push(format!(
+                "{}: {} more unreadable line(s)",
+                file.path.display(),
+                file.bad - LISTED_PER_FILE
+            ));
         }
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Every test process appends one JSON line per case to its own entry file,
 //! `entries/<package>/<test binary>/<pid>-<start>.jsonl`: one `write` per case, no temp files,
-//! no fsync (a report is derived data; a line cut off by a kill is skipped). Separate files per
+//! no fsync (a report is derived data; a line cut off by a kill is left out, and the rebuild that
+//! finds it names its file and line in the report and on stderr). Separate files per
 //! process mean parallel test threads and nextest's one process per test never interleave or lose
 //! an entry. A process keeps only counts in memory, not its entries.
 //!
@@ -458,9 +459,26 @@ pub(crate) fn finish(scope: Scope) {
             count: sink.count,
             whole: sink.whole,
         });
-        let _ = build::build(&dir, own, false);
+        if let Ok(report) = build::build(&dir, own, false) {
+            eprint!("{}", unreadable_summary(&report.unreadable_entries));
+        }
         let _ = std::fs::remove_file(&lock);
     }
+}
+
+/// The entry lines a rebuild left out, as a run prints them at its end; empty when there is none.
+pub fn unreadable_summary(unreadable: &[String]) -> String {
+    if unreadable.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "warning: report entry lines that could not be read were left out of the report \
+         (their cases show an earlier result or none; run them again to write their entries):\n",
+    );
+    for line in unreadable {
+        let _ = writeln!(out, "  {line}");
+    }
+    out
 }
 
 /// Per suite of this run, its repeated cases summed up (pass@k, pass^k) and its flaky cases:
@@ -700,7 +718,9 @@ pub struct Report {
     pub totals: Totals,
     /// Per suite and test binary.
     pub suites: Vec<SuiteReport>,
-    /// Entry files that could not be read (left over from another version), skipped.
+    /// Entry lines that could not be read (cut off by a kill, written by another version,
+    /// edited by hand), left out: each as `FILE:LINE:COLUMN: why` (`FILE: why` for a whole file),
+    /// at most 20 per file and then `FILE: N more unreadable line(s)`.
     #[serde(default)]
     pub unreadable_entries: Vec<String>,
     /// Every case's latest entry, sorted by package, binary, suite and case. Last in the file:
@@ -1034,11 +1054,14 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
         );
     }
     if !report.unreadable_entries.is_empty() {
-        let _ = writeln!(
-            *out,
-            "<p class=\"muted\">{} entry file(s) could not be read and were skipped.</p>",
-            report.unreadable_entries.len()
+        out.push_str(
+            "<div id=\"unreadable\"><p>Entry lines that could not be read were left out of the report \
+             (their cases show an earlier result or none; run them again to write their entries):</p>\n<ul>\n",
         );
+        for line in &report.unreadable_entries {
+            let _ = writeln!(*out, "<li><code>{}</code></li>", esc(line));
+        }
+        out.push_str("</ul></div>\n");
     }
 
     out.push_str(section);
@@ -1639,5 +1662,89 @@ mod tests {
         assert_eq!(d[0].count, 2);
         assert_eq!(d[5].count, 1);
         assert_eq!(d[9].count, 2);
+    }
+
+    /// A line whose key reads but whose entry does not, in a file read whole and in one read
+    /// at offsets (over 256 KiB), is left out and listed with its file, line and column, as is
+    /// a line cut off by a kill; a file with many is listed up to 20 lines, then counted.
+    #[test]
+    fn unreadable_entry_lines_are_named_by_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let writers = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&writers).unwrap();
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let wrong_type = |line: String| line.replace("\"passed\":true", "\"passed\":1");
+        let small = writers.join("999999999-1.jsonl");
+        std::fs::write(
+            &small,
+            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true)
+                + &wrong_type(entry_line(&fixture, "b", "2026-01-01T00:00:00Z", true)),
+        )
+        .unwrap();
+        let mut large = String::new();
+        for i in 0..3000 {
+            let line = entry_line(&fixture, &format!("c{i:04}"), "2026-01-01T00:00:00Z", true);
+            large.push_str(&if i == 2500 { wrong_type(line) } else { line });
+        }
+        large.push_str("{\"package\":\"demo\",\"bin");
+        assert!(large.len() > 256 * 1024);
+        let big = writers.join("999999999-2.jsonl");
+        std::fs::write(&big, &large).unwrap();
+        let many = writers.join("999999999-3.jsonl");
+        std::fs::write(&many, "not json\n".repeat(25)).unwrap();
+
+        let report = rebuild(dir.path()).unwrap();
+        assert_eq!(
+            report.cases.len(),
+            1 + 2999,
+            "the unreadable lines are left out"
+        );
+        assert!(report
+            .cases
+            .iter()
+            .all(|c| c.case != "b" && c.case != "c2500"));
+        // serde_json's column: the character where it stopped, from 1.
+        let column = |case: &str| {
+            entry_line(&fixture, case, "2026-01-01T00:00:00Z", true)
+                .find("\"passed\":true")
+                .unwrap()
+                + "\"passed\":1".len()
+        };
+        // Files in name order, each file's lines in order; then the lines whose key was
+        // readable, found while the cases are written; then the counts.
+        let mut expected = vec![format!(
+            "{}:3001:22: EOF while parsing a string",
+            big.display()
+        )];
+        for line in 1..=20 {
+            expected.push(format!("{}:{line}:2: expected ident", many.display()));
+        }
+        expected.push(format!(
+            "{}:2:{}: invalid type: integer `1`, expected a boolean",
+            small.display(),
+            column("b")
+        ));
+        expected.push(format!(
+            "{}:2501:{}: invalid type: integer `1`, expected a boolean",
+            big.display(),
+            column("c2500")
+        ));
+        expected.push(format!("{}: 5 more unreadable line(s)", many.display()));
+        assert_eq!(report.unreadable_entries, expected);
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(json.unreadable_entries, expected);
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        assert!(html.contains(&format!("<li><code>{}</code></li>", esc(&expected[0]))));
+
+        let summary = unreadable_summary(&report.unreadable_entries);
+        assert!(summary.starts_with("warning: report entry lines that could not be read"));
+        assert!(
+            summary.contains(&format!("\n  {}\n", expected[21])),
+            "{summary}"
+        );
+        assert_eq!(unreadable_summary(&[]), "");
     }
 }
