@@ -18,7 +18,7 @@
 # together; the table shows every file of the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$(pwd)"
+root="$(pwd -P)"
 
 min="${COVERAGE_MIN:-90}"
 # The instrumented build has a target folder of its own, so that it does not replace the plain
@@ -53,9 +53,10 @@ env_lines() {
   echo "export CARGO_TARGET_DIR='$target'"
   # Only the repository's own crates are instrumented (.ci/coverage-rustc): registry crates
   # build and run as fast as in a plain build.
-  echo "export RUSTC_WRAPPER='$root/.ci/coverage-rustc' PROPOSAL_EVAL_COVERAGE_ROOT='$root'"
+  echo "export RUSTC_WRAPPER='$root/.ci/coverage-rustc'"
   echo "export LLVM_PROFILE_FILE='$profiles/%8m.profraw'"
   echo "export CARGO_INCREMENTAL=0"
+  echo "export COVERAGE_TARGET_DIR='$target'"
 }
 
 # Every executable the run built: test binaries, the CLI, the examples' binaries, and the ones
