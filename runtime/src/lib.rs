@@ -66,7 +66,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `tokio` | `async fn` cases run on a current-thread tokio runtime, so tokio-based clients (reqwest, async-openai) work in them; without it they run on a minimal executor with no timers and no I/O |
-//! | `openai` | [`openai::ChatCompletions`]: a ready live [`Model`] for an OpenAI-compatible chat completions endpoint, with retries, `Retry-After` and a timeout |
+//! | `openai` | `openai::ChatCompletions`: a ready live [`Model`] for an OpenAI-compatible chat completions endpoint, with retries, `Retry-After` and a timeout |
 //!
 //! # Environment
 //!

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-/// Why [`Llm::complete`] gave no response.
+/// Why [`Llm::complete`](crate::Llm::complete) gave no response.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum LlmError {

@@ -3,7 +3,7 @@
 //! its base URL changes.
 //!
 //! Each request is one call of the case, taken in the order the server receives it, exactly as
-//! an `llm.complete` call is ([`Core::begin`]): replay matches it against the recorded call
+//! an `llm.complete` call is (`Core::begin`): replay matches it against the recorded call
 //! (upstream, method, path, then the JSON body as `llm.complete` requests are compared) and
 //! serves the recorded answer; recording forwards it to the upstream (method, path, query,
 //! headers, body) and keeps status, content type and body, or the events of a

@@ -20,7 +20,7 @@ pub trait Model: Send + Sync {
     fn complete(&self, request: &Value) -> Result<Value, ModelError>;
 
     /// Sends one request and returns the response with the tokens the call used, which are
-    /// recorded and priced (`[pricing]`). What [`Llm`] calls.
+    /// recorded and priced (`[pricing]`). What [`Llm`](crate::Llm) calls.
     ///
     /// The default reads the usage from the response ([`Usage::from_response`]: OpenAI's and
     /// Anthropic's shapes). A model whose response does not carry it (one that returns only the
