@@ -2,7 +2,8 @@
 //! (one non-streaming chat completion with a `lookup_order` tool), runs the tool, and streams
 //! the model's reply to the customer (one streaming chat completion).
 //!
-//! It talks to any OpenAI-compatible chat completions API through reqwest, and knows nothing of
+//! It talks to any OpenAI-compatible chat completions API through reqwest, async ([`Agent`]) or
+//! blocking ([`blocking::Agent`], for programs without an async runtime), and knows nothing of
 //! how it is tested: the tests give it another base URL, that is all.
 
 use futures_util::StreamExt;
@@ -10,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt;
+
+pub mod blocking;
 
 /// What the agent did for one message: the tool calls it made, then its reply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,7 +35,12 @@ pub struct Order {
 #[derive(Debug)]
 pub enum AgentError {
     Http(reqwest::Error),
-    Api { status: u16, message: String },
+    Api {
+        status: u16,
+        message: String,
+    },
+    /// Reading a streamed answer failed.
+    Stream(std::io::Error),
     Unexpected(String),
 }
 
@@ -41,6 +49,7 @@ impl fmt::Display for AgentError {
         match self {
             AgentError::Http(e) => write!(f, "HTTP: {e}"),
             AgentError::Api { status, message } => write!(f, "API error {status}: {message}"),
+            AgentError::Stream(e) => write!(f, "reading the stream: {e}"),
             AgentError::Unexpected(what) => write!(f, "unexpected answer: {what}"),
         }
     }
@@ -94,52 +103,13 @@ impl Agent {
         message: &str,
         orders: &BTreeMap<String, Order>,
     ) -> Result<Vec<Action>, AgentError> {
-        let mut messages = vec![
-            json!({ "role": "system", "content": SYSTEM }),
-            json!({ "role": "user", "content": message }),
-        ];
-        let tools = json!([{
-            "type": "function",
-            "function": {
-                "name": "lookup_order",
-                "description": "The status of an order, by its id (A-1234).",
-                "parameters": {
-                    "type": "object",
-                    "properties": { "order_id": { "type": "string" } },
-                    "required": ["order_id"],
-                },
-            },
-        }]);
-        let first = self
-            .chat(json!({ "model": self.model, "messages": messages, "tools": tools, "temperature": 0 }))
-            .await?;
+        let mut messages = opening(message);
+        let first = self.chat(tool_request(&self.model, &messages)).await?;
         let choice = &first["choices"][0]["message"];
-        let mut actions = Vec::new();
-        messages.push(choice.clone());
-        for call in choice["tool_calls"].as_array().into_iter().flatten() {
-            let name = call["function"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let arguments: Value =
-                serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
-                    .map_err(|e| AgentError::Unexpected(format!("tool arguments: {e}")))?;
-            let result = match name.as_str() {
-                "lookup_order" => {
-                    let id = arguments["order_id"].as_str().unwrap_or_default();
-                    match orders.get(id) {
-                        Some(order) => json!(order),
-                        None => json!({ "error": format!("no order {id}") }),
-                    }
-                }
-                other => json!({ "error": format!("no tool {other}") }),
-            };
-            messages.push(json!({ "role": "tool", "tool_call_id": call["id"], "content": result.to_string() }));
-            actions.push(Action::ToolCall { name, arguments });
-        }
-        let text = match choice["content"].as_str() {
-            Some(text) if actions.is_empty() => text.to_string(),
-            _ => self.stream_reply(&messages).await?,
+        let mut actions = run_tools(choice, orders, &mut messages)?;
+        let text = match direct_reply(choice, &actions) {
+            Some(text) => text,
+            None => self.stream_reply(&messages).await?,
         };
         actions.push(Action::Reply { text });
         Ok(actions)
@@ -156,14 +126,7 @@ impl Agent {
         let status = response.status();
         let body: Value = response.json().await?;
         if !status.is_success() {
-            let message = body["error"]["message"]
-                .as_str()
-                .unwrap_or("(no message)")
-                .to_string();
-            return Err(AgentError::Api {
-                status: status.as_u16(),
-                message,
-            });
+            return Err(api_error(status.as_u16(), &body));
         }
         Ok(body)
     }
@@ -174,50 +137,141 @@ impl Agent {
             .http
             .post(format!("{}/chat/completions", self.base_url))
             .bearer_auth(&self.api_key)
-            .json(&json!({
-                "model": self.model,
-                "messages": messages,
-                "stream": true,
-                "stream_options": { "include_usage": true },
-                "temperature": 0,
-            }))
+            .json(&stream_request(&self.model, messages))
             .send()
             .await?;
         let status = response.status();
         if !status.is_success() {
             let body: Value = response.json().await.unwrap_or(Value::Null);
-            let message = body["error"]["message"]
-                .as_str()
-                .unwrap_or("(no message)")
-                .to_string();
-            return Err(AgentError::Api {
-                status: status.as_u16(),
-                message,
-            });
+            return Err(api_error(status.as_u16(), &body));
         }
-        let mut text = String::new();
+        let mut reply = StreamedReply::default();
         let mut pending = String::new();
         let mut bytes = response.bytes_stream();
         while let Some(chunk) = bytes.next().await {
             pending.push_str(&String::from_utf8_lossy(&chunk?));
             while let Some(end) = pending.find('\n') {
-                let line = pending[..end].trim_end_matches('\r').to_string();
+                let line = pending[..end].to_string();
                 pending.drain(..=end);
-                let Some(data) = line.strip_prefix("data: ") else {
-                    continue;
-                };
-                if data == "[DONE]" {
-                    return Ok(text);
-                }
-                let chunk: Value = serde_json::from_str(data)
-                    .map_err(|e| AgentError::Unexpected(format!("stream chunk: {e}")))?;
-                if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str() {
-                    text.push_str(delta);
+                if reply.line(&line)? {
+                    return Ok(reply.text);
                 }
             }
         }
         Err(AgentError::Unexpected(
             "the stream ended without [DONE]".into(),
         ))
+    }
+}
+
+/// The conversation's first two messages.
+fn opening(message: &str) -> Vec<Value> {
+    vec![
+        json!({ "role": "system", "content": SYSTEM }),
+        json!({ "role": "user", "content": message }),
+    ]
+}
+
+/// The first request: the conversation and the `lookup_order` tool.
+fn tool_request(model: &str, messages: &[Value]) -> Value {
+    let tools = json!([{
+        "type": "function",
+        "function": {
+            "name": "lookup_order",
+            "description": "The status of an order, by its id (A-1234).",
+            "parameters": {
+                "type": "object",
+                "properties": { "order_id": { "type": "string" } },
+                "required": ["order_id"],
+            },
+        },
+    }]);
+    json!({ "model": model, "messages": messages, "tools": tools, "temperature": 0 })
+}
+
+/// The streamed request for the reply, once the tools have answered.
+fn stream_request(model: &str, messages: &[Value]) -> Value {
+    json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+        "temperature": 0,
+    })
+}
+
+/// Runs the tools the model's message `choice` asks for, adding it and their results to the
+/// conversation.
+fn run_tools(
+    choice: &Value,
+    orders: &BTreeMap<String, Order>,
+    messages: &mut Vec<Value>,
+) -> Result<Vec<Action>, AgentError> {
+    let mut actions = Vec::new();
+    messages.push(choice.clone());
+    for call in choice["tool_calls"].as_array().into_iter().flatten() {
+        let name = call["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let arguments: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+                .map_err(|e| AgentError::Unexpected(format!("tool arguments: {e}")))?;
+        let result = match name.as_str() {
+            "lookup_order" => {
+                let id = arguments["order_id"].as_str().unwrap_or_default();
+                match orders.get(id) {
+                    Some(order) => json!(order),
+                    None => json!({ "error": format!("no order {id}") }),
+                }
+            }
+            other => json!({ "error": format!("no tool {other}") }),
+        };
+        messages.push(
+            json!({ "role": "tool", "tool_call_id": call["id"], "content": result.to_string() }),
+        );
+        actions.push(Action::ToolCall { name, arguments });
+    }
+    Ok(actions)
+}
+
+/// The model's answer when it called no tool: then there is nothing more to ask.
+fn direct_reply(choice: &Value, actions: &[Action]) -> Option<String> {
+    match choice["content"].as_str() {
+        Some(text) if actions.is_empty() => Some(text.to_string()),
+        _ => None,
+    }
+}
+
+fn api_error(status: u16, body: &Value) -> AgentError {
+    let message = body["error"]["message"]
+        .as_str()
+        .unwrap_or("(no message)")
+        .to_string();
+    AgentError::Api { status, message }
+}
+
+/// The reply's text, gathered from the lines of a streamed chat completion (server-sent
+/// events: `data: {chunk}`, and `data: [DONE]` at the end).
+#[derive(Default)]
+struct StreamedReply {
+    text: String,
+}
+
+impl StreamedReply {
+    /// Reads one line of the stream; `true` once it says it is done.
+    fn line(&mut self, line: &str) -> Result<bool, AgentError> {
+        let Some(data) = line.trim_end_matches('\r').strip_prefix("data: ") else {
+            return Ok(false);
+        };
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| AgentError::Unexpected(format!("stream chunk: {e}")))?;
+        if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str() {
+            self.text.push_str(delta);
+        }
+        Ok(false)
     }
 }

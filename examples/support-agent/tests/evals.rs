@@ -13,24 +13,10 @@ use proposal_eval::Harness;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let record = ["PROPOSAL_EVAL_RECORD", "RECORD"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .any(|v| !v.trim().is_empty() && v.trim() != "0");
-    let fake = (record && std::env::var_os("PROPOSAL_EVAL_UPSTREAM").is_none()).then(|| {
-        let fake = fake_openai::FakeOpenAi::start(std::time::Duration::ZERO);
-        // Before the harness reads the environment; nothing else runs yet.
-        std::env::set_var("PROPOSAL_EVAL_UPSTREAM", &fake.url);
-        std::env::set_var("OPENAI_API_KEY", fake_openai::KEY);
-        fake
-    });
+    let fake = fake_openai::for_recording();
     let code = Harness::new("fixtures/support").run_async(suite::support);
     if let Some(fake) = fake {
-        let seen = fake.stop();
-        eprintln!(
-            "fake OpenAI upstream: {} call(s) answered, {} refused for a wrong key",
-            seen.calls, seen.refused
-        );
+        fake.stop_and_report();
     }
     code
 }

@@ -1,6 +1,8 @@
 //! The HTTP record and replay as a user meets it: this crate's suite run in a child process
 //! (this very binary, with `SUPPORT_AGENT_SUITE` naming a copy of `fixtures/support`), with the
-//! environment a user sets, against the fake OpenAI-compatible upstream of `fake_openai`.
+//! environment a user sets, against the fake OpenAI-compatible upstream of `fake_openai`. The
+//! child runs the async agent (`suite::support`, on tokio), or with
+//! `SUPPORT_AGENT_CLIENT=blocking` the blocking one (`suite::support_blocking`, plain `fn` cases).
 
 mod fake_openai;
 mod suite;
@@ -14,7 +16,11 @@ use std::time::Duration;
 
 fn main() -> ExitCode {
     if let Some(dir) = std::env::var_os("SUPPORT_AGENT_SUITE") {
-        return proposal_eval::Harness::new(PathBuf::from(dir)).run_async(suite::support);
+        let harness = proposal_eval::Harness::new(PathBuf::from(dir));
+        return match std::env::var("SUPPORT_AGENT_CLIENT").as_deref() {
+            Ok("blocking") => harness.run(suite::support_blocking),
+            _ => harness.run_async(suite::support),
+        };
     }
     let mut args = Arguments::from_args();
     // One scenario at a time: they count the upstream's calls and share the live-call places.
@@ -23,6 +29,10 @@ fn main() -> ExitCode {
         Trial::test(
             "records_through_the_proxy_then_replays_with_the_upstream_stopped",
             record_then_replay,
+        ),
+        Trial::test(
+            "blocking_client_records_through_the_proxy_then_replays_with_the_upstream_stopped",
+            blocking_record_then_replay,
         ),
         Trial::test(
             "a_changed_request_fails_with_the_diff_and_the_rerecord_command",
@@ -296,5 +306,95 @@ fn budget() -> Result<(), Failed> {
         files.keys().collect::<Vec<_>>() == ["no_order_number.json"],
         "only the case that finished is recorded",
         &run,
+    )
+}
+
+/// A recording without what differs from one run to the next (when, how long).
+fn timeless(text: &str) -> serde_json::Value {
+    let mut recording: serde_json::Value = serde_json::from_str(text).unwrap();
+    recording.as_object_mut().unwrap().remove("recorded_at");
+    for call in recording["interactions"].as_array_mut().unwrap() {
+        let call = call.as_object_mut().unwrap();
+        call.remove("recorded_at");
+        call.remove("latency_ms");
+    }
+    recording
+}
+
+fn blocking_record_then_replay() -> Result<(), Failed> {
+    let blocking = [("SUPPORT_AGENT_CLIENT", "blocking")];
+    let suite = Suite::new("blocking");
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let recorded = suite.record(&upstream, &blocking, 2);
+    let seen = upstream.stop();
+    check(
+        recorded.success && recorded.verdicts.len() == CASES,
+        "recording with the blocking client passes every case",
+        &recorded,
+    )?;
+    if seen.calls != CALLS || seen.refused != 0 {
+        return Err(format!(
+            "the upstream saw {seen:?}, expected {CALLS} calls with the key\n{}",
+            recorded.text
+        )
+        .into());
+    }
+    let files = suite.recordings();
+    for (name, text) in &files {
+        for secret in [KEY, "Bearer", "sk-proj"] {
+            if text.contains(secret) {
+                return Err(format!("{name} holds `{secret}`:\n{text}").into());
+            }
+        }
+    }
+    // The blocking agent made the async agent's calls, the streamed one included: what it
+    // recorded is the committed recordings (made by the async agent), but for times.
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/support/recordings");
+    if files.len() != CASES {
+        return Err(format!("{} recordings: {:?}", files.len(), files.keys()).into());
+    }
+    for (name, text) in &files {
+        let theirs = std::fs::read_to_string(committed.join(name)).unwrap();
+        if timeless(text) != timeless(&theirs) {
+            return Err(format!(
+                "{name}: the blocking agent recorded other calls than the async one:\n{text}"
+            )
+            .into());
+        }
+    }
+    let stream = &timeless(&files["where_is_my_order.json"])["interactions"][1];
+    if !stream["http"]["content_type"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("text/event-stream")
+        || stream["response"].as_array().map_or(0, Vec::len) < 3
+    {
+        return Err(format!("the reply was not recorded as a stream: {stream:#}").into());
+    }
+
+    // Replay: the recording's upstream is stopped. Another fake, named as the upstream with the
+    // key in the environment, counts any call that would still go out.
+    let watch = FakeOpenAi::start(Duration::ZERO);
+    let replayed = suite.run(
+        &[
+            blocking[0],
+            ("PROPOSAL_EVAL_UPSTREAM", watch.url.as_str()),
+            ("OPENAI_API_KEY", KEY),
+        ],
+        2,
+    );
+    let seen = watch.stop();
+    check(
+        replayed.success && replayed.verdicts == recorded.verdicts,
+        "replay with the blocking client passes as the recording run did",
+        &replayed,
+    )?;
+    if seen.calls != 0 || seen.refused != 0 {
+        return Err(format!("replay called the upstream: {seen:?}\n{}", replayed.text).into());
+    }
+    check(
+        suite.recordings() == files,
+        "replay leaves the recordings as they were",
+        &replayed,
     )
 }

@@ -32,6 +32,22 @@ pub struct FakeOpenAi {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// For a suite binary run with `RECORD` set and no `PROPOSAL_EVAL_UPSTREAM`: starts the fake and
+/// points the environment at it (the upstream and the key), before the harness reads it.
+pub fn for_recording() -> Option<FakeOpenAi> {
+    let record = ["PROPOSAL_EVAL_RECORD", "RECORD"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .any(|v| !v.trim().is_empty() && v.trim() != "0");
+    (record && std::env::var_os("PROPOSAL_EVAL_UPSTREAM").is_none()).then(|| {
+        let fake = FakeOpenAi::start(Duration::ZERO);
+        // Nothing else runs yet in this process.
+        std::env::set_var("PROPOSAL_EVAL_UPSTREAM", &fake.url);
+        std::env::set_var("OPENAI_API_KEY", KEY);
+        fake
+    })
+}
+
 /// What the fake saw, once stopped.
 #[derive(Debug, PartialEq)]
 pub struct Seen {
@@ -67,6 +83,15 @@ impl FakeOpenAi {
             counters,
             thread: Some(thread),
         }
+    }
+
+    /// Stops the fake and says what it saw on standard error.
+    pub fn stop_and_report(self) {
+        let seen = self.stop();
+        eprintln!(
+            "fake OpenAI upstream: {} call(s) answered, {} refused for a wrong key",
+            seen.calls, seen.refused
+        );
     }
 
     pub fn stop(mut self) -> Seen {

@@ -1,4 +1,5 @@
-//! The case function: the agent, unchanged, with `llm.base_url()` as its API's base URL.
+//! The case functions: the agent, unchanged, with `llm.base_url()` as its API's base URL; async
+//! (`support`) and blocking (`support_blocking`).
 
 #![allow(dead_code)]
 
@@ -17,4 +18,15 @@ pub async fn support(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Ac
     let orders = serde_json::from_value(case.input["orders"].clone())?;
     let message = case.input["message"].as_str().unwrap_or_default();
     Ok(agent.handle(message, &orders).await?)
+}
+
+/// The same with the blocking agent: a plain `fn` case, run on the test's thread outside any
+/// async runtime (reqwest's blocking client panics inside one).
+pub fn support_blocking(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>> {
+    let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "no-key-needed-in-replay".into());
+    let model = std::env::var("SUPPORT_AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+    let agent = support_agent::blocking::Agent::new(llm.base_url()?, key, model);
+    let orders = serde_json::from_value(case.input["orders"].clone())?;
+    let message = case.input["message"].as_str().unwrap_or_default();
+    Ok(agent.handle(message, &orders)?)
 }
