@@ -410,6 +410,34 @@ mod tests {
         }
     }
 
+    /// Lengths are counted in characters whenever either side is not ASCII, not only when both
+    /// are: `ü` is two bytes but one character.
+    #[test]
+    fn normalized_levenshtein_counts_characters_when_one_side_is_not_ascii() {
+        for (a, b) in [("Müller", "Muller"), ("Muller", "Müller")] {
+            let got = normalized_levenshtein(a, b);
+            assert!(
+                (got - (1.0 - 1.0 / 6.0)).abs() < 1e-12,
+                "{a:?} {b:?}: {got}"
+            );
+        }
+        assert_eq!(normalized_levenshtein("日本", "日本"), 1.0);
+        assert_eq!(normalized_levenshtein("日本", "ab"), 0.0);
+    }
+
+    /// `name` is the word a config uses for the algorithm: it deserializes to the same variant.
+    #[test]
+    fn algorithm_names_are_the_config_words() {
+        for (algorithm, word) in [
+            (Algorithm::Levenshtein, "levenshtein"),
+            (Algorithm::JaroWinkler, "jaro_winkler"),
+        ] {
+            assert_eq!(algorithm.name(), word);
+            let read: Algorithm = serde_json::from_value(serde_json::json!(word)).unwrap();
+            assert_eq!(read, algorithm);
+        }
+    }
+
     #[test]
     fn long_strings_take_the_table_path_and_agree() {
         let a = "a".repeat(70) + "xyz" + &"b".repeat(70);

@@ -134,6 +134,19 @@ mod tests {
         }
     }
 
+    /// `shape` holds the whole grammar by itself: a mantissa without a digit (a sign alone, a
+    /// point alone, either before an exponent) is refused there, not only later by `f64`'s
+    /// parser, which `read_number` also asks.
+    #[test]
+    fn the_grammar_wants_a_digit_in_the_mantissa() {
+        for text in ["+", "-", ".", "-.", "+.", ".e5", "-e5", "-.e5", "+,500"] {
+            assert!(shape(text.as_bytes()).is_none(), "{text:?}");
+        }
+        for text in ["-1", "+.5", "-5.", "1,500"] {
+            assert!(shape(text.as_bytes()).is_some(), "{text:?}");
+        }
+    }
+
     #[test]
     fn agrees_with_the_float_parser_on_plain_numbers() {
         for text in [
