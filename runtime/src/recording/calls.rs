@@ -296,10 +296,12 @@ impl Core {
                         &self.ignore_request_paths,
                         &self.redactor,
                     ) {
-                        // Each recorded answer is handed out once (the index only grows), so
-                        // it is moved, not copied.
+                        // Each recorded call is handed out once (the index only grows), so
+                        // its request and answer are moved, not copied: the rest is cloned
+                        // after they are taken.
                         None => {
                             let taken = Interaction {
+                                request: std::mem::take(&mut interaction.request),
                                 response: std::mem::take(&mut interaction.response),
                                 ..interaction.clone()
                             };

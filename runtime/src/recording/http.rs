@@ -622,31 +622,41 @@ pub(crate) mod sse {
 
     /// The events as a stream's bytes.
     pub(crate) fn write(events: &Value) -> Vec<u8> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         for event in events.as_array().into_iter().flatten() {
             for key in ["event", "id"] {
                 if let Some(value) = event[key].as_str() {
-                    out.push_str(&format!("{key}: {value}\n"));
+                    line(&mut out, key, value.as_bytes());
                 }
             }
             if let Some(retry) = event["retry"].as_u64() {
-                out.push_str(&format!("retry: {retry}\n"));
+                line(&mut out, "retry", retry.to_string().as_bytes());
             }
-            let data = match (event.get("data"), event["text"].as_str()) {
-                (Some(json), _) => Some(json.to_string()),
-                (None, Some(text)) => Some(text.to_string()),
-                (None, None) => None,
-            };
-            if let Some(data) = data {
-                for line in data.split('\n') {
-                    out.push_str("data: ");
-                    out.push_str(line);
-                    out.push('\n');
+            match (event.get("data"), event["text"].as_str()) {
+                // Compact JSON is one line: a newline in a string is written `\n`.
+                (Some(json), _) => {
+                    out.extend_from_slice(b"data: ");
+                    // Writing a `Value` into a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut out, json);
+                    out.push(b'\n');
                 }
+                (None, Some(text)) => {
+                    for part in text.split('\n') {
+                        line(&mut out, "data", part.as_bytes());
+                    }
+                }
+                (None, None) => {}
             }
-            out.push('\n');
+            out.push(b'\n');
         }
-        out.into_bytes()
+        out
+    }
+
+    fn line(out: &mut Vec<u8>, field: &str, value: &[u8]) {
+        out.extend_from_slice(field.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.push(b'\n');
     }
 }
 
@@ -914,5 +924,11 @@ mod tests {
             again.feed(&written);
             assert_eq!(again.finish(), events);
         }
+        // JSON data is one compact line, a newline in it escaped.
+        let written = sse::write(&json!([{"data": {"a": "x\ny"}}, {"text": "[DONE]"}]));
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            "data: {\"a\":\"x\\ny\"}\n\ndata: [DONE]\n\n"
+        );
     }
 }
