@@ -11,6 +11,7 @@
 //! | `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the named HTTP upstream `<name>` (over `[http.upstreams]`) |
 //! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost passes this many dollars |
 //! | `PROPOSAL_EVAL_REPEAT` | samples per case (a whole number, at least 1); overrides `[run] repeat` |
+//! | `NEXTEST_RUN_ID` | the run every test process of one `cargo nextest run` belongs to (its report entries, its budget) |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
 use crate::recording::upstream::UpstreamUrl;
@@ -268,6 +269,40 @@ pub(crate) fn test_binary() -> Option<&'static str> {
             }
             _ => stem,
         })
+    })
+    .as_deref()
+}
+
+/// What identifies the run this process belongs to, read once: nextest's `NEXTEST_RUN_ID`, or
+/// the parent process (the `cargo test` that runs every test binary of one invocation, one after
+/// another) with its start time where the system tells it, so a reused process id is another
+/// run. `None` where neither is known.
+pub(crate) fn run_id() -> Option<&'static str> {
+    static RUN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        if let Some(id) = std::env::var("NEXTEST_RUN_ID")
+            .ok()
+            .filter(|id| !id.is_empty())
+        {
+            return Some(format!("nextest-{id}"));
+        }
+        #[cfg(unix)]
+        {
+            let parent = std::os::unix::process::parent_id();
+            // Field 22 of /proc/<pid>/stat, after the parenthesized command name: the start time.
+            let started = std::fs::read_to_string(format!("/proc/{parent}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, after) = stat.rsplit_once(')')?;
+                    after.split_whitespace().nth(19).map(str::to_string)
+                });
+            Some(match started {
+                Some(started) => format!("parent-{parent}-{started}"),
+                None => format!("parent-{parent}"),
+            })
+        }
+        #[cfg(not(unix))]
+        None
     })
     .as_deref()
 }

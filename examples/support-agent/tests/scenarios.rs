@@ -40,6 +40,10 @@ fn main() -> ExitCode {
         ),
         Trial::test("concurrent_cases_stay_within_max_concurrency", concurrency),
         Trial::test("the_budget_stops_live_calls", budget),
+        Trial::test(
+            "the_budget_is_shared_by_the_processes_of_one_nextest_run",
+            budget_across_processes,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -73,12 +77,18 @@ impl Suite {
 
     /// Runs the suite, with a user's environment: nothing of this process's record settings.
     fn run(&self, envs: &[(&str, &str)], threads: usize) -> Run {
+        self.run_with(envs, &["--test-threads", &threads.to_string()])
+    }
+
+    /// Runs the suite with these arguments.
+    fn run_with(&self, envs: &[(&str, &str)], args: &[&str]) -> Run {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         for (key, _) in std::env::vars() {
             if key == "RECORD"
                 || key.starts_with("PROPOSAL_EVAL_")
                 || key == "OPENAI_API_KEY"
                 || key.starts_with("SUPPORT_AGENT_")
+                || key.starts_with("NEXTEST_")
             {
                 cmd.env_remove(key);
             }
@@ -87,7 +97,7 @@ impl Suite {
             .env("SUPPORT_AGENT_SUITE", &self.dir)
             .env("NO_COLOR", "1")
             .envs(envs.iter().copied())
-            .args(["--test-threads", &threads.to_string()])
+            .args(args)
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -397,4 +407,89 @@ fn blocking_record_then_replay() -> Result<(), Failed> {
         "replay leaves the recordings as they were",
         &replayed,
     )
+}
+
+/// Names of the suite's cases, in the order nextest would run them one by one.
+const CASE_NAMES: [&str; CASES] = [
+    "no_order_number",
+    "not_shipped_yet",
+    "unknown_order",
+    "where_is_my_order",
+];
+
+/// Records each case in a process of its own, as `cargo nextest run` does, one after another;
+/// `run_id` gives each process's `NEXTEST_RUN_ID`. The verdict of each case, and the calls the
+/// upstream answered.
+fn record_case_by_case(
+    name: &str,
+    run_id: impl Fn(usize) -> String,
+) -> Result<(Suite, Vec<Run>, usize), Failed> {
+    let suite = Suite::new(name);
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let mut runs = Vec::new();
+    for (i, case) in CASE_NAMES.iter().enumerate() {
+        let id = run_id(i);
+        let test = format!("{name}::{case}");
+        runs.push(suite.run_with(
+            &[
+                ("RECORD", "1"),
+                ("PROPOSAL_EVAL_UPSTREAM", upstream.url.as_str()),
+                ("OPENAI_API_KEY", KEY),
+                ("PROPOSAL_EVAL_BUDGET_USD", "0.000001"),
+                ("NEXTEST_RUN_ID", id.as_str()),
+            ],
+            &["--exact", &test],
+        ));
+    }
+    let seen = upstream.stop();
+    for (case, run) in CASE_NAMES.iter().zip(&runs) {
+        check(
+            run.verdicts.len() == 1,
+            &format!("the process of {case} ran that one case"),
+            run,
+        )?;
+    }
+    Ok((suite, runs, seen.calls))
+}
+
+fn budget_across_processes() -> Result<(), Failed> {
+    let run = format!("support-agent-scenario-{}", std::process::id());
+    // One run: the first case's call passes the budget, and the processes after it see it.
+    let (suite, runs, calls) = record_case_by_case("budget_one_run", |_| run.clone())?;
+    check(runs[0].success, "the first case records", &runs[0])?;
+    for (case, run) in CASE_NAMES.iter().zip(&runs).skip(1) {
+        check(
+            !run.success
+                && run
+                    .text
+                    .contains("PROPOSAL_EVAL_BUDGET_USD=0.000001 is spent")
+                && run.text.contains("so far in this run"),
+            &format!("{case}, in a later process of the same run, fails for the budget"),
+            run,
+        )?;
+    }
+    if calls != 1 {
+        return Err(format!(
+            "one live call in the whole run, then none: the upstream answered {calls}\n{}",
+            runs[1].text
+        )
+        .into());
+    }
+    check(
+        suite.recordings().keys().collect::<Vec<_>>() == ["no_order_number.json"],
+        "only the first case is recorded",
+        &runs[0],
+    )?;
+    // Each process a run of its own, as when the budget was counted per process: each starts
+    // with the whole budget, so each case makes its first call (the second of a case that makes
+    // two is refused).
+    let (_, runs, calls) = record_case_by_case("budget_many_runs", |i| format!("{run}-alone-{i}"))?;
+    if calls != CASES {
+        return Err(format!(
+            "{CASES} processes, each its own run, made {calls} calls; expected one each\n{}",
+            runs[1].text
+        )
+        .into());
+    }
+    Ok(())
 }

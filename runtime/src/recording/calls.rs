@@ -45,7 +45,8 @@ pub enum LlmError {
     BudgetSpent {
         /// The budget, in US dollars.
         budget_usd: f64,
-        /// The estimated cost of this process's live calls so far.
+        /// The estimated cost of this run's live calls so far (every test process of one
+        /// `cargo test` or `cargo nextest run`).
         spent_usd: f64,
     },
     /// `llm.base_url()` while recording with no upstream set, or `llm.base_url_for(name)` with
@@ -86,7 +87,7 @@ impl fmt::Display for LlmError {
                 spent_usd,
             } => write!(
                 f,
-                "PROPOSAL_EVAL_BUDGET_USD={budget_usd} is spent (estimated ${spent_usd:.6} so far in this test process): no further live model call is made, and this case needed one; raise the budget or record fewer cases"
+                "PROPOSAL_EVAL_BUDGET_USD={budget_usd} is spent (estimated ${spent_usd:.6} so far in this run): no further live model call is made, and this case needed one; raise the budget or record fewer cases"
             ),
             LlmError::NoUpstream { name: None } => write!(
                 f,
@@ -157,13 +158,6 @@ pub(crate) enum Turn {
 pub(crate) struct Costs {
     pub(crate) pricing: Arc<BTreeMap<String, Pricing>>,
     pub(crate) budget_usd: Option<f64>,
-}
-
-/// The estimated cost of this process's live calls: what `PROPOSAL_EVAL_BUDGET_USD` caps.
-static SPENT_USD: Mutex<f64> = Mutex::new(0.0);
-
-fn spent_usd() -> MutexGuard<'static, f64> {
-    SPENT_USD.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The state of one case's model calls, shared by [`Llm::complete`] and the threads of
@@ -334,11 +328,10 @@ impl Core {
                         }
                     }
                 }
-                let spent = *spent_usd();
                 match (needs_model, &*model) {
                     (true, None) => Err(LlmError::NoModel),
-                    _ => match self.costs.budget_usd {
-                        Some(budget) if spent >= budget => Err(LlmError::BudgetSpent {
+                    _ => match self.costs.budget_usd.map(|b| (b, super::budget::spent())) {
+                        Some((budget, spent)) if spent >= budget => Err(LlmError::BudgetSpent {
                             budget_usd: budget,
                             spent_usd: spent,
                         }),
@@ -378,7 +371,7 @@ impl Core {
             .as_ref()
             .and_then(|u| crate::recording::usage::cost(&self.costs.pricing, u))
         {
-            *spent_usd() += cost;
+            super::budget::add(cost, self.costs.budget_usd.is_some());
         }
         self.totals.add_call(
             interaction.usage.as_ref(),

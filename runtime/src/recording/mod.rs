@@ -9,6 +9,7 @@
 //! ([`Recording::redact`], the rules of `proposal_eval_engine::redact`), and [`credentials`] is
 //! the check on the files that `status --check` makes.
 
+pub(crate) mod budget;
 pub(crate) mod calls;
 pub mod credentials;
 mod glob;

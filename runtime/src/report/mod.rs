@@ -170,47 +170,13 @@ impl Entry {
             recording: result.recording,
             evaluators,
             failure: result.failure.as_deref().map(strip_ansi),
-            run: run_id().map(str::to_string),
+            run: crate::env::run_id().map(str::to_string),
             usage: result.usage.clone(),
             samples: result.samples.clone(),
             finished_at: Utc::now(),
             older: false,
         }
     }
-}
-
-/// What identifies the run this process belongs to, read once: nextest's `NEXTEST_RUN_ID`, or
-/// the parent process (the `cargo test` that runs every test binary of one invocation, one after
-/// another) with its start time where the system tells it, so a reused process id is another
-/// run. `None` where neither is known.
-fn run_id() -> Option<&'static str> {
-    static RUN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    RUN.get_or_init(|| {
-        if let Some(id) = std::env::var("NEXTEST_RUN_ID")
-            .ok()
-            .filter(|id| !id.is_empty())
-        {
-            return Some(format!("nextest-{id}"));
-        }
-        #[cfg(unix)]
-        {
-            let parent = std::os::unix::process::parent_id();
-            // Field 22 of /proc/<pid>/stat, after the parenthesized command name: the start time.
-            let started = std::fs::read_to_string(format!("/proc/{parent}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let (_, after) = stat.rsplit_once(')')?;
-                    after.split_whitespace().nth(19).map(str::to_string)
-                });
-            Some(match started {
-                Some(started) => format!("parent-{parent}-{started}"),
-                None => format!("parent-{parent}"),
-            })
-        }
-        #[cfg(not(unix))]
-        None
-    })
-    .as_deref()
 }
 
 /// Removes ANSI colour sequences (`ESC [ … letter`).

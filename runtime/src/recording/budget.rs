@@ -1,0 +1,180 @@
+//! What `PROPOSAL_EVAL_BUDGET_USD` weighs: the estimated cost of the live calls of this run.
+//!
+//! nextest runs each test in a process of its own, and `cargo test` each test binary in one, so
+//! a count kept by each process would bound a case, or a binary, and not the run. The test
+//! processes of one run ([`crate::env::run_id`]: one `cargo nextest run`, one `cargo test`)
+//! share a ledger under `target/proposal-eval/budget/`: a file holding the dollars spent,
+//! replaced whole (temp file and rename) while an OS file lock is held on a lock file beside
+//! it, so additions from several processes at once all count and a reader never sees half a
+//! number. Outside a test binary, in one started by hand, or where the ledger cannot be written,
+//! the count of this process stands alone.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// This process's live calls, in dollars.
+static PROCESS: Mutex<f64> = Mutex::new(0.0);
+
+/// Ledgers not written for this long belong to runs that are over: removed when a run starts
+/// its own.
+const KEEP: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The estimated cost of this run's live calls so far (of this process's, when that is more:
+/// a ledger that could not be written).
+pub(crate) fn spent() -> f64 {
+    let mine = *PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+    match ledger().and_then(Ledger::read) {
+        Some(shared) => shared.max(mine),
+        None => mine,
+    }
+}
+
+/// Counts a live call's cost; in the run's ledger too when `shared` (a budget is set: without
+/// one nothing reads it, and no file is written).
+pub(crate) fn add(cost: f64, shared: bool) {
+    *PROCESS.lock().unwrap_or_else(|p| p.into_inner()) += cost;
+    if shared {
+        if let Some(ledger) = ledger() {
+            let _ = ledger.add(cost);
+        }
+    }
+}
+
+fn ledger() -> Option<&'static Ledger> {
+    static LEDGER: OnceLock<Option<Ledger>> = OnceLock::new();
+    LEDGER
+        .get_or_init(|| {
+            let dir = crate::layout::report_dir_of_test_binary()?.join("budget");
+            let run = crate::env::run_id()?;
+            // A binary started by hand is a run of its own, not one with every binary its shell
+            // starts (the shell is then the parent that names the run).
+            if !run.starts_with("nextest-") && !started_by_cargo() {
+                return None;
+            }
+            let ledger = Ledger::new(&dir, run);
+            ledger.remove_old();
+            Some(ledger)
+        })
+        .as_ref()
+}
+
+/// Whether the parent process is cargo (`cargo test`, and the cargo that tools such as
+/// cargo-mutants start); `false` where the system does not say (no `/proc`).
+fn started_by_cargo() -> bool {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        std::fs::read_to_string(format!("/proc/{parent}/comm"))
+            .is_ok_and(|name| name.trim_end() == "cargo")
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+/// One run's ledger: `<run>.usd`, the dollars spent as a decimal number, and `<run>.lock`.
+pub(crate) struct Ledger {
+    value: PathBuf,
+    lock: PathBuf,
+}
+
+impl Ledger {
+    pub(crate) fn new(dir: &Path, run: &str) -> Ledger {
+        let name = crate::layout::safe(run);
+        Ledger {
+            value: dir.join(format!("{name}.usd")),
+            lock: dir.join(format!("{name}.lock")),
+        }
+    }
+
+    /// The dollars spent; `None` before the first addition.
+    pub(crate) fn read(&self) -> Option<f64> {
+        std::fs::read_to_string(&self.value)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Adds `cost` under the lock; the new total.
+    pub(crate) fn add(&self, cost: f64) -> std::io::Result<f64> {
+        if let Some(dir) = self.lock.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.lock)?;
+        // Released when `lock` is closed, and by the kernel if this process dies holding it.
+        lock.lock()?;
+        let total = self.read().unwrap_or(0.0) + cost;
+        // `{}` of an f64 reads back as the same f64.
+        crate::files::replace_file(&self.value, format!("{total}\n").as_bytes(), false)?;
+        Ok(total)
+    }
+
+    /// Removes the ledgers of other runs not written for [`KEEP`].
+    fn remove_old(&self) {
+        let Some(dir) = self.value.parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > KEEP);
+            if old && path != self.value && path != self.lock {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn additions_from_many_writers_at_once_all_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = "nextest-0b7e/../x";
+        assert_eq!(Ledger::new(dir.path(), run).read(), None);
+        // Each writer opens the lock file anew, as another process would: OS file locks are
+        // held per open file, so the threads exclude each other as processes do.
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    for _ in 0..25 {
+                        Ledger::new(dir.path(), run).add(0.25).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(Ledger::new(dir.path(), run).read(), Some(50.0));
+        // The run's name stays inside the folder.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // Another run has its own ledger.
+        assert_eq!(Ledger::new(dir.path(), "nextest-other").read(), None);
+    }
+
+    #[test]
+    fn the_total_reads_back_to_the_last_bit() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::new(dir.path(), "run");
+        assert_eq!(ledger.add(0.1).unwrap(), 0.1);
+        assert_eq!(ledger.add(0.2).unwrap(), 0.1 + 0.2);
+        assert_eq!(ledger.read(), Some(0.1 + 0.2));
+    }
+}
