@@ -530,8 +530,8 @@ impl Recording {
         bytes: &[u8],
         file: &Path,
     ) -> Result<(Recording, Option<R>), RecordingError> {
-        check_format(bytes, file)?;
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R> = parse_json(bytes, file)?;
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R> =
+            parse_checked(bytes, file, |raw: &Raw<_, _, _, R>| raw.format)?;
         let review = raw.review.take();
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
         let samples = match calls {
@@ -572,8 +572,8 @@ impl Recording {
         let Some(bytes) = read_bytes(file)? else {
             return Ok(None);
         };
-        check_format(&bytes, file)?;
-        let raw: Raw<IgnoredAny, IgnoredAny, IgnoredAny> = parse_json(&bytes, file)?;
+        let raw: Raw<IgnoredAny, IgnoredAny, IgnoredAny> =
+            parse_checked(&bytes, file, |raw: &Raw<_, _, _>| raw.format)?;
         let (format, case, recorded_at, sources, input_sha256, _, _) = raw.check(file)?;
         Ok(Some(RecordingHead {
             format,
@@ -673,11 +673,32 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Reads the format before anything else in the file: a newer one is refused whatever else the
-/// file holds (keys this version does not know, values of other shapes).
-fn check_format(bytes: &[u8], file: &Path) -> Result<(), RecordingError> {
-    let top: FormatOnly = parse_json(bytes, file)?;
-    let format = match top.format {
+/// Parses a recording file as `T`, with the format read first: a newer one is refused whatever
+/// else the file holds (keys this version does not know, values of other shapes).
+///
+/// The file is parsed once when it reads: only a file that fails is read again, for its format
+/// alone, so that the error names the newer format rather than what this version does not know.
+fn parse_checked<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    file: &Path,
+    format_of: impl FnOnce(&T) -> u64,
+) -> Result<T, RecordingError> {
+    match parse_json::<T>(bytes, file) {
+        Ok(raw) => {
+            check_format(Some(&Value::from(format_of(&raw))), file)?;
+            Ok(raw)
+        }
+        Err(error) => {
+            let top: FormatOnly = parse_json(bytes, file)?;
+            check_format(top.format.as_ref(), file)?;
+            Err(error)
+        }
+    }
+}
+
+/// A recording's `format`: present, a number from 1, and not newer than this version reads.
+fn check_format(format: Option<&Value>, file: &Path) -> Result<(), RecordingError> {
+    let format = match format {
         None => return Err(damaged(file, "the key `format` is missing".into())),
         Some(value) => match value.as_u64() {
             Some(n) if n >= 1 => n,
