@@ -60,6 +60,21 @@ struct Run {
 }
 
 impl Suite {
+    /// The copy with the committed recordings.
+    fn with_recordings(name: &str) -> Suite {
+        let suite = Suite::new(name);
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/support/recordings");
+        std::fs::create_dir_all(suite.dir.join("recordings")).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            std::fs::copy(
+                entry.path(),
+                suite.dir.join("recordings").join(entry.file_name()),
+            )
+            .unwrap();
+        }
+        suite
+    }
+
     fn new(name: &str) -> Suite {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("support-{}", std::process::id()))
@@ -405,6 +420,17 @@ fn blocking_record_then_replay() -> Result<(), Failed> {
     check(
         suite.recordings() == files,
         "replay leaves the recordings as they were",
+        &replayed,
+    )?;
+
+    // The committed recordings (the async agent's) replay offline with the blocking agent.
+    let committed = Suite::with_recordings("blocking_committed");
+    let replayed = committed.run(&blocking, 2);
+    check(
+        replayed.success
+            && replayed.verdicts.len() == CASES
+            && replayed.verdicts.values().all(|v| v == "ok"),
+        "the blocking agent passes on the committed recordings",
         &replayed,
     )
 }
