@@ -13,7 +13,7 @@ use crate::recording::model::{Model, ModelFactory};
 use crate::run::case::{Case, CaseOutput};
 use crate::suite::discovery::StatusCache;
 use crate::suite::fixture::FixturePath;
-use crate::suite::{PendingCase, Suite};
+use crate::suite::{LoadedCase, PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -247,7 +247,9 @@ impl Harness {
             // is ignored.
             let pending = match &mut cache {
                 Some(cache) => cache.pending(&suite, path),
-                None => PendingCase::read(&suite, path),
+                // No discovery (`--exact` named a fixture): that one fixture runs, so it is
+                // parsed once, whole, rather than first for its status.
+                None => PendingCase::Loaded(Box::new(LoadedCase::load(&suite, path))),
             };
             let ignored = pending.ignored();
             let (suite, f) = (suite.clone(), f.clone());
@@ -333,14 +335,82 @@ fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<FixturePath>> {
         .ancestors()
         .take_while(|dir| *dir != suite.dir)
         .any(|dir| dir.join(crate::naming::CONFIG_FILE).is_file());
-    let stem = |n: &str| crate::naming::identifier(n.trim_end_matches(".json"));
     let file_name = fixture.absolute.file_name()?.to_string_lossy().into_owned();
-    let twins = std::fs::read_dir(parent)
-        .ok()?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .any(|other| {
-            other != file_name && other.ends_with(".json") && stem(&other) == stem(&file_name)
-        });
+    let target = crate::naming::identifier(file_name.strip_suffix(".json")?);
+    let twins = std::fs::read_dir(parent).ok()?.flatten().any(|e| {
+        let other = e.file_name();
+        let other = other.to_string_lossy();
+        other != file_name
+            && other
+                .strip_suffix(".json")
+                .is_some_and(|stem| same_identifier(stem, &target))
+    });
     (!nested && !twins).then(|| vec![fixture])
+}
+
+/// Whether `stem` makes the identifier `target`. The identifier of an ASCII stem is the stem
+/// with each character other than a letter, digit or `_` made `_`, with perhaps a `_` before
+/// and after: a stem whose characters do not line up with `target` at either offset is told
+/// apart without building its identifier (most of a folder's names, at the first character
+/// that differs).
+fn same_identifier(stem: &str, target: &str) -> bool {
+    let maps_into = |offset: usize| {
+        target.len() >= stem.len() + offset
+            && stem.bytes().zip(target.bytes().skip(offset)).all(|(c, t)| {
+                if c.is_ascii_alphanumeric() {
+                    c == t
+                } else {
+                    t == b'_'
+                }
+            })
+    };
+    if stem.is_ascii() && !maps_into(0) && !maps_into(1) {
+        return false;
+    }
+    crate::naming::identifier(stem) == target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_identifier;
+    use crate::naming::identifier;
+
+    /// The shortcut answers as building both identifiers does, on names whose identifiers get a
+    /// `_` before (a digit first), after (a keyword, `_`), or are spelled from non-ASCII.
+    #[test]
+    fn same_identifier_agrees_with_identifier() {
+        let names = [
+            "a-b",
+            "a_b",
+            "ab",
+            "a.b",
+            "a b",
+            "A-b",
+            "1a",
+            "_1a",
+            "1-a",
+            "fn",
+            "fn_",
+            "_",
+            "__",
+            "",
+            "-",
+            "ü",
+            "u00fc_",
+            "_ü",
+            "case_02500",
+            "case_02501",
+            "case-02500",
+            "self",
+        ];
+        for stem in names {
+            for other in names {
+                assert_eq!(
+                    same_identifier(stem, &identifier(other)),
+                    identifier(stem) == identifier(other),
+                    "{stem:?} and {other:?}"
+                );
+            }
+        }
+    }
 }
