@@ -436,6 +436,14 @@ mod tests {
         NaiveDate::from_ymd_opt(y, m, d)
     }
 
+    /// A format prints as written in the config, so messages quote the user's own words.
+    #[test]
+    fn formats_print_as_written() {
+        for text in ["YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY"] {
+            assert_eq!(DateFormat::parse(text).unwrap().to_string(), text);
+        }
+    }
+
     #[test]
     fn default_date_formats_each_parse() {
         let d = ymd(2025, 1, 15);

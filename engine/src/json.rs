@@ -197,6 +197,7 @@ mod tests {
             (json!({"a": 1}), json!({"a": 2})),
             // Same size and values, other keys.
             (json!({"a": 1, "c": 2}), json!({"b": 1, "c": 2})),
+            (json!({"a": 1}), json!({"b": 1})),
             (json!({"a": 1, "b": 2}), json!({"a": 2, "b": 1})),
             (json!([]), json!({})),
         ];

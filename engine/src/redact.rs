@@ -350,6 +350,22 @@ mod tests {
         )
     }
 
+    /// A pattern reads back as written, and a refused one names itself and the fault in one
+    /// line.
+    #[test]
+    fn value_patterns_show_what_was_written() {
+        assert_eq!(
+            ValuePattern::new(r"sk-[a-z]+").unwrap().as_str(),
+            r"sk-[a-z]+"
+        );
+        let error = ValuePattern::new("a*").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid regex `a*`: it matches the empty string, which would redact between every \
+             two characters"
+        );
+    }
+
     #[test]
     fn credential_keys_are_redacted_at_any_depth_in_any_case() {
         let mut doc = json!({
