@@ -358,6 +358,11 @@ mod tests {
             ValuePattern::new(r"sk-[a-z]+").unwrap().as_str(),
             r"sk-[a-z]+"
         );
+        let pattern = ValuePattern::new(r"sk-[a-z]+").unwrap();
+        assert_eq!(pattern.to_string(), r"sk-[a-z]+");
+        assert_eq!(format!("{pattern:?}"), r#"ValuePattern("sk-[a-z]+")"#);
+        assert_eq!(pattern, r"sk-[a-z]+".parse().unwrap());
+        assert_ne!(pattern, ValuePattern::new(r"sk-[0-9]+").unwrap());
         let error = ValuePattern::new("a*").unwrap_err();
         assert_eq!(
             error.to_string(),
