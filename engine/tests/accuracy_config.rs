@@ -198,3 +198,33 @@ fn numbers_out_of_range_are_errors_with_the_value() {
         assert!(read(&format!("threshold = {threshold}\n")).is_ok());
     }
 }
+
+#[test]
+fn a_spec_debug_prints_its_options() {
+    let spec = FieldSpec::fuzzy("vendor", 0.9).ignore_case().optional();
+    let text = format!("{spec:?}");
+    for part in [
+        "FieldSpec",
+        "vendor",
+        "Fuzzy",
+        "threshold: 0.9",
+        "required: false",
+        "ignore_case: true",
+        "normalize_whitespace: false",
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+}
+
+/// The builder refuses what the TOML refuses: folding options on a field that is not text.
+#[test]
+#[should_panic(expected = "`ignore_case` applies to exact and fuzzy, not numeric_tolerance")]
+fn folding_a_number_field_panics() {
+    let _ = FieldSpec::numeric_tolerance("total", 0.01).ignore_case();
+}
+
+#[test]
+#[should_panic(expected = "`normalize_whitespace` applies to exact and fuzzy, not date")]
+fn normalizing_a_date_field_panics() {
+    let _ = FieldSpec::date("due").normalize_whitespace();
+}

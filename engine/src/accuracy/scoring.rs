@@ -454,5 +454,18 @@ mod tests {
         let config = FieldAccuracyConfig::new().field(spec);
         let v = evaluate(&json!({"a": 1, "b": 2}), &json!({"a": 1, "b": 3}), &config);
         assert_eq!(v.misses[0].path.to_string(), "b");
+        // Replaced by a shorter path that the old one starts with, and by another index: the
+        // cached location would be scored instead (another path, or no difference at all).
+        for (old, new, expected, actual) in [
+            ("a.x", "a", json!({"a": {"x": 1}}), json!({"a": {"x": 2}})),
+            ("a[0]", "a[1]", json!({"a": [1, 2]}), json!({"a": [1, 3]})),
+        ] {
+            let mut spec = FieldSpec::exact(old);
+            spec.path = Pattern::parse(new).unwrap();
+            let config = FieldAccuracyConfig::new().field(spec);
+            let v = evaluate(&expected, &actual, &config);
+            assert_eq!(v.misses.len(), 1, "{new}");
+            assert_eq!(v.misses[0].path.to_string(), new);
+        }
     }
 }
