@@ -35,6 +35,7 @@ use crate::suite::{LoadedCase, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -869,19 +870,50 @@ fn case_key(out: &mut String, package: &str, binary: &str, suite_dir: &str, case
 }
 
 /// Escapes text for HTML content and attribute values.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+/// `text` escaped for HTML text and attribute values, written where it is displayed (no copy).
+fn esc(text: &str) -> Esc<'_> {
+    Esc(text)
+}
+
+/// See [`esc`].
+struct Esc<'a>(&'a str);
+
+impl fmt::Display for Esc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(at) = rest.find(['&', '<', '>', '"', '\'']) {
+            f.write_str(&rest[..at])?;
+            f.write_str(match rest.as_bytes()[at] {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                _ => "&#39;",
+            })?;
+            rest = &rest[at + 1..];
         }
+        f.write_str(rest)
     }
-    out
+}
+
+/// A time as `2025-01-31 09:05:00 UTC`, written without parsing a format string for each row.
+struct Minute(DateTime<Utc>);
+
+impl fmt::Display for Minute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use chrono::{Datelike, Timelike};
+        let t = &self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+            t.year(),
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        )
+    }
 }
 
 fn percent(rate: f64) -> String {
@@ -1061,7 +1093,7 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
         if let Some(repeats) = &suite.repeats {
             let _ = write!(out, "<p class=\"repeats\">{}", esc(&repeats.describe()));
             if !repeats.flaky.is_empty() {
-                let names: Vec<String> = repeats.flaky.iter().map(|t| esc(t)).collect();
+                let names: Vec<String> = repeats.flaky.iter().map(|t| esc(t).to_string()).collect();
                 let _ = write!(out, ": <span class=\"flaky\">{}</span>", names.join(", "));
             }
             out.push_str("</p>\n");
@@ -1103,7 +1135,7 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
         .map(|e| format!("{} {}", esc(&e.evaluator), score_text(Some(e.score))))
         .collect();
     let name = if c.passed {
-        esc(&c.case)
+        esc(&c.case).to_string()
     } else {
         format!("<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
     };
@@ -1142,11 +1174,11 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
         recording_text(c.recording),
         recording_text(c.recording),
         esc(&c.finished_at.to_rfc3339()),
-        c.finished_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        Minute(c.finished_at),
         c.usage.as_ref().and_then(|u| u.cost_usd).unwrap_or(0.0),
         c.usage
             .as_ref()
-            .map(|u| esc(&usage_text(u)))
+            .map(|u| esc(&usage_text(u)).to_string())
             .unwrap_or_default(),
         evaluators.join(", ")
     );
@@ -1238,6 +1270,22 @@ fn html(report: &Report, section: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_text_is_escaped_and_times_read_to_the_second() {
+        assert_eq!(
+            esc(r#"a<b> & "c" 'd' é"#).to_string(),
+            "a&lt;b&gt; &amp; &quot;c&quot; &#39;d&#39; é"
+        );
+        assert_eq!(esc("").to_string(), "");
+        assert_eq!(esc("&&").to_string(), "&amp;&amp;");
+        let t: DateTime<Utc> = "2025-01-31T09:05:07.250Z".parse().unwrap();
+        assert_eq!(Minute(t).to_string(), "2025-01-31 09:05:07 UTC");
+        assert_eq!(
+            Minute(t).to_string(),
+            t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        );
+    }
 
     fn entry_line(fixture: &Path, case: &str, finished_at: &str, passed: bool) -> String {
         let entry = serde_json::json!({
@@ -1616,7 +1664,7 @@ mod tests {
     #[test]
     fn html_is_escaped() {
         assert_eq!(
-            esc("<a href=\"x\">&'"),
+            esc("<a href=\"x\">&'").to_string(),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
     }
