@@ -486,6 +486,26 @@ mod tests {
         one(spec, json!(e), json!(a)).passed
     }
 
+    /// Integers compare exactly, also where `f64` cannot tell them apart (beyond 2^53), and a
+    /// difference of the same type names the two values, not a type.
+    #[test]
+    fn exact_integers_beyond_f64_and_same_type_differences() {
+        hit(FieldSpec::exact("f"), json!(u64::MAX), json!(u64::MAX));
+        hit(FieldSpec::exact("f"), json!(i64::MIN), json!(i64::MIN));
+        assert_eq!(
+            miss(FieldSpec::exact("f"), json!(u64::MAX), json!(u64::MAX - 1)),
+            format!("expected {}, actual {}", u64::MAX, u64::MAX - 1)
+        );
+        assert_eq!(
+            miss(FieldSpec::exact("f"), json!(i64::MIN), json!(i64::MIN + 1)),
+            format!("expected {}, actual {}", i64::MIN, i64::MIN + 1)
+        );
+        assert_eq!(
+            miss(FieldSpec::exact("f"), json!(true), json!(false)),
+            "expected true, actual false"
+        );
+    }
+
     #[test]
     fn exact_is_deep_equality_with_numbers_by_value() {
         hit(FieldSpec::exact("f"), json!("INV-1"), json!("INV-1"));
