@@ -87,7 +87,11 @@ impl Plain {
         // answer over its 1 KiB buffer in two pieces, and with Nagle's algorithm the second
         // waits 40 ms for the client's delayed acknowledgement of the first.
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        no_delay(&listener);
+        assert!(
+            proposal_eval::__internal::no_delay(&listener),
+            "TCP_NODELAY: {}",
+            std::io::Error::last_os_error()
+        );
         let server = Arc::new(tiny_http::Server::from_listener(listener, None).unwrap());
         let url = format!(
             "http://127.0.0.1:{}",
@@ -123,31 +127,6 @@ impl Drop for Plain {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// `TCP_NODELAY` on a listener; its connections inherit it.
-fn no_delay(listener: &std::net::TcpListener) {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let on: libc::c_int = 1;
-        // SAFETY: the listener's open descriptor, and a c_int option value with its size.
-        let status = unsafe {
-            libc::setsockopt(
-                listener.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        assert_eq!(
-            status,
-            0,
-            "TCP_NODELAY: {}",
-            std::io::Error::last_os_error()
-        );
     }
 }
 

@@ -160,6 +160,8 @@ pub use front::macro_support as __macro_support;
 pub mod __internal {
     #![allow(missing_docs)]
     pub use crate::files::write_atomic;
+    #[cfg(feature = "http")]
+    pub use crate::sys::no_delay;
     pub use proposal_eval_engine::json;
     pub mod env {
         pub use crate::env::*;

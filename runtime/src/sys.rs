@@ -81,7 +81,7 @@ pub(crate) fn kill_group(child: &mut Child) {
 /// acknowledgement (40 ms on Linux) behind the segment before it. `false` where it could not be
 /// set; the server then works as before, only slower on answers written in several pieces.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn no_delay(listener: &std::net::TcpListener) -> bool {
+pub fn no_delay(listener: &std::net::TcpListener) -> bool {
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
