@@ -489,6 +489,83 @@ mod tests {
         assert!(err.contains("`%H` is not supported"), "{err}");
     }
 
+    /// What the scanner refuses: too few digits, a missing field, another separator, a missing
+    /// space, a date cut short, and text after the date that is not a time.
+    #[test]
+    fn near_dates_are_not_dates() {
+        for text in [
+            "202-01-15",
+            "2025--15",
+            "2025-01-",
+            "15-JAN-5",
+            "2025x01x15",
+            "2025-01/15",
+            "15Jan2025",
+            "Jan15, 2025",
+            "15",
+            "15 Jan",
+            "Jan",
+            "Jan 15",
+            "2025-01-1510:30",
+            "2025-01-15 1030",
+            "2025-01-15 at 10:30",
+            "2025-01-15T",
+            "2025-01-15Tx",
+        ] {
+            assert_eq!(read_date(text, &[]), Err(DateError::NoFormat), "{text:?}");
+        }
+        let us = [DateFormat::parse("MM/DD/YYYY").unwrap()];
+        assert_eq!(read_date("/15/2025", &us), Err(DateError::NoFormat));
+    }
+
+    /// A space in a format matches any run of whitespace (several spaces, a tab), and a time
+    /// after the date is ignored whether it follows a `T` or whitespace.
+    #[test]
+    fn spaces_match_any_whitespace_run() {
+        let d = ymd(2025, 1, 15);
+        for text in [
+            "15  Jan 2025",
+            "15\tJan\t2025",
+            "Jan 15,   2025",
+            "15 \n Jan 2025",
+            "2025-01-15\t10:30",
+            "2025-01-15   10:30:00",
+            "2025-01-15t10:30",
+        ] {
+            assert_eq!(read_date(text, &[]).ok(), d, "{text:?}");
+        }
+        let f = DateFormat::parse("DD  MMM YYYY").unwrap();
+        assert_eq!(
+            f.parse_date("15 Jan 2025"),
+            d,
+            "two spaces in a format are one run"
+        );
+        assert_eq!(f.parse_date("15 \t Jan 2025"), d);
+    }
+
+    /// When several formats read the text as an impossible day, the error names the first.
+    #[test]
+    fn the_first_impossible_reading_is_reported() {
+        let formats = [
+            DateFormat::parse("DD/MM/YYYY").unwrap(),
+            DateFormat::parse("MM/DD/YYYY").unwrap(),
+        ];
+        assert_eq!(
+            read_date("30/02/2025", &formats),
+            Err(DateError::NotACalendarDate {
+                format: "DD/MM/YYYY".into(),
+                year: 2025,
+                month: 2,
+                day: 30,
+            })
+        );
+        assert_eq!(
+            read_date("2025-02-30", &formats).unwrap_err().to_string(),
+            "reads as 2025-02-30 in YYYY-MM-DD, which is not a calendar date"
+        );
+        assert_eq!(read_date("2025-02-28", &formats).ok(), ymd(2025, 2, 28));
+    }
+
     #[test]
     fn malformed_formats_are_errors() {
         for (bad, needle) in [
