@@ -165,6 +165,30 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
+/// Reads a whole file whose size was just taken (by a `stat` of the caller's), without the
+/// `statx` that `std::fs::read` makes to size its buffer: one read fills a buffer of that size
+/// and a second finds the end. A file that changed size since is still read whole.
+pub(crate) fn read_sized(file: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut handle = std::fs::File::open(file)?;
+    // One byte more than the size, so that finding the end needs no growing.
+    let mut bytes = vec![0; usize::try_from(size).unwrap_or(0).saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len() * 2, 0);
+        }
+        match handle.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
+}
+
 /// Writes `bytes` to `file` through a temp file in the same folder and a rename.
 pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace_file(file, bytes, true)
@@ -207,4 +231,25 @@ pub(crate) fn replace_file_with(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_whole_whatever_size_was_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.json");
+        let text: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&file, &text).unwrap();
+        // The size as taken, a size from before the file grew, one from before it shrank.
+        for size in [20_000, 0, 7, 19_999, 1 << 20] {
+            assert_eq!(read_sized(&file, size).unwrap(), text, "size {size}");
+        }
+        std::fs::write(&file, b"").unwrap();
+        assert!(read_sized(&file, 10).unwrap().is_empty());
+        let missing = read_sized(&dir.path().join("gone.json"), 10).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    }
 }

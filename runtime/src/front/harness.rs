@@ -15,7 +15,7 @@ use crate::suite::discovery::StatusCache;
 use crate::suite::fixture::FixturePath;
 use crate::suite::{LoadedCase, PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -218,12 +218,22 @@ impl Harness {
                 }
             }
         }
+        // The fixtures' stamps for the discovery cache, taken side by side unless one fixture
+        // is wanted (nextest's `--exact`).
+        let mut stamps = match &cache {
+            Some(_) if !(args.exact && args.filter.is_some()) => {
+                let paths: Vec<&Path> = names.iter().map(|(_, f)| f.absolute.as_path()).collect();
+                Some(StatusCache::stamps(&paths).into_iter())
+            }
+            _ => None,
+        };
         let mut trials = Vec::with_capacity(names.len());
         // Fixtures this run does not look at (an `--exact` filter): the discovery cache keeps
         // their answers.
         let mut unseen = Vec::new();
         let mut taken = std::collections::HashSet::new();
         for (name, path) in names {
+            let stamp = stamps.as_mut().map(|s| s.next().flatten());
             if !wanted(&name) {
                 if cache.is_some() {
                     unseen.push(path.relative);
@@ -246,7 +256,10 @@ impl Harness {
             // `status` and is not in the discovery cache is parsed here, to know whether its test
             // is ignored.
             let pending = match &mut cache {
-                Some(cache) => cache.pending(&suite, path),
+                Some(cache) => match stamp {
+                    Some(stamp) => cache.pending_stamped(&suite, path, stamp),
+                    None => cache.pending(&suite, path),
+                },
                 // No discovery (`--exact` named a fixture): that one fixture runs, so it is
                 // parsed once, whole, rather than first for its status.
                 None => PendingCase::Loaded(Box::new(LoadedCase::load(&suite, path))),

@@ -170,8 +170,11 @@ where
     let sources =
         || current.get_or_init(|| crate::suite::with_digests(loaded, fixture, files.clone()));
     let recording_file = suite.recording_file(&loaded.path);
-    let mut existing =
-        Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)));
+    let mut existing = if suite.may_hold_recordings() {
+        Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)))
+    } else {
+        Ok(None)
+    };
 
     let review = settings.record == RecordMode::Review;
     let pending_file = pending::pending_file(&recording_file);

@@ -32,6 +32,8 @@ pub(crate) struct Suite {
     suite_sources: OnceLock<Result<Vec<Source>, SourceError>>,
     /// The workspace root, real (links resolved): sources must lie below it.
     workspace: OnceLock<PathBuf>,
+    /// Whether the recordings folder existed when a case first looked.
+    recordings_found: OnceLock<bool>,
 }
 
 impl Suite {
@@ -71,6 +73,7 @@ impl Suite {
             config_file,
             suite_sources: OnceLock::new(),
             workspace: OnceLock::new(),
+            recordings_found: OnceLock::new(),
         }
     }
 
@@ -86,6 +89,16 @@ impl Suite {
     pub fn recording_file(&self, fixture: &FixturePath) -> PathBuf {
         self.recordings
             .join(format!("{}.json", fixture.case_path()))
+    }
+
+    /// Whether a case may find its recording: false when the recordings folder did not exist
+    /// when the first case looked (a suite whose code calls no model), which spares every case
+    /// an `open` that fails. A recording written later in this process is its own case's, which
+    /// has looked already.
+    pub fn may_hold_recordings(&self) -> bool {
+        *self
+            .recordings_found
+            .get_or_init(|| self.recordings.is_dir())
     }
 
     pub fn discover(&self) -> std::io::Result<Vec<FixturePath>> {
@@ -243,8 +256,9 @@ pub(crate) enum PendingCase {
     Loaded(Box<LoadedCase>),
     /// Read, not parsed: it cannot set `status`, so its test runs.
     Read(FixturePath, std::io::Result<Vec<u8>>),
-    /// Not read yet: unchanged since a run that found whether its test is ignored (the flag).
-    Unread(FixturePath, bool),
+    /// Not read yet: unchanged since a run that found whether its test is ignored (the flag);
+    /// its size, as discovery found it.
+    Unread(FixturePath, bool, u64),
 }
 
 impl PendingCase {
@@ -262,7 +276,7 @@ impl PendingCase {
         match self {
             PendingCase::Loaded(loaded) => loaded.ignored(),
             PendingCase::Read(..) => false,
-            PendingCase::Unread(_, ignored) => *ignored,
+            PendingCase::Unread(_, ignored, _) => *ignored,
         }
     }
 
@@ -279,7 +293,10 @@ impl PendingCase {
         match self {
             PendingCase::Loaded(loaded) => *loaded,
             PendingCase::Read(path, bytes) => LoadedCase::from_bytes(suite, path, bytes),
-            PendingCase::Unread(path, _) => LoadedCase::load(suite, path),
+            PendingCase::Unread(path, _, size) => {
+                let bytes = crate::files::read_sized(&path.absolute, size);
+                LoadedCase::from_bytes(suite, path, bytes)
+            }
         }
     }
 }
