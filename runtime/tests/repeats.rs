@@ -195,6 +195,9 @@ fn parent() {
     assert_eq!(case["samples"]["passed"], 2);
     assert_eq!(case["samples"]["pass"], "all");
     let report = krate.json("target/proposal-eval/report.json");
+    // The cases that just ran (with model calls and samples in their entries) are the latest.
+    assert!(report["latest_run"].is_string(), "{report:#}");
+    assert_eq!(report["totals"]["older"], 0, "{report:#}");
     assert_eq!(
         report["suites"][0]["repeats"]["flaky"],
         json!(["suite::flaky"])

@@ -106,10 +106,6 @@ pub struct Entry {
     /// The failure message, uncoloured.
     #[serde(default)]
     pub failure: Option<String>,
-    /// The run the case ran in: one `cargo test` (its test binaries share the cargo process) or
-    /// one `cargo nextest run`. `None` in entries written before runs were recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run: Option<String>,
     /// The case's model calls: tokens, recorded latency, estimated cost; `None` when it made
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,6 +113,11 @@ pub struct Entry {
     /// A repeated case's samples (`score` is then their mean); absent for one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
+    /// The run the case ran in: one `cargo test` (its test binaries share the cargo process) or
+    /// one `cargo nextest run`. `None` in entries written before runs were recorded. Written
+    /// right before `finished_at`, where the end-of-run index reads it without parsing the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// When the case finished.
     pub finished_at: DateTime<Utc>,
     /// In a report: the result is from a run older than the report's latest run (its target or
@@ -844,6 +845,9 @@ impl<'a> EntryKey<'a> {
                 }
                 Some(run.into())
             }
+            // A line written before `run` came last (with `usage` or `samples` after it):
+            // serde finds it.
+            None if before.contains(",\"run\":\"") => return None,
             None => None,
         };
         Some(EntryKey {
@@ -1631,6 +1635,30 @@ mod tests {
         let line = serde_json::to_string(&failed).unwrap();
         assert!(EntryKey::by_position(&line).is_none());
         assert_eq!(EntryKey::of_line(&line).unwrap().run, None);
+
+        // A case that called a model: its usage is written before its run, which stays last.
+        let mut called = entry.clone();
+        called.usage = Some(UsageTotals {
+            calls: 2,
+            ..UsageTotals::default()
+        });
+        let line = serde_json::to_string(&called).unwrap();
+        assert!(line.ends_with(r#","run":"parent-7-99","finished_at":"2026-01-02T00:00:00Z"}"#));
+        assert_eq!(
+            EntryKey::by_position(&line).unwrap().run.as_deref(),
+            Some("parent-7-99")
+        );
+        // Such a line as the version before wrote it, usage last: serde reads its run.
+        let old = line.replace(
+            r#""usage":{"calls":2,"input_tokens":0,"output_tokens":0,"latency_ms":0.0},"run":"parent-7-99","#,
+            r#""run":"parent-7-99","usage":{"calls":2,"input_tokens":0,"output_tokens":0,"latency_ms":0.0},"#,
+        );
+        assert_ne!(old, line);
+        assert!(EntryKey::by_position(&old).is_none());
+        assert_eq!(
+            EntryKey::of_line(&old).unwrap().run.as_deref(),
+            Some("parent-7-99")
+        );
     }
 
     #[test]
