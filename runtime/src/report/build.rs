@@ -11,7 +11,9 @@
 //!    folder's new merged file. The pieces go to temp files beside the report; the header
 //!    (totals, suites), known only at the end, is written first when the pieces are joined.
 
+use super::section;
 use super::*;
+use std::collections::HashMap;
 use std::io::{BufRead, BufWriter, Read, Write};
 
 /// Files up to this size are read whole in the first pass and kept for the second.
@@ -70,10 +72,15 @@ struct Index {
     unreadable: Vec<String>,
     /// Lines of the own file, as read (more than its cases if a case ran twice).
     own_lines: usize,
+    /// Folders taken from their kept sections, not read.
+    sections: Vec<section::Section>,
 }
 
 impl Index {
-    fn build(dir: &Path, own: Option<&Own>) -> Index {
+    /// Indexes the entry files below `dir/entries`; with `sections`, a folder that holds only
+    /// its merged file and has a kept section that still matches is taken as that section
+    /// instead (in `sections`, not read).
+    fn build(dir: &Path, own: Option<&Own>, sections: bool) -> Index {
         let entries_dir = dir.join("entries");
         let mut index = Index {
             files: Vec::new(),
@@ -81,6 +88,7 @@ impl Index {
             latest: BTreeMap::new(),
             unreadable: Vec::new(),
             own_lines: 0,
+            sections: Vec::new(),
         };
         let own_path = own.map(|o| o.path.as_path());
         if !entries_dir.is_dir() {
@@ -107,40 +115,68 @@ impl Index {
                 paths.push(own.to_path_buf());
             }
         }
-        for path in paths {
-            let folder_path = path.parent().unwrap_or(&entries_dir).to_path_buf();
-            let folder = match index.folders.iter().position(|f| *f == folder_path) {
-                Some(i) => i,
-                None => {
-                    index.folders.push(folder_path);
-                    index.folders.len() - 1
+        // How many entry files each folder holds: one that holds only its merged file is
+        // unchanged since the last rebuild.
+        let mut per_folder: HashMap<&Path, usize> = HashMap::new();
+        for path in &paths {
+            *per_folder
+                .entry(path.parent().unwrap_or(&entries_dir))
+                .or_default() += 1;
+        }
+        let alone: Vec<bool> = paths
+            .iter()
+            .map(|p| {
+                sections
+                    && p.file_name().is_some_and(|n| n == MERGED)
+                    && per_folder.get(p.parent().unwrap_or(&entries_dir)) == Some(&1)
+            })
+            .collect();
+        drop(per_folder);
+        for (path, alone) in paths.into_iter().zip(alone) {
+            if alone {
+                if let Some(section) = path.parent().and_then(section::Section::load) {
+                    index.sections.push(section);
+                    continue;
                 }
-            };
-            let own = Some(path.as_path()) == own_path;
-            let single = path.extension().and_then(|e| e.to_str()) == Some("json");
-            let merged = path.file_name().is_some_and(|n| n == MERGED);
-            // Asked before reading: a writer found finished has written its last line.
-            let finished_writer = !single && !merged && (own || !writer_alive(&path));
-            let file = index.files.len() as u32;
-            index.files.push(EntryFile {
-                path,
-                folder,
-                own,
-                compact: finished_writer,
-                kept: None,
-                handle: None,
-                bad: 0,
-            });
-            index.read(file, single);
-            let entry = &mut index.files[file as usize];
-            let bad = entry.bad;
-            // A single-entry `.json` file (written by hand, or by an older version) is folded
-            // into the merged file like a finished writer's; one that does not parse is kept.
-            if single && bad == 0 {
-                entry.compact = true;
             }
+            index.add_file(path, &entries_dir, own_path);
         }
         index
+    }
+
+    /// Indexes one entry file.
+    fn add_file(&mut self, path: PathBuf, entries_dir: &Path, own_path: Option<&Path>) {
+        let folder_path = path.parent().unwrap_or(entries_dir).to_path_buf();
+        let folder = match self.folders.iter().position(|f| *f == folder_path) {
+            Some(i) => i,
+            None => {
+                self.folders.push(folder_path);
+                self.folders.len() - 1
+            }
+        };
+        let own = Some(path.as_path()) == own_path;
+        let single = path.extension().and_then(|e| e.to_str()) == Some("json");
+        let merged = path.file_name().is_some_and(|n| n == MERGED);
+        // Asked before reading: a writer found finished has written its last line.
+        let finished_writer = !single && !merged && (own || !writer_alive(&path));
+        let file = self.files.len() as u32;
+        self.files.push(EntryFile {
+            path,
+            folder,
+            own,
+            compact: finished_writer,
+            kept: None,
+            handle: None,
+            bad: 0,
+        });
+        self.read(file, single);
+        let entry = &mut self.files[file as usize];
+        let bad = entry.bad;
+        // A single-entry `.json` file (written by hand, or by an older version) is folded
+        // into the merged file like a finished writer's; one that does not parse is kept.
+        if single && bad == 0 {
+            entry.compact = true;
+        }
     }
 
     /// Reads the keys of one file into `latest`, noting the lines that cannot be read.
@@ -265,12 +301,20 @@ impl Index {
         );
     }
 
-    /// The run of the most recent line.
+    /// The run of the most recent line, kept sections' lines included.
     fn latest_run(&self) -> Option<String> {
-        self.latest
+        let lines = self
+            .latest
             .values()
-            .max_by_key(|l| l.finished_at)
-            .and_then(|l| l.run.as_deref().map(str::to_string))
+            .map(|l| (l.finished_at, l.run.as_deref()));
+        let sections = self.sections.iter().filter_map(|s| {
+            let (time, run) = s.meta.latest.as_ref()?;
+            Some((*time, run.as_deref()))
+        });
+        lines
+            .chain(sections)
+            .max_by_key(|(time, _)| *time)
+            .and_then(|(_, run)| run.map(str::to_string))
     }
 
     /// The text of a latest line; `buffer` holds it when it is read from a file again.
@@ -486,29 +530,171 @@ impl Piece {
         let out = BufWriter::with_capacity(256 * 1024, std::fs::File::create(&path)?);
         Ok(Piece { path, out })
     }
+}
 
-    /// Appends the piece to `out` and removes it.
-    fn append_to(self, out: &mut impl Write) -> std::io::Result<()> {
-        let file = self.out.into_inner().map_err(|e| e.into_error())?;
-        drop(file);
-        let mut file = std::fs::File::open(&self.path)?;
+/// One part of the report in key order: a folder's kept section, or lines rendered now.
+struct Chunk {
+    /// Its cases' JSON lines, table rows and failure sections.
+    parts: [PathBuf; 3],
+    /// Temp files, removed once the report is written (else a folder's kept section).
+    temp: bool,
+    rows: usize,
+    any_failure: bool,
+    totals: Totals,
+    suites: Vec<SuiteReport>,
+}
+
+/// The chunk being rendered.
+struct Open {
+    folder: usize,
+    /// Kept as the folder's section once written.
+    keep: bool,
+    pieces: [Piece; 3],
+    /// Prefix of its failure anchors: unique in the report, and the same in every report for a
+    /// kept section.
+    tag: String,
+    rows: usize,
+    any_failure: bool,
+    aggregate: Aggregate,
+    gathered: section::Gathered,
+}
+
+impl Open {
+    fn start(
+        folder: usize,
+        folder_path: &Path,
+        keep: bool,
+        report_dir: &Path,
+        n: usize,
+    ) -> std::io::Result<Open> {
+        let (at, tag) = if keep {
+            use sha2::{Digest, Sha256};
+            let name = folder_path.strip_prefix(report_dir).unwrap_or(folder_path);
+            let hash = Sha256::digest(name.as_os_str().as_encoded_bytes());
+            let tag: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
+            (folder_path, tag)
+        } else {
+            (report_dir, format!("t{n}"))
+        };
+        let names = if keep {
+            section::PARTS.map(|p| p.trim_start_matches('.').to_string())
+        } else {
+            [
+                "report.json.cases",
+                "report.html.rows",
+                "report.html.failures",
+            ]
+            .map(|p| format!("{p}-{n}"))
+        };
+        let [a, b, c] = &names;
+        Ok(Open {
+            folder,
+            keep,
+            pieces: [
+                Piece::create(at, a)?,
+                Piece::create(at, b)?,
+                Piece::create(at, c)?,
+            ],
+            tag,
+            rows: 0,
+            any_failure: false,
+            aggregate: Aggregate::default(),
+            gathered: section::Gathered::default(),
+        })
+    }
+
+    /// Finishes the chunk's files; a kept section's parts take their names (its meta is written
+    /// once the folder's merged file is in place).
+    fn close(
+        self,
+        folders: &[PathBuf],
+    ) -> std::io::Result<(Chunk, Option<(usize, section::Gathered)>)> {
+        let mut parts = Vec::with_capacity(3);
+        for (i, piece) in self.pieces.into_iter().enumerate() {
+            let file = piece.out.into_inner().map_err(|e| e.into_error())?;
+            drop(file);
+            if self.keep {
+                let target = folders[self.folder].join(section::PARTS[i]);
+                std::fs::rename(&piece.path, &target)?;
+                parts.push(target);
+            } else {
+                parts.push(piece.path);
+            }
+        }
+        let (totals, suites) = self.aggregate.finish();
+        let chunk = Chunk {
+            parts: [parts[0].clone(), parts[1].clone(), parts[2].clone()],
+            temp: !self.keep,
+            rows: self.rows,
+            any_failure: self.any_failure,
+            totals,
+            suites,
+        };
+        Ok((chunk, self.keep.then_some((self.folder, self.gathered))))
+    }
+}
+
+impl Chunk {
+    fn kept(section: section::Section) -> Chunk {
+        Chunk {
+            parts: [section.part(0), section.part(1), section.part(2)],
+            temp: false,
+            rows: section.meta.rows,
+            any_failure: section.meta.any_failure,
+            totals: section.meta.totals,
+            suites: section.meta.suites,
+        }
+    }
+
+    fn copy(&self, part: usize, out: &mut impl Write) -> std::io::Result<()> {
+        let mut file = std::fs::File::open(&self.parts[part])?;
         std::io::copy(&mut file, out)?;
-        let _ = std::fs::remove_file(&self.path);
         Ok(())
     }
+}
 
-    fn discard(self) {
-        drop(self.out);
-        let _ = std::fs::remove_file(&self.path);
+/// Adds `other`'s counts to `totals`.
+fn add_totals(totals: &mut Totals, other: &Totals) {
+    totals.cases += other.cases;
+    totals.passed += other.passed;
+    totals.failed += other.failed;
+    totals.replayed += other.replayed;
+    totals.replayed_stale += other.replayed_stale;
+    totals.recorded += other.recorded;
+    totals.stale += other.stale;
+    totals.no_recording += other.no_recording;
+    totals.older += other.older;
+    if let Some(usage) = &other.usage {
+        totals.usage.get_or_insert_with(Default::default).add(usage);
     }
+    totals.pass_rate = if totals.cases == 0 {
+        0.0
+    } else {
+        totals.passed as f64 / totals.cases as f64
+    };
 }
 
 /// Builds the report from the entry files below `dir/entries` (the own file's lines are this
 /// process's), compacts finished writers' files into their folder's `merged.jsonl`, writes
 /// `report.json` and `report.html`, and returns the report (with its cases when `keep_cases`).
+/// Without `keep_cases`, a folder the run did not change is taken from its kept section
+/// ([`section`]) instead of being read again.
 pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::Result<Report> {
-    let mut index = Index::build(dir, own.as_ref());
+    let mut index = Index::build(dir, own.as_ref(), !keep_cases);
     let latest_run = index.latest_run();
+    // A kept section whose "older" marks no longer hold is read and rendered again.
+    for section in std::mem::take(&mut index.sections) {
+        if section.meta.marks_hold(latest_run.as_deref()) {
+            index.sections.push(section);
+        } else {
+            let merged = section.folder.join(MERGED);
+            index.add_file(merged, &dir.join("entries"), None);
+        }
+    }
+    index
+        .sections
+        .sort_by(|a, b| a.meta.first_key.cmp(&b.meta.first_key));
+    let mut kept = std::mem::take(&mut index.sections).into_iter().peekable();
     // In the order the files were read (by name, the own file last), each file's lines in order.
     let mut unreadable = std::mem::take(&mut index.unreadable);
 
@@ -533,19 +719,38 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
     });
 
     let generated_at = Utc::now();
-    let mut cases_piece = Piece::create(dir, "report.json.cases")?;
-    let mut rows_piece = Piece::create(dir, "report.html.rows")?;
-    let mut failures_piece = Piece::create(dir, "report.html.failures")?;
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut to_save: Vec<(usize, section::Gathered, usize)> = Vec::new();
+    let mut open: Option<Open> = None;
+    // Folders whose lines were interrupted by another folder's (lines of one package and binary
+    // in two folders): not kept as sections.
+    let mut closed_folders = std::collections::HashSet::new();
+    let mut reopened = std::collections::HashSet::new();
     let mut merged: BTreeMap<usize, Piece> = BTreeMap::new();
-    let mut aggregate = Aggregate::default();
     let mut targets = Targets::default();
-    let mut kept = Vec::new();
+    let mut kept_cases = Vec::new();
     let mut buffer = Vec::new();
     let mut html = String::new();
-    let mut row = 0usize;
-    let mut any_failure = false;
     let latest = std::mem::take(&mut index.latest);
-    for (_, line_of) in latest {
+    let close = |open: &mut Option<Open>,
+                 chunks: &mut Vec<Chunk>,
+                 to_save: &mut Vec<(usize, section::Gathered, usize)>,
+                 folders: &[PathBuf]|
+     -> std::io::Result<()> {
+        if let Some(done) = open.take() {
+            let (chunk, gathered) = done.close(folders)?;
+            if let Some((folder, gathered)) = gathered {
+                to_save.push((folder, gathered, chunks.len()));
+            }
+            chunks.push(chunk);
+        }
+        Ok(())
+    };
+    for (key, line_of) in latest {
+        while kept.peek().is_some_and(|s| s.meta.first_key < key) {
+            close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
+            chunks.extend(kept.next().map(Chunk::kept));
+        }
         let file_index = line_of.file as usize;
         let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
         let Some(line) = Index::text(&mut index.files, &line_of, &mut buffer) else {
@@ -573,22 +778,40 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
                 continue;
             }
         };
+        if open.as_ref().is_none_or(|o| o.folder != folder) {
+            if let Some(o) = &open {
+                closed_folders.insert(o.folder);
+            }
+            if closed_folders.contains(&folder) {
+                reopened.insert(folder);
+            }
+            close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
+            let keep = !keep_cases && !closed_folders.contains(&folder);
+            let folder_path = &index.folders[folder];
+            open = Some(Open::start(folder, folder_path, keep, dir, chunks.len())?);
+        }
+        let Some(chunk) = open.as_mut() else {
+            continue;
+        };
+        chunk.gathered.watch(&entry);
         // A result whose fixture or test target is gone is dropped: the case no longer exists.
         // This process's own cases ran just now.
         if !own_line && (!entry.fixture.exists() || targets.gone(&entry)) {
             continue;
         }
         entry.older = entry.run.as_deref() != latest_run.as_deref();
-        aggregate.add(&entry);
-        if row > 0 {
-            cases_piece.out.write_all(b",\n    ")?;
+        chunk.gathered.add(&entry, &key);
+        chunk.aggregate.add(&entry);
+        let cases = &mut chunk.pieces[0].out;
+        if chunk.rows > 0 {
+            cases.write_all(b",\n    ")?;
         }
         if entry.older {
             // The line as written, marked: `{"older":true,` and the rest of the object.
-            cases_piece.out.write_all(b"{\"older\":true,")?;
-            cases_piece.out.write_all(&line.as_bytes()[1..])?;
+            cases.write_all(b"{\"older\":true,")?;
+            cases.write_all(&line.as_bytes()[1..])?;
         } else {
-            cases_piece.out.write_all(line.as_bytes())?;
+            cases.write_all(line.as_bytes())?;
         }
         if renamed_folder != Some(folder) {
             let piece = match merged.entry(folder) {
@@ -600,20 +823,27 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
             piece.out.write_all(line.as_bytes())?;
             piece.out.write_all(b"\n")?;
         }
+        let anchor = format_args!("{}-{}", chunk.tag, chunk.rows);
         html.clear();
-        html_row(&mut html, row, &entry);
-        rows_piece.out.write_all(html.as_bytes())?;
+        html_row(&mut html, anchor, &entry);
+        chunk.pieces[1].out.write_all(html.as_bytes())?;
         if !entry.passed {
-            any_failure = true;
+            chunk.any_failure = true;
             html.clear();
-            html_failure(&mut html, row, &entry);
-            failures_piece.out.write_all(html.as_bytes())?;
+            html_failure(
+                &mut html,
+                format_args!("{}-{}", chunk.tag, chunk.rows),
+                &entry,
+            );
+            chunk.pieces[2].out.write_all(html.as_bytes())?;
         }
-        row += 1;
+        chunk.rows += 1;
         if keep_cases {
-            kept.push(entry);
+            kept_cases.push(entry);
         }
     }
+    close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
+    chunks.extend(kept.map(Chunk::kept));
 
     // Each folder's merged file now holds the latest lines read from that folder; the files
     // folded into it go.
@@ -630,6 +860,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         } else {
             // No line of this folder still stands.
             let _ = std::fs::remove_file(&target);
+            section::Section::remove(folder_path);
         }
         for file in &index.files {
             if file.folder == folder
@@ -639,6 +870,21 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
                 let _ = std::fs::remove_file(&file.path);
             }
         }
+    }
+    // The new sections, made from the merged files now in place.
+    for (folder, gathered, chunk) in to_save {
+        let chunk = &chunks[chunk];
+        let unreadable_here = index.files.iter().any(|f| f.folder == folder && f.bad > 0);
+        let mut gathered = gathered;
+        gathered.unkept |= unreadable_here || reopened.contains(&folder);
+        gathered.save(
+            &index.folders[folder],
+            latest_run.clone(),
+            chunk.rows,
+            chunk.any_failure,
+            chunk.totals.clone(),
+            chunk.suites.clone(),
+        );
     }
 
     for file in &index.files {
@@ -651,7 +897,14 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         }
     }
 
-    let (totals, suites) = aggregate.finish();
+    let mut totals = Totals::default();
+    let mut suites = Vec::new();
+    for chunk in &chunks {
+        add_totals(&mut totals, &chunk.totals);
+        suites.extend(chunk.suites.iter().cloned());
+    }
+    let rows: usize = chunks.iter().map(|c| c.rows).sum();
+    let any_failure = chunks.iter().any(|c| c.any_failure);
     let mut report = Report {
         format: FORMAT,
         generated_at,
@@ -662,23 +915,47 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         unreadable_entries: unreadable,
     };
 
+    let written = write_report(dir, &report, &chunks, rows, any_failure);
+    for chunk in chunks.iter().filter(|c| c.temp) {
+        for part in &chunk.parts {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+    written?;
+    report.cases = kept_cases;
+    Ok(report)
+}
+
+/// Writes `report.json` and `report.html` from the header and the chunks' parts.
+fn write_report(
+    dir: &Path,
+    report: &Report,
+    chunks: &[Chunk],
+    rows: usize,
+    any_failure: bool,
+) -> std::io::Result<()> {
     // report.json: the header as serde writes it, then the cases' lines.
-    let mut header = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+    let mut header = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
     // `"cases": []` is written last among the keys: the lines go in its place.
     let Some(at) = header.rfind("\"cases\": []") else {
         return Err(std::io::Error::other("the report header has no cases key"));
     };
     let tail = header.split_off(at);
     let tail = &tail["\"cases\": []".len()..];
-    let json_file = dir.join("report.json");
-    crate::files::replace_file_with(&json_file, false, |out| {
+    crate::files::replace_file_with(&dir.join("report.json"), false, |out| {
         out.write_all(header.as_bytes())?;
-        if row == 0 {
+        if rows == 0 {
             out.write_all(b"\"cases\": []")?;
-            cases_piece.discard();
         } else {
             out.write_all(b"\"cases\": [\n    ")?;
-            cases_piece.append_to(out)?;
+            let mut first = true;
+            for chunk in chunks.iter().filter(|c| c.rows > 0) {
+                if !first {
+                    out.write_all(b",\n    ")?;
+                }
+                first = false;
+                chunk.copy(0, out)?;
+            }
             out.write_all(b"\n  ]")?;
         }
         out.write_all(tail.as_bytes())?;
@@ -687,18 +964,20 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
 
     // report.html: head and summary, rows, failures, script.
     let mut head = String::new();
-    html_head(&mut head, &report, "");
+    html_head(&mut head, report, "");
     let mut end = String::new();
     html_tail(&mut end, any_failure);
     let mut script = String::new();
     html_script(&mut script);
     crate::files::replace_file_with(&dir.join("report.html"), false, |out| {
         out.write_all(head.as_bytes())?;
-        rows_piece.append_to(out)?;
+        for chunk in chunks.iter().filter(|c| c.rows > 0) {
+            chunk.copy(1, out)?;
+        }
         out.write_all(end.as_bytes())?;
-        failures_piece.append_to(out)?;
+        for chunk in chunks.iter().filter(|c| c.rows > 0) {
+            chunk.copy(2, out)?;
+        }
         out.write_all(script.as_bytes())
-    })?;
-    report.cases = kept;
-    Ok(report)
+    })
 }

@@ -24,6 +24,7 @@ mod build;
 pub mod compare;
 pub mod junit;
 pub mod review;
+mod section;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
@@ -1131,7 +1132,7 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
 }
 
 /// One row of the cases table; `i` numbers the row (a failing row links to `#failure-{i}`).
-fn html_row(out: &mut String, i: usize, c: &Entry) {
+fn html_row(out: &mut String, i: impl fmt::Display, c: &Entry) {
     let verdict = if c.passed { "pass" } else { "fail" };
     let evaluators: Vec<String> = c
         .evaluators
@@ -1189,7 +1190,7 @@ fn html_row(out: &mut String, i: usize, c: &Entry) {
 }
 
 /// The failure section of the failing row `i`.
-fn html_failure(out: &mut String, i: usize, c: &Entry) {
+fn html_failure(out: &mut String, i: impl fmt::Display, c: &Entry) {
     let _ = writeln!(
         out,
         "<section class=\"failure\" id=\"failure-{i}\"><h3>{} <span class=\"muted\">({} / {})</span></h3>",
@@ -1349,6 +1350,160 @@ mod tests {
         let again = rebuild(dir.path()).unwrap();
         assert_eq!(again.cases, report.cases);
         assert!(dir.path().join("report.html").exists());
+    }
+
+    /// An entry line of `binary` in `run`.
+    fn line_of_run(
+        fixture: &Path,
+        binary: &str,
+        case: &str,
+        at: &str,
+        passed: bool,
+        run: &str,
+    ) -> String {
+        let line =
+            entry_line(fixture, case, at, passed).replace("\"evals\"", &format!("\"{binary}\""));
+        line.replace(
+            ",\"finished_at\"",
+            &format!(",\"run\":\"{run}\",\"finished_at\""),
+        )
+    }
+
+    /// `report.json` as written, without the time it was written.
+    fn written_report(dir: &Path) -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+        let mut report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        report["generated_at"] = serde_json::Value::Null;
+        report
+    }
+
+    #[cfg(unix)]
+    fn inode(path: &Path) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_no_run_touched_is_taken_from_its_section_as_a_full_rebuild_would_render_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = dir.path().join("fixtures");
+        std::fs::create_dir_all(&fixtures).unwrap();
+        let (a, b, c) = (
+            fixtures.join("a.json"),
+            fixtures.join("b.json"),
+            fixtures.join("c.json"),
+        );
+        for f in [&a, &b, &c] {
+            std::fs::write(f, "{}").unwrap();
+        }
+        let evals = dir.path().join("entries/demo/evals");
+        let other = dir.path().join("entries/demo/other");
+        std::fs::create_dir_all(&evals).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        // The other binary's results, from an earlier run: one failing.
+        std::fs::write(
+            other.join(MERGED),
+            line_of_run(&b, "other", "b", "2026-01-01T00:00:00Z", true, "r1")
+                + &line_of_run(&c, "other", "c", "2026-01-01T00:00:01Z", false, "r1"),
+        )
+        .unwrap();
+
+        let meta = other.join(".section.meta");
+        let line = |at: &str, run: &str| line_of_run(&a, "evals", "a", at, true, run);
+        build::build(
+            dir.path(),
+            Some(own(&evals, &[line("2026-01-02T00:00:00Z", "r2")])),
+            false,
+        )
+        .unwrap();
+        assert!(meta.exists(), "the other binary's section is kept");
+        let made = inode(&meta);
+
+        // The next run of `evals`: the other folder is taken as it is, all of it older.
+        let report = build::build(
+            dir.path(),
+            Some(own(&evals, &[line("2026-01-03T00:00:00Z", "r3")])),
+            false,
+        )
+        .unwrap();
+        assert_eq!(inode(&meta), made, "the section was used, not made again");
+        assert_eq!(
+            (
+                report.totals.cases,
+                report.totals.older,
+                report.totals.failed
+            ),
+            (3, 2, 1)
+        );
+        assert_eq!(report.latest_run.as_deref(), Some("r3"));
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        let link = html.split("href=\"#failure-").nth(1).unwrap();
+        let anchor = &link[..link.find('"').unwrap()];
+        assert!(
+            html.contains(&format!("id=\"failure-{anchor}\"")),
+            "{anchor}"
+        );
+        assert_eq!(html.matches("class=\"older\"").count(), 2);
+
+        // The same report as every line read again.
+        let taken = written_report(dir.path());
+        rebuild(dir.path()).unwrap();
+        assert_eq!(taken, written_report(dir.path()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_section_is_made_again_when_its_older_marks_change_or_a_fixture_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = dir.path().join("fixtures");
+        std::fs::create_dir_all(&fixtures).unwrap();
+        let (a, c) = (fixtures.join("a.json"), fixtures.join("c.json"));
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&c, "{}").unwrap();
+        let evals = dir.path().join("entries/demo/evals");
+        let other = dir.path().join("entries/demo/other");
+        std::fs::create_dir_all(&evals).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let meta = other.join(".section.meta");
+
+        // `other` runs in run r1: its section is made while its line is the latest.
+        let c_line = line_of_run(&c, "other", "c", "2026-01-01T00:00:00Z", true, "r1");
+        let report = build::build(
+            dir.path(),
+            Some(own(&other, std::slice::from_ref(&c_line))),
+            false,
+        )
+        .unwrap();
+        assert_eq!(report.totals.older, 0);
+        let made = inode(&meta);
+
+        // `evals` runs in r2: the other line is older now, so its section is rendered again.
+        let a_line = |at: &str, run: &str| line_of_run(&a, "evals", "a", at, true, run);
+        let report = build::build(
+            dir.path(),
+            Some(own(&evals, &[a_line("2026-01-02T00:00:00Z", "r2")])),
+            false,
+        )
+        .unwrap();
+        assert_eq!((report.totals.cases, report.totals.older), (2, 1));
+        assert_ne!(inode(&meta), made, "made again");
+        let taken = written_report(dir.path());
+        assert_eq!(taken["cases"][1]["older"], true, "{taken}");
+
+        // Its fixture is deleted: the next rebuild leaves its result out.
+        std::fs::remove_file(&c).unwrap();
+        let report = build::build(
+            dir.path(),
+            Some(own(&evals, &[a_line("2026-01-03T00:00:00Z", "r3")])),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            (report.totals.cases, report.totals.older),
+            (1, 0),
+            "{report:?}"
+        );
+        assert!(!other.join(MERGED).exists() && !meta.exists());
     }
 
     /// A finishing process's own entry file, as `finish` hands it over.
