@@ -72,6 +72,8 @@ struct Index {
     unreadable: Vec<String>,
     /// Lines of the own file, as read (more than its cases if a case ran twice).
     own_lines: usize,
+    /// The own lines' keys, as [`section::key_set`] sums them.
+    own_keys: u64,
     /// Folders taken from their kept sections, not read.
     sections: Vec<section::Section>,
 }
@@ -88,6 +90,7 @@ impl Index {
             latest: BTreeMap::new(),
             unreadable: Vec::new(),
             own_lines: 0,
+            own_keys: 0,
             sections: Vec::new(),
         };
         let own_path = own.map(|o| o.path.as_path());
@@ -108,7 +111,7 @@ impl Index {
                 !name.starts_with('.') && (name.ends_with(".jsonl") || name.ends_with(".json"))
             })
             .collect();
-        // The own file last: its lines are the newest, and a tie in time goes to the last read.
+        // The own file last (before its folder's merged file, below): its lines are the newest.
         if let Some(own) = own_path {
             paths.retain(|p| p != own);
             if own.is_file() {
@@ -132,6 +135,10 @@ impl Index {
             })
             .collect();
         drop(per_folder);
+        // The own folder's merged file waits for the own file: when the own file is whole and
+        // holds the same cases, every line of the merged file is replaced, and it is not read.
+        let own_merged = own_path.and_then(Path::parent).map(|f| f.join(MERGED));
+        let mut waiting = None;
         for (path, alone) in paths.into_iter().zip(alone) {
             if alone {
                 if let Some(section) = path.parent().and_then(section::Section::load) {
@@ -139,7 +146,22 @@ impl Index {
                     continue;
                 }
             }
+            if Some(&path) == own_merged.as_ref() {
+                waiting = Some(path);
+                continue;
+            }
             index.add_file(path, &entries_dir, own_path);
+        }
+        if let Some(merged) = waiting {
+            let replaced = own.is_some_and(|own| {
+                own.whole
+                    && own.count == index.own_lines
+                    && merged.parent().and_then(section::Section::key_set)
+                        == Some((index.own_lines, index.own_keys))
+            });
+            if !replaced {
+                index.add_file(merged, &entries_dir, own_path);
+            }
         }
         index
     }
@@ -268,6 +290,9 @@ impl Index {
             &key.suite_dir,
             &key.case,
         );
+        if self.files[file as usize].own {
+            self.own_keys = self.own_keys.wrapping_add(section::key_hash(&lookup));
+        }
         let text = match owned {
             Some(owned) => Text::Owned(owned.into()),
             None => Text::At {
@@ -283,7 +308,12 @@ impl Index {
             run: key.run.map(|r| r.into()),
         };
         match self.latest.get_mut(lookup.as_str()) {
-            Some(old) if old.finished_at > key.finished_at => {}
+            // A tie in time goes to the own file's line (read before its folder's merged file),
+            // else to the line read last.
+            Some(old)
+                if old.finished_at > key.finished_at
+                    || (old.finished_at == key.finished_at
+                        && self.files[old.file as usize].own) => {}
             Some(old) => *old = latest,
             None => {
                 self.latest.insert(lookup, latest);
@@ -317,27 +347,95 @@ impl Index {
             .and_then(|(_, run)| run.map(str::to_string))
     }
 
-    /// The text of a latest line; `buffer` holds it when it is read from a file again.
+    /// The text of a latest line; `window` holds it when it is read from a file again.
     fn text<'a>(
         files: &'a mut [EntryFile],
         latest: &'a Latest,
-        buffer: &'a mut Vec<u8>,
+        window: &'a mut Window,
     ) -> Option<&'a str> {
         match &latest.text {
             Text::Owned(line) => Some(line),
             Text::At { file, offset, len } => {
-                let file = &mut files[*file as usize];
+                let entry_file = &mut files[*file as usize];
                 let (start, end) = (*offset as usize, *offset as usize + *len as usize);
-                if let Some(kept) = &file.kept {
+                if let Some(kept) = &entry_file.kept {
                     return kept.get(start..end);
                 }
-                let handle = file.handle.as_mut()?;
-                buffer.resize(*len as usize, 0);
-                read_at(handle, *offset, buffer).ok()?;
-                std::str::from_utf8(buffer).ok()
+                let handle = entry_file.handle.as_mut()?;
+                window.line(handle, *file, *offset, *len as usize)
             }
         }
     }
+}
+
+/// The part of a large entry file read last. Lines are asked for in key order, which is about
+/// the order a run wrote them in, so most lines are found in the part read for an earlier one:
+/// a few large reads instead of one per line.
+#[derive(Default)]
+struct Window {
+    file: u32,
+    at: u64,
+    bytes: Vec<u8>,
+}
+
+/// How much of a file a [`Window`] reads at once.
+const WINDOW: usize = 1 << 20;
+
+impl Window {
+    /// The `len` bytes at `offset` of `file` (`handle`), as text; `None` when the file no
+    /// longer holds them.
+    fn line(
+        &mut self,
+        handle: &mut std::fs::File,
+        file: u32,
+        offset: u64,
+        len: usize,
+    ) -> Option<&str> {
+        let end = offset.checked_add(len as u64)?;
+        let inside =
+            self.file == file && offset >= self.at && end <= self.at + self.bytes.len() as u64;
+        if !inside {
+            self.bytes.resize(WINDOW.max(len), 0);
+            let read = read_some_at(handle, offset, &mut self.bytes);
+            self.bytes.truncate(read.unwrap_or(0));
+            (self.file, self.at) = (file, offset);
+            if self.bytes.len() < len {
+                return None;
+            }
+        }
+        let start = (offset - self.at) as usize;
+        std::str::from_utf8(&self.bytes[start..start + len]).ok()
+    }
+}
+
+/// Reads at `offset` until `buffer` is full or the file ends; how many bytes were read.
+fn read_some_at(
+    file: &mut std::fs::File,
+    offset: u64,
+    buffer: &mut [u8],
+) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(
+            file,
+            &mut buffer[filled..],
+            offset + filled as u64,
+        );
+        #[cfg(not(unix))]
+        let read = {
+            use std::io::Seek;
+            file.seek(std::io::SeekFrom::Start(offset + filled as u64))
+                .and_then(|_| file.read(&mut buffer[filled..]))
+        };
+        match read {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// Lists one unreadable line of `file` (`place` is its line and column), or counts it once
@@ -695,7 +793,8 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         .sections
         .sort_by(|a, b| a.meta.first_key.cmp(&b.meta.first_key));
     let mut kept = std::mem::take(&mut index.sections).into_iter().peekable();
-    // In the order the files were read (by name, the own file last), each file's lines in order.
+    // In the order the files were read (by name; the own file, then its folder's merged file,
+    // last), each file's lines in order.
     let mut unreadable = std::mem::take(&mut index.unreadable);
 
     // The own file becomes its folder's merged file as is when it holds exactly its folder's
@@ -729,7 +828,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
     let mut merged: BTreeMap<usize, Piece> = BTreeMap::new();
     let mut targets = Targets::default();
     let mut kept_cases = Vec::new();
-    let mut buffer = Vec::new();
+    let mut window = Window::default();
     let mut html = String::new();
     let latest = std::mem::take(&mut index.latest);
     let close = |open: &mut Option<Open>,
@@ -753,7 +852,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         }
         let file_index = line_of.file as usize;
         let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
-        let Some(line) = Index::text(&mut index.files, &line_of, &mut buffer) else {
+        let Some(line) = Index::text(&mut index.files, &line_of, &mut window) else {
             unreadable_line(
                 &mut unreadable,
                 &mut index.files[file_index],
@@ -980,4 +1079,111 @@ fn write_report(
         }
         out.write_all(script.as_bytes())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry line of case `case` of the binary `evals`, finished at `at`.
+    fn line(fixture: &Path, case: &str, at: &str) -> String {
+        let entry = serde_json::json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"), "fixture": fixture,
+            "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
+            "run": at, "finished_at": at,
+        });
+        format!("{entry}\n")
+    }
+
+    fn own(folder: &Path, lines: &[String]) -> Own {
+        let path = folder.join(format!("{}-9.jsonl", std::process::id()));
+        std::fs::write(&path, lines.concat()).unwrap();
+        Own {
+            path,
+            count: lines.len(),
+            whole: true,
+        }
+    }
+
+    #[test]
+    fn a_merged_file_whose_cases_the_own_file_all_holds_again_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        let run = |cases: &[&str], at: &str| -> Vec<String> {
+            cases.iter().map(|c| line(&fixture, c, at)).collect()
+        };
+        let read = |own: &Own| -> Vec<PathBuf> {
+            let index = Index::build(dir.path(), Some(own), true);
+            index.files.iter().map(|f| f.path.clone()).collect()
+        };
+        let merged = folder.join(MERGED);
+        build(
+            dir.path(),
+            Some(own(&folder, &run(&["a", "b"], "2026-01-01T00:00:00Z"))),
+            false,
+        )
+        .unwrap();
+        assert!(merged.exists());
+
+        // The same cases again: the merged file is not read.
+        let again = own(&folder, &run(&["b", "a"], "2026-01-02T00:00:00Z"));
+        assert_eq!(read(&again), std::slice::from_ref(&again.path));
+        // Fewer cases, or as many but another one: it is.
+        let fewer = own(&folder, &run(&["a"], "2026-01-02T00:00:00Z"));
+        assert_eq!(read(&fewer), [fewer.path.clone(), merged.clone()]);
+        let other = own(&folder, &run(&["a", "c"], "2026-01-02T00:00:00Z"));
+        assert_eq!(read(&other), [other.path.clone(), merged.clone()]);
+        // A case that ran twice does not count twice.
+        let twice = own(&folder, &run(&["a", "a"], "2026-01-02T00:00:00Z"));
+        assert_eq!(read(&twice), [twice.path.clone(), merged.clone()]);
+
+        // The report after a run of the same cases is whole.
+        let report = build(dir.path(), Some(again), true).unwrap();
+        assert_eq!(report.cases.len(), 2);
+        assert_eq!(std::fs::read_to_string(&merged).unwrap().lines().count(), 2);
+    }
+
+    #[test]
+    fn a_window_gives_each_line_whatever_order_they_are_asked_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        // About 3 windows of lines of different lengths.
+        let mut text = String::new();
+        let mut places = Vec::new();
+        for i in 0..40_000 {
+            let line = format!("{{\"case\":\"c{i}\",\"pad\":\"{}\"}}", "x".repeat(i % 131));
+            places.push((text.len() as u64, line.len()));
+            text.push_str(&line);
+            text.push('\n');
+        }
+        assert!(text.len() > 2 * WINDOW);
+        std::fs::write(&path, &text).unwrap();
+        let mut handle = std::fs::File::open(&path).unwrap();
+        let mut window = Window::default();
+        let order = (0..places.len())
+            .step_by(7)
+            .chain((0..places.len()).rev().step_by(13))
+            .chain([places.len() - 1, 0, places.len() / 2]);
+        for i in order {
+            let (offset, len) = places[i];
+            let line = window.line(&mut handle, 0, offset, len).unwrap();
+            assert_eq!(
+                line,
+                &text[offset as usize..offset as usize + len],
+                "line {i}"
+            );
+        }
+        // Another file's lines are not taken from this one's window.
+        let other = dir.path().join("other.jsonl");
+        std::fs::write(&other, "0123456789\n").unwrap();
+        let mut other_handle = std::fs::File::open(&other).unwrap();
+        assert_eq!(window.line(&mut other_handle, 1, 2, 3), Some("234"));
+        // Bytes the file no longer holds (cut short while the report was built).
+        assert_eq!(window.line(&mut other_handle, 1, 5, 20), None);
+        assert_eq!(window.line(&mut handle, 0, text.len() as u64 - 2, 5), None);
+    }
 }

@@ -95,8 +95,9 @@ pub(super) struct Meta {
     dirs: Vec<(PathBuf, i128)>,
     /// The crates its fixtures are in.
     roots: Vec<PathBuf>,
-    /// Its rows, and whether one failed.
+    /// Its rows, and the sum of their keys' [`key_hash`]es: which cases its merged file holds.
     pub rows: usize,
+    keys: u64,
     pub any_failure: bool,
     pub totals: Totals,
     pub suites: Vec<SuiteReport>,
@@ -146,6 +147,16 @@ impl Section {
         })
     }
 
+    /// How many cases the merged file of `folder` holds and the sum of their keys' hashes, as
+    /// its section says while the file is the one the section was made from.
+    pub fn key_set(folder: &Path) -> Option<(usize, u64)> {
+        let text = std::fs::read(folder.join(META)).ok()?;
+        let meta: Meta = serde_json::from_slice(&text).ok()?;
+        let current =
+            meta.version == VERSION && FileStamp::of(&folder.join(super::MERGED))? == meta.merged;
+        current.then_some((meta.rows, meta.keys))
+    }
+
     /// Removes a folder's section (its meta first, so no half is ever taken for whole).
     pub fn remove(folder: &Path) {
         let _ = std::fs::remove_file(folder.join(META));
@@ -172,6 +183,8 @@ pub(super) struct Gathered {
     pub binary: String,
     pub latest: Option<(DateTime<Utc>, Option<String>)>,
     pub runs: Vec<String>,
+    /// The sum of its keys' [`key_hash`]es.
+    pub keys: u64,
     /// Too many runs, or a line of another package or binary: not kept.
     pub unkept: bool,
     pub dirs: Vec<(PathBuf, i128)>,
@@ -183,19 +196,20 @@ impl Gathered {
     /// Notes the folder and crate of a line's fixture before its existence is checked, so that a
     /// fixture deleted after the check changes its folder's time and the section is not used.
     pub fn watch(&mut self, entry: &super::Entry) {
-        if let Some(dir) = entry.fixture.parent() {
-            // Lines come in key order: a folder's fixtures are next to each other.
-            let known =
-                self.dirs.last().is_some_and(|(d, _)| d == dir) || self.seen_dirs.contains(dir);
-            if !known {
-                match std::fs::metadata(dir).ok().as_ref().and_then(modified) {
-                    Some(time) => {
-                        self.seen_dirs.insert(dir.to_path_buf());
-                        self.dirs.push((dir.to_path_buf(), time));
-                    }
-                    None => self.unkept = true,
-                }
+        let Some(dir) = entry.fixture.parent() else {
+            return;
+        };
+        // Lines come in key order: a folder's fixtures are next to each other, and fixtures
+        // in one folder are in one crate.
+        if self.dirs.last().is_some_and(|(d, _)| d == dir) || self.seen_dirs.contains(dir) {
+            return;
+        }
+        match std::fs::metadata(dir).ok().as_ref().and_then(modified) {
+            Some(time) => {
+                self.seen_dirs.insert(dir.to_path_buf());
+                self.dirs.push((dir.to_path_buf(), time));
             }
+            None => self.unkept = true,
         }
         if let Some(root) = super::crate_root_of(entry) {
             if !self.roots.contains(&root) {
@@ -206,6 +220,7 @@ impl Gathered {
 
     /// Notes a line that stands in the report.
     pub fn add(&mut self, entry: &super::Entry, key: &str) {
+        self.keys = self.keys.wrapping_add(key_hash(key));
         if self.first_key.is_empty() {
             self.first_key = key.to_string();
             self.package = entry.package.clone();
@@ -271,6 +286,7 @@ impl Gathered {
             dirs: self.dirs,
             roots: self.roots,
             rows,
+            keys: self.keys,
             any_failure,
             totals,
             suites,
@@ -286,4 +302,18 @@ impl Gathered {
             }
         }
     }
+}
+
+/// A case key's hash. A set of keys is summed up by adding their hashes: the same set gives the
+/// same sum in any order, and two different sets of as many keys the same sum by chance only
+/// (about one in 2^64).
+pub(super) fn key_hash(key: &str) -> u64 {
+    // FNV-1a, then SplitMix64's finalizer so that every bit of the sum depends on every byte.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^ (hash >> 31)
 }
