@@ -218,22 +218,29 @@ impl Harness {
                 }
             }
         }
-        // The fixtures' stamps for the discovery cache, taken side by side unless one fixture
-        // is wanted (nextest's `--exact`).
-        let mut stamps = match &cache {
-            Some(_) if !(args.exact && args.filter.is_some()) => {
-                let paths: Vec<&Path> = names.iter().map(|(_, f)| f.absolute.as_path()).collect();
-                Some(StatusCache::stamps(&paths).into_iter())
-            }
-            _ => None,
-        };
+        // The fixtures' stamps for the discovery cache, taken side by side a block at a time
+        // (memory stays flat), unless one fixture is wanted (nextest's `--exact`).
+        const STAMP_BLOCK: usize = 4096;
+        let stamping = cache.is_some() && !(args.exact && args.filter.is_some());
+        let mut stamps = Vec::new().into_iter();
         let mut trials = Vec::with_capacity(names.len());
         // Fixtures this run does not look at (an `--exact` filter): the discovery cache keeps
         // their answers.
         let mut unseen = Vec::new();
         let mut taken = std::collections::HashSet::new();
-        for (name, path) in names {
-            let stamp = stamps.as_mut().map(|s| s.next().flatten());
+        let mut names = std::collections::VecDeque::from(names);
+        while let Some((name, path)) = names.pop_front() {
+            let stamp = stamping.then(|| {
+                if stamps.len() == 0 {
+                    let block: Vec<&Path> = std::iter::once(&path)
+                        .chain(names.iter().map(|(_, f)| f))
+                        .take(STAMP_BLOCK)
+                        .map(|f| f.absolute.as_path())
+                        .collect();
+                    stamps = StatusCache::stamps(&block).into_iter();
+                }
+                stamps.next().flatten()
+            });
             if !wanted(&name) {
                 if cache.is_some() {
                     unseen.push(path.relative);

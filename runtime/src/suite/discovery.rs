@@ -115,21 +115,20 @@ impl StatusCache {
         if threads <= 1 {
             return paths.iter().map(|p| Stamp::of(p)).collect();
         }
+        // Each thread fills its own part of one vector: no thread allocates (a thread's
+        // allocations would stay in a malloc arena of its own after it ends).
         let chunk = paths.len().div_ceil(threads);
+        let mut stamps = vec![None; paths.len()];
         std::thread::scope(|scope| {
-            let parts: Vec<_> = paths
-                .chunks(chunk)
-                .map(|part| {
-                    let stamps = scope.spawn(move || part.iter().map(|p| Stamp::of(p)).collect());
-                    (part.len(), stamps)
-                })
-                .collect();
-            // A thread that failed leaves its files unstamped: they are read, as new files are.
-            parts
-                .into_iter()
-                .flat_map(|(len, stamps)| stamps.join().unwrap_or_else(|_| vec![None; len]))
-                .collect()
-        })
+            for (part, out) in paths.chunks(chunk).zip(stamps.chunks_mut(chunk)) {
+                scope.spawn(move || {
+                    for (path, stamp) in part.iter().zip(out) {
+                        *stamp = Stamp::of(path);
+                    }
+                });
+            }
+        });
+        stamps
     }
 
     /// The fixture, ready for its test: from the cache when its file is unchanged (read later,
