@@ -481,6 +481,9 @@ mod tests {
         assert_eq!(f("%F").parse_date("2025-02-03"), ymd(2025, 2, 3));
         assert_eq!(f("%d.%m.%y").parse_date("03.02.99"), ymd(1999, 2, 3));
         assert_eq!(f("%d.%m.%y").parse_date("03.02.68"), ymd(2068, 2, 3));
+        assert_eq!(f("%d.%m.%y").parse_date("03.02.69"), ymd(1969, 2, 3));
+        assert_eq!(read_date("15-JAN-69", &[]).ok(), ymd(1969, 1, 15));
+        assert_eq!(read_date("15-JAN-00", &[]).ok(), ymd(2000, 1, 15));
         assert_eq!(
             read_date("03/02/2025", &[f("%d/%m/%Y")]).ok(),
             ymd(2025, 2, 3)
