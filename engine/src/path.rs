@@ -744,7 +744,12 @@ impl<'p> Matcher<'p> {
             if seg.accepts(segment) {
                 if matches!(seg, PatternSegment::AnyDepth) {
                     // `**` consumes the step and stays; its closure re-adds what follows it.
-                    covered |= self.push_closure(p, pos, start);
+                    // That closure never completes the pattern: it would take every segment
+                    // after this `**` to be `**` too, and then the closure that put this state
+                    // in the parent completed already, so the parent is covered and we returned
+                    // above.
+                    let complete = self.push_closure(p, pos, start);
+                    debug_assert!(!complete, "a `**` state in a frame that is not covered");
                 } else {
                     covered |= self.push_closure(p, pos + 1, start);
                 }
@@ -1116,6 +1121,22 @@ mod tests {
             root.covered,
             "`a` with one segment skipped matches the root"
         );
+    }
+
+    /// `truncate` drops the child's states, so a walk keeps at most one frame per level on the
+    /// stack however many siblings it visits.
+    #[test]
+    fn truncate_keeps_the_stack_to_the_current_branch() {
+        let patterns = [Pattern::parse("**.ts").unwrap()];
+        let mut m = Matcher::new(&patterns);
+        let root = m.root(0);
+        let height = m.stack.len();
+        for i in 0..100 {
+            let child = m.child(root, SegmentRef::Index(i));
+            assert!(m.stack.len() > height);
+            m.truncate(child);
+            assert_eq!(m.stack.len(), height, "after sibling {i}");
+        }
     }
 
     #[test]

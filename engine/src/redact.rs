@@ -502,6 +502,14 @@ mod tests {
         ] {
             assert_eq!(plain.replayed(&json!(r), &json!(c)), json!(c), "{r} vs {c}");
         }
+        // Inside arrays too, element by element.
+        assert_eq!(
+            plain.replayed(
+                &json!({ "m": ["<redacted>", "k=<redacted>", "same"] }),
+                &json!({ "m": ["one", "k=two", "other"] })
+            ),
+            json!({ "m": ["<redacted>", "k=<redacted>", "other"] })
+        );
         // A redacted key the request no longer has is still missing.
         assert_eq!(
             plain.replayed(&json!({ "k": "<redacted>" }), &json!({})),
@@ -525,5 +533,10 @@ mod tests {
         assert!(fits("<redacted>ab<redacted>", "xxabyy"));
         assert!(!fits("a<redacted>a", "a"));
         assert!(!fits("ab<redacted>", "a"));
+        // A piece between two markers is consumed whole: what follows is matched after it.
+        assert!(!fits("<redacted>abc<redacted>c", "xabc"));
+        assert!(fits("<redacted>abc<redacted>c", "xabcc"));
+        assert!(!fits("<redacted>ab<redacted>zab", "xyzab"));
+        assert!(fits("<redacted>ab<redacted>zab", "xyabzab"));
     }
 }

@@ -578,6 +578,23 @@ mod tests {
             json!({"k": ["X"]}),
             json!({"k": ["x"]}),
         );
+        // Unicode lower case, also when only one side is ASCII: the Kelvin sign is `k`.
+        hit(
+            FieldSpec::exact("f").ignore_case(),
+            json!("\u{212A}elvin"),
+            json!("kelvin"),
+        );
+        // Runs of whitespace are one, but the words still have to be equal.
+        miss(
+            FieldSpec::exact("f").normalize_whitespace(),
+            json!("acme  gmbh"),
+            json!("acme corp"),
+        );
+        miss(
+            FieldSpec::exact("f").normalize_whitespace(),
+            json!("acme gmbh"),
+            json!("acme gmbh ltd"),
+        );
     }
 
     #[test]
@@ -683,6 +700,25 @@ mod tests {
             "outside tolerance 0.01 (diff 0.02)"
         );
         hit(rel(0.1), json!(1e-9), json!(1.05e-9));
+    }
+
+    /// A hit says whether the numbers are equal (within float rounding) or only within the
+    /// tolerance, and by how much.
+    #[test]
+    fn numeric_hit_details() {
+        let detail = |spec: FieldSpec, e: Value, a: Value| one(spec, e, a).hits[0].detail();
+        let abs = FieldSpec::numeric_tolerance("f", 0.01);
+        let rel = FieldSpec::numeric_tolerance("f", 0.01).relative();
+        assert_eq!(detail(abs.clone(), json!(0.3), json!(0.1 + 0.2)), "equal");
+        assert_eq!(
+            detail(abs, json!(100), json!(100.005)),
+            "diff 0.005 within tolerance 0.01"
+        );
+        assert_eq!(detail(rel.clone(), json!(200), json!(200)), "equal");
+        assert_eq!(
+            detail(rel, json!(200), json!(201)),
+            "relative diff 0.005 within 0.01"
+        );
     }
 
     #[test]

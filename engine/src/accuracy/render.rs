@@ -181,7 +181,28 @@ mod tests {
         );
         let colored = v.render(true);
         assert!(colored.contains("\x1b[31minvoice.total\x1b[0m"));
+        // The header bold, a hit green, a miss red, a field not counted dim.
+        let painted: Vec<&str> = colored.lines().skip(3).collect();
+        assert!(
+            painted[0].starts_with("\x1b[1m     field"),
+            "{:?}",
+            painted[0]
+        );
+        assert!(painted[1].starts_with("\x1b[32m  ✓"), "{:?}", painted[1]);
+        assert!(painted[2].starts_with("\x1b[31m  ✗"), "{:?}", painted[2]);
+        assert!(painted[4].starts_with("\x1b[2m  -"), "{:?}", painted[4]);
         assert_eq!(strip_ansi(&colored), text);
+    }
+
+    /// With no miss, the table comes first, with no blank line above it.
+    #[test]
+    fn all_hits_render_the_table_alone() {
+        let config = FieldAccuracyConfig::new().field(FieldSpec::exact("a"));
+        let v = evaluate(&json!({"a": 1}), &json!({"a": 1}), &config);
+        assert_eq!(
+            v.render(false),
+            "     field  match  expected  actual  result\n\x20 ✓  a      exact  1         1       equal\n"
+        );
     }
 
     fn strip_ansi(s: &str) -> String {

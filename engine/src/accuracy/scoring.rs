@@ -301,6 +301,35 @@ mod tests {
     use crate::path::Pattern;
     use serde_json::json;
 
+    /// No hit scores 0, not -0 (a sum of no weights is -0.0 in floating point).
+    #[test]
+    fn no_hit_scores_a_positive_zero() {
+        let config = FieldAccuracyConfig::new().field(FieldSpec::exact("a"));
+        let v = evaluate(&json!({"a": 1}), &json!({"a": 2}), &config);
+        assert_eq!(v.score, 0.0);
+        assert!(v.score.is_sign_positive());
+        assert_eq!(v.reasoning, "0/1 fields matched, score 0.00 < 1.00");
+    }
+
+    /// A wildcard field counts each place it finds in expected, and is "absent from expected"
+    /// only when it finds none.
+    #[test]
+    fn a_wildcard_field_is_absent_only_when_it_finds_nothing() {
+        let config = FieldAccuracyConfig::new().field(FieldSpec::exact("items[*].sku"));
+        let expected = json!({"items": [{"sku": "A"}, {"sku": "B"}]});
+        let v = evaluate(
+            &expected,
+            &json!({"items": [{"sku": "A"}, {"sku": "C"}]}),
+            &config,
+        );
+        assert_eq!((v.hits.len(), v.misses.len()), (1, 1));
+        assert!(v.skipped.is_empty(), "{:?}", v.skipped);
+        let v = evaluate(&json!({"items": []}), &json!({"items": []}), &config);
+        assert_eq!(v.skipped.len(), 1);
+        assert_eq!(v.skipped[0].why, "absent from expected");
+        assert_eq!(v.skipped[0].path, "items[*].sku");
+    }
+
     #[test]
     fn aggregation_arithmetic() {
         let expected = json!({"a": 1, "b": 2, "c": 3, "d": 4});
