@@ -694,6 +694,14 @@ mod tests {
         assert_eq!(apply(Builtin::Number, json!(120.0)), json!(120));
         assert_eq!(apply(Builtin::Number, json!("abc")), json!("abc"));
         assert_eq!(apply(Builtin::Number, json!(true)), json!(true));
+        // Integers are left exact, beyond 2^53 too (as a float they would round).
+        for n in [
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(9_007_199_254_740_993u64),
+        ] {
+            assert_eq!(apply(Builtin::Number, n.clone()), n);
+        }
         // By the one rule of `crate::numbers`: no decimal comma, no separator but
         // thousands-grouping commas.
         for input in ["1,50", "1.500,00", "1 500", "1_500", "inf", "NaN"] {
@@ -725,6 +733,21 @@ mod tests {
                 assert_eq!(t.rewrite(&v, &ctx()), expected, "{b} on {s:?}");
             }
         }
+    }
+
+    /// A builtin prints as the name configs use, and that name reads back as the builtin.
+    #[test]
+    fn builtins_print_as_their_config_names() {
+        for b in Builtin::ALL {
+            assert_eq!(b.to_string(), b.name());
+            assert_eq!(Transform::from(b).to_string(), b.name());
+            let read: Builtin = serde_json::from_value(json!(b.name())).unwrap();
+            assert_eq!(read, b);
+        }
+        assert_eq!(
+            Builtin::CollapseWhitespace.to_string(),
+            "collapse_whitespace"
+        );
     }
 
     #[test]
