@@ -246,9 +246,10 @@ fn aggregate(
             "no field counted: every field present in expected is optional and absent from actual, score 1".to_string(),
         );
     }
-    // `+ 0.0`: a sum of no weights is -0.0, which would print as a score of `-0.00`.
+    // `+ 0.0`: a sum of no weights is -0.0, which would print as a score of `-0.00`. The miss
+    // weight needs none: it is only ever added to the hit weight, and x + -0.0 is x.
     let hit_weight: f64 = hits.iter().map(|h| h.weight).sum::<f64>() + 0.0;
-    let miss_weight: f64 = misses.iter().map(|m| m.weight).sum::<f64>() + 0.0;
+    let miss_weight: f64 = misses.iter().map(|m| m.weight).sum();
     let score = match config.aggregation {
         Aggregation::WeightedAverage => (hit_weight / (hit_weight + miss_weight)).clamp(0.0, 1.0),
         Aggregation::AllOrNothing => {
