@@ -117,12 +117,11 @@ impl AccuracyVerdict {
                 _ => DIM,
             };
             let mut text = String::from("  ");
-            for (c, (cell, w)) in line.iter().zip(widths).enumerate() {
+            // Every cell padded to its column, the last too: the line is trimmed at its end.
+            for (cell, w) in line.iter().zip(widths) {
                 text.push_str(cell);
-                if c + 1 < line.len() {
-                    let pad = w - cell.chars().count() + 2;
-                    text.push_str(&" ".repeat(pad));
-                }
+                let pad = w - cell.chars().count() + 2;
+                text.extend(std::iter::repeat_n(' ', pad));
             }
             let text = text.trim_end();
             let _ = writeln!(out, "{}", paint(code, text));
