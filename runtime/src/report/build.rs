@@ -370,16 +370,21 @@ impl Index {
 
 /// The part of a large entry file read last. Lines are asked for in key order, which is about
 /// the order a run wrote them in, so most lines are found in the part read for an earlier one:
-/// a few large reads instead of one per line.
+/// a few large reads instead of one per line. A read that follows on from the last one reads
+/// twice as much (up to [`WINDOW`]); one elsewhere starts small again, so lines asked in another
+/// order cost a small read each.
 #[derive(Default)]
 struct Window {
     file: u32,
     at: u64,
     bytes: Vec<u8>,
+    /// How many bytes of `bytes` hold the file's.
+    filled: usize,
 }
 
-/// How much of a file a [`Window`] reads at once.
+/// The most a [`Window`] reads at once, and the least.
 const WINDOW: usize = 1 << 20;
+const SMALL_WINDOW: usize = 16 * 1024;
 
 impl Window {
     /// The `len` bytes at `offset` of `file` (`handle`), as text; `None` when the file no
@@ -392,14 +397,22 @@ impl Window {
         len: usize,
     ) -> Option<&str> {
         let end = offset.checked_add(len as u64)?;
-        let inside =
-            self.file == file && offset >= self.at && end <= self.at + self.bytes.len() as u64;
+        let window_end = self.at + self.filled as u64;
+        let inside = self.file == file && offset >= self.at && end <= window_end;
         if !inside {
-            self.bytes.resize(WINDOW.max(len), 0);
-            let read = read_some_at(handle, offset, &mut self.bytes);
-            self.bytes.truncate(read.unwrap_or(0));
-            (self.file, self.at) = (file, offset);
-            if self.bytes.len() < len {
+            let follows = self.file == file && offset >= self.at && offset <= window_end;
+            let size = if follows && self.filled > 0 {
+                (self.filled * 2).clamp(SMALL_WINDOW, WINDOW)
+            } else {
+                SMALL_WINDOW
+            };
+            let size = size.max(len);
+            if self.bytes.len() < size {
+                self.bytes.resize(size, 0);
+            }
+            let read = read_some_at(handle, offset, &mut self.bytes[..size]);
+            (self.file, self.at, self.filled) = (file, offset, read.unwrap_or(0));
+            if self.filled < len {
                 return None;
             }
         }
@@ -647,7 +660,10 @@ struct Open {
     folder: usize,
     /// Kept as the folder's section once written.
     keep: bool,
-    pieces: [Piece; 3],
+    /// Its cases' JSON lines.
+    json: Piece,
+    /// Its rows and failure sections, until they go to the [`Renderer`].
+    html: Option<[Piece; 2]>,
     /// Prefix of its failure anchors: unique in the report, and the same in every report for a
     /// kept section.
     tag: String,
@@ -688,11 +704,8 @@ impl Open {
         Ok(Open {
             folder,
             keep,
-            pieces: [
-                Piece::create(at, a)?,
-                Piece::create(at, b)?,
-                Piece::create(at, c)?,
-            ],
+            json: Piece::create(at, a)?,
+            html: Some([Piece::create(at, b)?, Piece::create(at, c)?]),
             tag,
             rows: 0,
             any_failure: false,
@@ -706,9 +719,11 @@ impl Open {
     fn close(
         self,
         folders: &[PathBuf],
+        html: [Piece; 2],
     ) -> std::io::Result<(Chunk, Option<(usize, section::Gathered)>)> {
         let mut parts = Vec::with_capacity(3);
-        for (i, piece) in self.pieces.into_iter().enumerate() {
+        let [rows, failures] = html;
+        for (i, piece) in [self.json, rows, failures].into_iter().enumerate() {
             let file = piece.out.into_inner().map_err(|e| e.into_error())?;
             drop(file);
             if self.keep {
@@ -730,6 +745,161 @@ impl Open {
         };
         Ok((chunk, self.keep.then_some((self.folder, self.gathered))))
     }
+}
+
+/// How many lines a rebuild must have for its rows to be rendered on a thread of their own.
+const RENDER_THREAD: usize = 2048;
+
+/// Renders the table rows and failure sections of a rebuild. For a large report it works on a
+/// thread of its own, beside the loop that reads, parses and sums up the next lines (the run's
+/// test threads are done, so a core is free): the two halves of a rebuild side by side.
+enum Renderer<'scope> {
+    Inline {
+        current: Option<(String, [Piece; 2])>,
+        html: String,
+        result: std::io::Result<()>,
+    },
+    Thread {
+        batch: Vec<(usize, Entry)>,
+        to: std::sync::mpsc::SyncSender<Render>,
+        back: std::sync::mpsc::Receiver<std::io::Result<[Piece; 2]>>,
+        _thread: std::thread::ScopedJoinHandle<'scope, ()>,
+    },
+}
+
+/// What the render thread is asked to do.
+enum Render {
+    /// The next chunk: its anchor tag, and its rows and failure pieces.
+    Start(String, [Piece; 2]),
+    Rows(Vec<(usize, Entry)>),
+    /// Hand the pieces back.
+    Finish,
+}
+
+/// Rows sent to the render thread at once.
+const RENDER_BATCH: usize = 64;
+
+impl<'scope> Renderer<'scope> {
+    fn new<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        lines: usize,
+    ) -> Renderer<'scope> {
+        if lines < RENDER_THREAD {
+            return Renderer::Inline {
+                current: None,
+                html: String::new(),
+                result: Ok(()),
+            };
+        }
+        let (to, requests) = std::sync::mpsc::sync_channel::<Render>(8);
+        let (done, back) = std::sync::mpsc::sync_channel(1);
+        let thread = scope.spawn(move || {
+            let mut html = String::new();
+            let mut current: Option<(String, [Piece; 2], std::io::Result<()>)> = None;
+            for request in requests {
+                match request {
+                    Render::Start(tag, pieces) => current = Some((tag, pieces, Ok(()))),
+                    Render::Rows(rows) => {
+                        let Some((tag, pieces, result)) = current.as_mut() else {
+                            continue;
+                        };
+                        for (row, entry) in rows {
+                            if result.is_ok() {
+                                *result = render(&mut html, tag, row, &entry, pieces);
+                            }
+                        }
+                    }
+                    Render::Finish => {
+                        if let Some((_, pieces, result)) = current.take() {
+                            let _ = done.send(result.map(|()| pieces));
+                        }
+                    }
+                }
+            }
+        });
+        Renderer::Thread {
+            batch: Vec::with_capacity(RENDER_BATCH),
+            to,
+            back,
+            _thread: thread,
+        }
+    }
+
+    /// Starts a chunk.
+    fn start(&mut self, tag: String, pieces: [Piece; 2]) {
+        match self {
+            Renderer::Inline { current, .. } => *current = Some((tag, pieces)),
+            Renderer::Thread { to, .. } => {
+                let _ = to.send(Render::Start(tag, pieces));
+            }
+        }
+    }
+
+    /// Renders the chunk's row `row`.
+    fn row(&mut self, row: usize, entry: Entry) {
+        match self {
+            Renderer::Inline {
+                current: Some((tag, pieces)),
+                html,
+                result,
+            } => {
+                if result.is_ok() {
+                    *result = render(html, tag, row, &entry, pieces);
+                }
+            }
+            Renderer::Inline { .. } => {}
+            Renderer::Thread { batch, to, .. } => {
+                batch.push((row, entry));
+                if batch.len() == RENDER_BATCH {
+                    let rows = std::mem::replace(batch, Vec::with_capacity(RENDER_BATCH));
+                    let _ = to.send(Render::Rows(rows));
+                }
+            }
+        }
+    }
+
+    /// Ends the chunk: its pieces, every row written.
+    fn finish(&mut self) -> std::io::Result<[Piece; 2]> {
+        let gone = || std::io::Error::other("the report's render thread stopped");
+        match self {
+            Renderer::Inline {
+                current, result, ..
+            } => {
+                let outcome = std::mem::replace(result, Ok(()));
+                let (_, pieces) = current.take().ok_or_else(gone)?;
+                outcome.map(|()| pieces)
+            }
+            Renderer::Thread {
+                batch, to, back, ..
+            } => {
+                if !batch.is_empty() {
+                    let rows = std::mem::take(batch);
+                    to.send(Render::Rows(rows)).map_err(|_| gone())?;
+                }
+                to.send(Render::Finish).map_err(|_| gone())?;
+                back.recv().map_err(|_| gone())?
+            }
+        }
+    }
+}
+
+/// Writes one row (and its failure section when it failed) into a chunk's pieces.
+fn render(
+    html: &mut String,
+    tag: &str,
+    row: usize,
+    entry: &Entry,
+    pieces: &mut [Piece; 2],
+) -> std::io::Result<()> {
+    html.clear();
+    html_row(html, format_args!("{tag}-{row}"), entry);
+    pieces[0].out.write_all(html.as_bytes())?;
+    if !entry.passed {
+        html.clear();
+        html_failure(html, format_args!("{tag}-{row}"), entry);
+        pieces[1].out.write_all(html.as_bytes())?;
+    }
+    Ok(())
 }
 
 impl Chunk {
@@ -829,15 +999,16 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
     let mut targets = Targets::default();
     let mut kept_cases = Vec::new();
     let mut window = Window::default();
-    let mut html = String::new();
     let latest = std::mem::take(&mut index.latest);
     let close = |open: &mut Option<Open>,
+                 renderer: &mut Renderer,
                  chunks: &mut Vec<Chunk>,
                  to_save: &mut Vec<(usize, section::Gathered, usize)>,
                  folders: &[PathBuf]|
      -> std::io::Result<()> {
         if let Some(done) = open.take() {
-            let (chunk, gathered) = done.close(folders)?;
+            let html = renderer.finish()?;
+            let (chunk, gathered) = done.close(folders, html)?;
             if let Some((folder, gathered)) = gathered {
                 to_save.push((folder, gathered, chunks.len()));
             }
@@ -845,103 +1016,118 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
         }
         Ok(())
     };
-    for (key, line_of) in latest {
-        while kept.peek().is_some_and(|s| s.meta.first_key < key) {
-            close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
-            chunks.extend(kept.next().map(Chunk::kept));
-        }
-        let file_index = line_of.file as usize;
-        let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
-        let Some(line) = Index::text(&mut index.files, &line_of, &mut window) else {
-            unreadable_line(
-                &mut unreadable,
-                &mut index.files[file_index],
-                None,
-                "changed while the report was built",
-            );
-            continue;
-        };
-        let mut entry = match serde_json::from_str::<Entry>(line) {
-            Ok(entry) => entry,
-            Err(e) => {
-                // Its key was readable but the rest is not (a line of another version, edited
-                // by hand): counted as unreadable, like a line without a key, and left out.
-                let why = why(&e);
-                let offset = match line_of.text {
-                    Text::At { offset, .. } => Some(offset),
-                    Text::Owned(_) => None,
-                };
-                let file = &mut index.files[file_index];
-                let number = offset.and_then(|offset| line_number(file, offset));
-                unreadable_line(&mut unreadable, file, number.map(|n| (n, e.column())), &why);
+    std::thread::scope(|scope| -> std::io::Result<()> {
+        let mut renderer = Renderer::new(scope, latest.len());
+        for (key, line_of) in latest {
+            while kept.peek().is_some_and(|s| s.meta.first_key < key) {
+                close(
+                    &mut open,
+                    &mut renderer,
+                    &mut chunks,
+                    &mut to_save,
+                    &index.folders,
+                )?;
+                chunks.extend(kept.next().map(Chunk::kept));
+            }
+            let file_index = line_of.file as usize;
+            let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
+            let Some(line) = Index::text(&mut index.files, &line_of, &mut window) else {
+                unreadable_line(
+                    &mut unreadable,
+                    &mut index.files[file_index],
+                    None,
+                    "changed while the report was built",
+                );
                 continue;
-            }
-        };
-        if open.as_ref().is_none_or(|o| o.folder != folder) {
-            if let Some(o) = &open {
-                closed_folders.insert(o.folder);
-            }
-            if closed_folders.contains(&folder) {
-                reopened.insert(folder);
-            }
-            close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
-            let keep = !keep_cases && !closed_folders.contains(&folder);
-            let folder_path = &index.folders[folder];
-            open = Some(Open::start(folder, folder_path, keep, dir, chunks.len())?);
-        }
-        let Some(chunk) = open.as_mut() else {
-            continue;
-        };
-        chunk.gathered.watch(&entry);
-        // A result whose fixture or test target is gone is dropped: the case no longer exists.
-        // This process's own cases ran just now.
-        if !own_line && (!entry.fixture.exists() || targets.gone(&entry)) {
-            continue;
-        }
-        entry.older = entry.run.as_deref() != latest_run.as_deref();
-        chunk.gathered.add(&entry, &key);
-        chunk.aggregate.add(&entry);
-        let cases = &mut chunk.pieces[0].out;
-        if chunk.rows > 0 {
-            cases.write_all(b",\n    ")?;
-        }
-        if entry.older {
-            // The line as written, marked: `{"older":true,` and the rest of the object.
-            cases.write_all(b"{\"older\":true,")?;
-            cases.write_all(&line.as_bytes()[1..])?;
-        } else {
-            cases.write_all(line.as_bytes())?;
-        }
-        if renamed_folder != Some(folder) {
-            let piece = match merged.entry(folder) {
-                std::collections::btree_map::Entry::Occupied(piece) => piece.into_mut(),
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(Piece::create(&index.folders[folder], MERGED)?)
+            };
+            let mut entry = match serde_json::from_str::<Entry>(line) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    // Its key was readable but the rest is not (a line of another version,
+                    // edited by hand): counted as unreadable, like a line without a key, and
+                    // left out.
+                    let why = why(&e);
+                    let offset = match line_of.text {
+                        Text::At { offset, .. } => Some(offset),
+                        Text::Owned(_) => None,
+                    };
+                    let file = &mut index.files[file_index];
+                    let number = offset.and_then(|offset| line_number(file, offset));
+                    unreadable_line(&mut unreadable, file, number.map(|n| (n, e.column())), &why);
+                    continue;
                 }
             };
-            piece.out.write_all(line.as_bytes())?;
-            piece.out.write_all(b"\n")?;
+            if open.as_ref().is_none_or(|o| o.folder != folder) {
+                if let Some(o) = &open {
+                    closed_folders.insert(o.folder);
+                }
+                if closed_folders.contains(&folder) {
+                    reopened.insert(folder);
+                }
+                close(
+                    &mut open,
+                    &mut renderer,
+                    &mut chunks,
+                    &mut to_save,
+                    &index.folders,
+                )?;
+                let keep = !keep_cases && !closed_folders.contains(&folder);
+                let folder_path = &index.folders[folder];
+                let mut started = Open::start(folder, folder_path, keep, dir, chunks.len())?;
+                if let Some(html) = started.html.take() {
+                    renderer.start(started.tag.clone(), html);
+                }
+                open = Some(started);
+            }
+            let Some(chunk) = open.as_mut() else {
+                continue;
+            };
+            chunk.gathered.watch(&entry);
+            // A result whose fixture or test target is gone is dropped: the case no longer
+            // exists. This process's own cases ran just now.
+            if !own_line && (!entry.fixture.exists() || targets.gone(&entry)) {
+                continue;
+            }
+            entry.older = entry.run.as_deref() != latest_run.as_deref();
+            chunk.gathered.add(&entry, &key);
+            chunk.aggregate.add(&entry);
+            let cases = &mut chunk.json.out;
+            if chunk.rows > 0 {
+                cases.write_all(b",\n    ")?;
+            }
+            if entry.older {
+                // The line as written, marked: `{"older":true,` and the rest of the object.
+                cases.write_all(b"{\"older\":true,")?;
+                cases.write_all(&line.as_bytes()[1..])?;
+            } else {
+                cases.write_all(line.as_bytes())?;
+            }
+            if renamed_folder != Some(folder) {
+                let piece = match merged.entry(folder) {
+                    std::collections::btree_map::Entry::Occupied(piece) => piece.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(slot) => {
+                        slot.insert(Piece::create(&index.folders[folder], MERGED)?)
+                    }
+                };
+                piece.out.write_all(line.as_bytes())?;
+                piece.out.write_all(b"\n")?;
+            }
+            chunk.any_failure |= !entry.passed;
+            let row = chunk.rows;
+            chunk.rows += 1;
+            if keep_cases {
+                kept_cases.push(entry.clone());
+            }
+            renderer.row(row, entry);
         }
-        let anchor = format_args!("{}-{}", chunk.tag, chunk.rows);
-        html.clear();
-        html_row(&mut html, anchor, &entry);
-        chunk.pieces[1].out.write_all(html.as_bytes())?;
-        if !entry.passed {
-            chunk.any_failure = true;
-            html.clear();
-            html_failure(
-                &mut html,
-                format_args!("{}-{}", chunk.tag, chunk.rows),
-                &entry,
-            );
-            chunk.pieces[2].out.write_all(html.as_bytes())?;
-        }
-        chunk.rows += 1;
-        if keep_cases {
-            kept_cases.push(entry);
-        }
-    }
-    close(&mut open, &mut chunks, &mut to_save, &index.folders)?;
+        close(
+            &mut open,
+            &mut renderer,
+            &mut chunks,
+            &mut to_save,
+            &index.folders,
+        )
+    })?;
     chunks.extend(kept.map(Chunk::kept));
 
     // Each folder's merged file now holds the latest lines read from that folder; the files
@@ -1148,6 +1334,53 @@ mod tests {
     }
 
     #[test]
+    fn a_large_report_is_rendered_on_a_thread_of_its_own_in_key_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        let cases = RENDER_THREAD + 700;
+        // Written out of order; every seventh case fails.
+        let lines: Vec<String> = (0..cases)
+            .rev()
+            .map(|i| {
+                let line = line(&fixture, &format!("c{i:05}"), "2026-01-01T00:00:00Z");
+                if i % 7 == 0 {
+                    line.replace("\"passed\":true", "\"passed\":false")
+                } else {
+                    line
+                }
+            })
+            .collect();
+        let report = build(dir.path(), Some(own(&folder, &lines)), true).unwrap();
+        assert_eq!(report.totals.cases, cases);
+        assert_eq!(report.totals.failed, cases.div_ceil(7));
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        let rows: Vec<&str> = html
+            .split("<tr data-test=\"s::")
+            .skip(1)
+            .map(|row| &row[..6])
+            .collect();
+        let expected: Vec<String> = (0..cases).map(|i| format!("c{i:05}")).collect();
+        assert_eq!(rows, expected);
+        // Each failing row links to its own failure section, in the same order.
+        let links: Vec<&str> = html
+            .split("href=\"#failure-")
+            .skip(1)
+            .map(|l| &l[..l.find('"').unwrap()])
+            .collect();
+        let sections: Vec<&str> = html
+            .split("id=\"failure-")
+            .skip(1)
+            .map(|l| &l[..l.find('"').unwrap()])
+            .collect();
+        assert_eq!(links.len(), cases.div_ceil(7));
+        assert_eq!(links, sections);
+        assert_eq!(report.cases.len(), cases, "the cases are kept as well");
+    }
+
+    #[test]
     fn a_window_gives_each_line_whatever_order_they_are_asked_in() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.jsonl");
@@ -1164,6 +1397,12 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let mut handle = std::fs::File::open(&path).unwrap();
         let mut window = Window::default();
+        // In order, the window grows to its largest.
+        for &(offset, len) in &places {
+            let line = window.line(&mut handle, 0, offset, len).unwrap();
+            assert_eq!(line, &text[offset as usize..offset as usize + len]);
+        }
+        assert_eq!(window.bytes.len(), WINDOW);
         let order = (0..places.len())
             .step_by(7)
             .chain((0..places.len()).rev().step_by(13))
