@@ -275,8 +275,8 @@ impl Harness {
             let (suite, f) = (suite.clone(), f.clone());
             trials.push(
                 Trial::test(name, move || {
-                    let loaded = pending.load(&suite);
-                    let result = crate::run::run_case(&suite, &loaded, &*f);
+                    let mut loaded = pending.load(&suite);
+                    let result = crate::run::run_case(&suite, &mut loaded, &*f);
                     crate::report::record(&suite, &loaded, &result);
                     match result.failure {
                         None => Ok(()),

@@ -60,8 +60,8 @@ where
         relative: relative.to_string(),
         absolute: suite.dir.join(relative),
     };
-    let loaded = LoadedCase::load(&suite, path);
-    let result = crate::run::run_case(&suite, &loaded, &f);
+    let mut loaded = LoadedCase::load(&suite, path);
+    let result = crate::run::run_case(&suite, &mut loaded, &f);
     crate::report::record(&suite, &loaded, &result);
     crate::report::finish_at_exit();
     if let Some(message) = result.failure {

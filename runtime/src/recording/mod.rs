@@ -11,6 +11,7 @@
 
 pub(crate) mod budget;
 pub(crate) mod calls;
+pub(crate) mod canonical;
 pub mod credentials;
 mod glob;
 #[cfg(feature = "http")]
@@ -372,9 +373,14 @@ struct FormatOnly {
 
 /// Lowercase hex SHA-256 of `input` as canonical JSON (sorted keys, no white space), and the
 /// length of that JSON: what a format-2 recording depends on of the fixture.
+///
+/// The JSON is hashed as it is written, never built: for a large input it would be one more
+/// copy of it in memory.
 pub fn input_digest(input: &Value) -> (String, u64) {
-    let json = proposal_eval_engine::json::canonical_json(input);
-    sources::hash_content(json.as_bytes())
+    let mut hasher = sources::ContentHasher::default();
+    // Writing to a hasher cannot fail.
+    let _ = canonical::write_compact(input, &mut hasher);
+    hasher.finish()
 }
 
 fn is_sha256(text: &str) -> bool {
@@ -627,7 +633,51 @@ impl Recording {
     /// Writes the recording atomically: a temp file in the same folder, then a rename, so a
     /// crash or a kill leaves either the old file or the new one, never a half-written one.
     pub fn write(&self, file: &Path) -> std::io::Result<()> {
-        crate::files::write_atomic(file, self.to_pretty().as_bytes())
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
+    }
+
+    /// Writes the recording as [`Recording::write`] does, consuming it: its requests and
+    /// responses are moved into the document written, not copied, and the text is written to
+    /// the temp file as it is made, never held whole. A recording of a large document is
+    /// written with no copy of it.
+    pub fn write_moved(self, file: &Path) -> std::io::Result<()> {
+        let value = self.into_value();
+        crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
+    }
+
+    /// The recording as JSON (what `serde_json::to_value` gives), its requests and responses
+    /// moved in rather than copied: they are taken out, the rest is serialized, and they are put
+    /// back in their places.
+    pub(crate) fn into_value(mut self) -> Value {
+        let mut taken = Vec::new();
+        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
+            taken.push((
+                std::mem::take(&mut interaction.request),
+                std::mem::take(&mut interaction.response),
+            ));
+        }
+        let mut value = serde_json::to_value(&self).unwrap_or(Value::Null);
+        let mut taken = taken.into_iter();
+        let mut put_back = |interactions: Option<&mut Value>| {
+            for interaction in interactions
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some((request, response)) = taken.next() {
+                    interaction["request"] = request;
+                    interaction["response"] = response;
+                }
+            }
+        };
+        match value.get_mut("samples").and_then(Value::as_array_mut) {
+            Some(samples) => samples
+                .iter_mut()
+                .for_each(|s| put_back(s.get_mut("interactions"))),
+            None => put_back(value.get_mut("interactions")),
+        }
+        value
     }
 }
 
@@ -999,6 +1049,27 @@ mod tests {
         );
     }
 
+    /// The input is hashed as it is written; the hash is the one recordings store: SHA-256 of
+    /// the engine's canonical JSON, CRLF read as LF (a raw CR never appears in it).
+    #[test]
+    fn the_input_digest_is_the_hash_of_its_canonical_json() {
+        let large = "Invoice \"0042\", M\u{fc}ller\r\n".repeat(50_000);
+        for input in [
+            json!({}),
+            json!(null),
+            json!({"b": "x\r\ny", "a": [1.5, null, -3, {"z": 1, "y": 2}]}),
+            json!({"document": large}),
+        ] {
+            let text = proposal_eval_engine::json::canonical_json(&input);
+            assert_eq!(input_digest(&input), sources::hash_content(text.as_bytes()));
+        }
+        // Pinned: the hash of `{"a":[true],"x":1}`, as existing recordings hold it.
+        assert_eq!(
+            input_digest(&json!({"x": 1, "a": [true]})).0,
+            "dd515cb702590e695b91a7749978c9278a0b993d4a1732f9e87d0729f8897d3c"
+        );
+    }
+
     #[test]
     fn format_1_depends_on_the_whole_fixture_and_migrates() {
         let input = json!({"x": 1});
@@ -1223,6 +1294,70 @@ mod tests {
             "{}",
             err(&none)
         );
+    }
+
+    /// A recording written with its requests and responses moved (what recording a case does)
+    /// is the file `to_pretty` gives, for one sample and for several, with every interaction key.
+    #[test]
+    fn a_recording_written_moved_is_the_same_file() {
+        let input = json!({"x": 1});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let call = |n: i64| {
+            let mut interaction = Interaction::new(
+                json!({ "prompt": format!("p{n}"), "z": [1, {"b": 2, "a": "\r\n\"q\""}] }),
+                json!({ "answer": n }),
+                at,
+            );
+            if n % 2 == 0 {
+                interaction.http = Some(HttpExchange {
+                    upstream: Some("ocr".into()),
+                    method: "POST".into(),
+                    path: "/v1/chat".into(),
+                    query: None,
+                    status: 200,
+                    content_type: Some("application/json".into()),
+                });
+                interaction.latency_ms = Some(12.5);
+            }
+            interaction
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let one = Recording::new("a".into(), at, &now, &input, vec![call(1), call(2)]);
+        let several = Recording::of_samples(
+            "a".into(),
+            at,
+            &now,
+            &input,
+            vec![
+                Sample {
+                    interactions: vec![call(1)],
+                },
+                Sample {
+                    interactions: vec![call(2), call(3)],
+                },
+            ],
+        );
+        for recording in [one, several] {
+            let expected = recording.to_pretty();
+            assert_eq!(
+                recording.clone().into_value(),
+                serde_json::to_value(&recording).unwrap()
+            );
+            let file = dir.path().join("sub/a.json");
+            recording.write(&file).unwrap();
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+            recording.clone().write_moved(&file).unwrap();
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+            let read = Recording::read(&file).unwrap().unwrap();
+            assert_eq!(read, recording);
+        }
+        // Only the recording is in the folder: no temp file is left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.json"]);
     }
 
     /// Found by fuzzing (`fuzz/fuzz_targets/recording.rs`, which rewrites what it reads): with

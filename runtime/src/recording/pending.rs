@@ -108,6 +108,22 @@ impl Pending {
         crate::files::write_atomic(file, self.to_pretty().as_bytes())
     }
 
+    /// Writes the pending file as [`Pending::write`] does, consuming it: the recording's
+    /// requests and responses are moved into what is written, not copied (see
+    /// [`Recording::write_moved`]).
+    pub fn write_moved(self, file: &Path) -> std::io::Result<()> {
+        let mut value = self.recording.into_value();
+        if let Value::Object(map) = &mut value {
+            map.insert(
+                "review".into(),
+                serde_json::to_value(&self.review).unwrap_or(Value::Null),
+            );
+        }
+        crate::files::replace_file_with(file, true, |out| {
+            super::canonical::write_pretty(&value, out)
+        })
+    }
+
     /// Parses a pending file; `file` is used in error messages.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Pending, RecordingError> {
         match Recording::parse_with::<Review>(bytes, file)? {
@@ -243,6 +259,9 @@ mod tests {
             "{text}"
         );
         assert_eq!(Pending::read(&file).unwrap().unwrap(), written);
+        // Written moved (as RECORD=review does), the file is the same.
+        written.clone().write_moved(&file).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
         // A committed recording is not a pending one, and a pending one is not committed.
         let plain = written.recording.to_pretty();
         let err = Pending::parse(plain.as_bytes(), Path::new("p.json")).unwrap_err();

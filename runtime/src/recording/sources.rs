@@ -20,23 +20,73 @@ pub struct Source {
 /// SHA-256 (lowercase hex) and length of `content`, with CRLF read as LF, so a checkout with
 /// Windows line endings does not make every recording stale.
 pub fn hash_content(content: &[u8]) -> (String, u64) {
-    let mut hasher = Sha256::new();
-    let mut length = 0u64;
-    let mut start = 0;
-    // Most files have no CR at all: `contains` on bytes is a memchr, far cheaper than a pair test
-    // per byte.
-    if content.contains(&b'\r') {
-        for (i, pair) in content.windows(2).enumerate() {
-            if pair == b"\r\n" {
-                hasher.update(&content[start..i]);
-                length += (i - start) as u64;
-                start = i + 1;
+    let mut hasher = ContentHasher::default();
+    hasher.update(content);
+    hasher.finish()
+}
+
+/// [`hash_content`] of content given in pieces (a writer that serializes into it), so that
+/// what is hashed is never built whole in memory: a CR that ends one piece is held until the
+/// next one shows whether an LF follows it.
+#[derive(Default)]
+pub(crate) struct ContentHasher {
+    sha: Sha256,
+    length: u64,
+    /// The last piece ended with a CR, not hashed yet.
+    held_cr: bool,
+}
+
+impl ContentHasher {
+    pub(crate) fn update(&mut self, piece: &[u8]) {
+        let Some((&last, body)) = piece.split_last() else {
+            return;
+        };
+        if std::mem::take(&mut self.held_cr) && piece[0] != b'\n' {
+            self.hash(b"\r");
+        }
+        let body = if last == b'\r' {
+            self.held_cr = true;
+            body
+        } else {
+            piece
+        };
+        // Most content has no CR at all: `contains` on bytes is a memchr, far cheaper than a
+        // pair test per byte.
+        let mut start = 0;
+        if body.contains(&b'\r') {
+            for (i, pair) in body.windows(2).enumerate() {
+                if pair == b"\r\n" {
+                    self.hash(&body[start..i]);
+                    start = i + 1;
+                }
             }
         }
+        self.hash(&body[start..]);
     }
-    hasher.update(&content[start..]);
-    length += (content.len() - start) as u64;
-    (format!("{:x}", hasher.finalize()), length)
+
+    fn hash(&mut self, bytes: &[u8]) {
+        self.sha.update(bytes);
+        self.length += bytes.len() as u64;
+    }
+
+    /// The lowercase hex SHA-256 and the length of what was given.
+    pub(crate) fn finish(mut self) -> (String, u64) {
+        if self.held_cr {
+            self.hash(b"\r");
+        }
+        (format!("{:x}", self.sha.finalize()), self.length)
+    }
+}
+
+impl std::io::Write for ContentHasher {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A `sources` entry that cannot be used: unreadable, matching nothing, or outside the
@@ -281,6 +331,49 @@ mod tests {
             hash_content(b"").0,
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
+    }
+
+    /// The streaming hasher gives what hashing the whole content at once gave (the hash that
+    /// recordings store), however the content is cut, a CR at a cut included.
+    #[test]
+    fn content_hashed_in_pieces_hashes_as_a_whole() {
+        fn whole(content: &[u8]) -> (String, u64) {
+            // The former hash_content, which every stored hash was made by.
+            let mut hasher = Sha256::new();
+            let (mut length, mut start) = (0u64, 0);
+            for (i, pair) in content.windows(2).enumerate() {
+                if pair == b"\r\n" {
+                    hasher.update(&content[start..i]);
+                    length += (i - start) as u64;
+                    start = i + 1;
+                }
+            }
+            hasher.update(&content[start..]);
+            length += (content.len() - start) as u64;
+            (format!("{:x}", hasher.finalize()), length)
+        }
+        let texts: [&[u8]; 7] = [
+            b"",
+            b"a\r\nb\r\n",
+            b"\r\r\n\n\r",
+            b"line\rnot a break\r\n",
+            b"\r",
+            b"\r\n",
+            "M\u{fc}ller \"x\"\r\n\r\r\n".as_bytes(),
+        ];
+        for text in texts {
+            assert_eq!(hash_content(text), whole(text), "{text:?}");
+            // Every way of cutting it in three pieces.
+            for a in 0..=text.len() {
+                for b in a..=text.len() {
+                    let mut hasher = ContentHasher::default();
+                    for piece in [&text[..a], &text[a..b], &text[b..]] {
+                        std::io::Write::write_all(&mut hasher, piece).unwrap();
+                    }
+                    assert_eq!(hasher.finish(), whole(text), "{text:?} cut at {a}, {b}");
+                }
+            }
+        }
     }
 
     #[test]

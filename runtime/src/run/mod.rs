@@ -17,7 +17,7 @@ use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
 use case::{Case, CaseOutput};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde_json::Value;
 use std::path::Path;
 
@@ -116,7 +116,10 @@ pub struct CaseResult {
 }
 
 /// Runs one case. `f` is the code under test.
-pub(crate) fn run_case<F, R>(suite: &Suite, loaded: &LoadedCase, f: &F) -> CaseResult
+///
+/// The fixture's input is moved into the [`Case`] the code under test gets, not copied (a large
+/// document would be held twice), and put back into `loaded` when the case is done.
+pub(crate) fn run_case<F, R>(suite: &Suite, loaded: &mut LoadedCase, f: &F) -> CaseResult
 where
     F: Fn(&Case, &mut Llm) -> R,
     R: CaseOutput,
@@ -131,19 +134,39 @@ where
         usage: None,
         samples: None,
     };
-    match execute(suite, loaded, &name, f, &mut result) {
+    let (description, input) = match &mut loaded.file {
+        Ok(fixture) => (
+            fixture.description.clone(),
+            std::mem::take(&mut fixture.input),
+        ),
+        Err(_) => (None, Value::Null),
+    };
+    let mut case = Case {
+        name: name.clone(),
+        path: loaded.path.case_path().to_string(),
+        description,
+        input,
+        now: Utc::now(),
+    };
+    match execute(suite, loaded, &name, &mut case, f, &mut result) {
         Ok(()) => result.passed = true,
         Err(message) => {
             result.failure = Some(message);
         }
     }
+    if let Ok(fixture) = &mut loaded.file {
+        fixture.input = case.input;
+    }
     result
 }
 
+/// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
+/// its clock set for each run.
 fn execute<F, R>(
     suite: &Suite,
     loaded: &LoadedCase,
     name: &str,
+    case: &mut Case,
     f: &F,
     result: &mut CaseResult,
 ) -> Result<(), String>
@@ -167,10 +190,13 @@ where
     // written, so a case that uses none never pays for it.
     let files = crate::suite::source_files(suite, loaded, fixture).map_err(|e| e.to_string())?;
     let current = std::cell::OnceCell::new();
+    let input = &case.input;
     let sources =
-        || current.get_or_init(|| crate::suite::with_digests(loaded, fixture, files.clone()));
+        || current.get_or_init(|| crate::suite::with_digests(loaded, input, files.clone()));
     let recording_file = suite.recording_file(&loaded.path);
-    let mut existing = if suite.may_hold_recordings() {
+    // `RECORD=1` replaces the recording whatever it holds: it is not read (a large one would be
+    // held while the case records its own).
+    let mut existing = if suite.may_hold_recordings() && settings.record != RecordMode::All {
         Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)))
     } else {
         Ok(None)
@@ -191,7 +217,10 @@ where
             }
         }
         let existing = std::mem::replace(&mut existing, Ok(None));
-        committed_outcome(config, loaded, fixture, name, existing, f)
+        if let Ok(Some(recorded)) = &existing {
+            case.now = recorded.recorded_at;
+        }
+        committed_outcome(config, case, existing, f)
     } else {
         None
     };
@@ -222,7 +251,7 @@ where
     // prompt changed) is stale too: the case runs again, recording.
     // The model calls of every sample (the last attempt's, when `RECORD=stale` records again).
     let mut usage;
-    let (runs, case) = 'run: loop {
+    let runs = 'run: loop {
         usage = crate::recording::usage::UsageTotals::default();
         // Each sample's output; the case as the code saw it (the same for every sample).
         let mut runs: Vec<Result<Value, case::OutputError>> = Vec::with_capacity(repeat);
@@ -233,12 +262,12 @@ where
                 RecordingUse::Recorded
             };
             let now = Utc::now();
-            let case = new_case(name, loaded, fixture, now);
+            case.now = now;
             let mut samples = Vec::with_capacity(repeat);
             for _ in 0..repeat {
                 let mut llm = Llm::record(suite.model.clone())
                     .with_suite(config.http.clone(), config.pricing.clone());
-                let output = call(f, &case, &mut llm, true)?;
+                let output = call(f, case, &mut llm, true)?;
                 usage.add(&llm.usage());
                 if let Some(failure) = llm.finish_failure() {
                     return Err(failure);
@@ -273,7 +302,7 @@ where
                         loaded.path.case_path().to_string(),
                         now,
                         sources(),
-                        &fixture.input,
+                        input,
                         samples,
                     ),
                     review: Review {
@@ -286,7 +315,7 @@ where
                     },
                 };
                 pending.redact(&config.recording.redactor());
-                pending.write(&pending_file).map_err(|e| {
+                pending.write_moved(&pending_file).map_err(|e| {
                     format!(
                         "cannot write the pending recording {}: {e}",
                         suite.relative(&pending_file)
@@ -311,12 +340,12 @@ where
                     loaded.path.case_path().to_string(),
                     now,
                     sources(),
-                    &fixture.input,
+                    input,
                     samples,
                 );
                 // Credentials never reach the file; the code under test got the answers unredacted.
                 recording.redact(&config.recording.redactor());
-                recording.write(&recording_file).map_err(|e| {
+                recording.write_moved(&recording_file).map_err(|e| {
                     format!(
                         "cannot write the recording {}: {e}",
                         suite.relative(&recording_file)
@@ -333,7 +362,7 @@ where
                     );
                 }
             }
-            break 'run (runs, case);
+            break 'run runs;
         }
         let recorded = match std::mem::replace(&mut existing, Ok(None)) {
             Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
@@ -347,18 +376,18 @@ where
             Ok(None) => {
                 // No recording: the case runs `repeat` times; a model call fails saying how to
                 // record it.
-                let case = new_case(name, loaded, fixture, Utc::now());
+                case.now = Utc::now();
                 for _ in 0..repeat {
                     let mut llm = Llm::missing(record_command.clone())
                         .with_suite(config.http.clone(), config.pricing.clone());
-                    let output = call(f, &case, &mut llm, false)?;
+                    let output = call(f, case, &mut llm, false)?;
                     usage.add(&llm.usage());
                     if let Some(failure) = llm.finish_failure() {
                         return Err(failure);
                     }
                     runs.push(output);
                 }
-                break 'run (runs, case);
+                break 'run runs;
             }
             Ok(Some(recorded)) => recorded,
         };
@@ -376,7 +405,7 @@ where
                 &recording_file,
                 &changes,
                 recorded.input.as_ref(),
-                &fixture.input,
+                input,
                 &record_command,
                 settings.color,
             ));
@@ -402,7 +431,7 @@ where
             eprintln!("warning: {name}: {message}");
             result.recording = RecordingUse::ReplayedStale;
         }
-        let case = new_case(name, loaded, fixture, recorded.recorded_at);
+        case.now = recorded.recorded_at;
         let ignore = &config.recording.ignore_request_paths;
         let sample_count = recorded.samples.len();
         for (k, sample) in recorded.samples.into_iter().enumerate() {
@@ -412,7 +441,7 @@ where
                 config.recording.redactor(),
             )
             .with_suite(config.http.clone(), config.pricing.clone());
-            let output = call(f, &case, &mut llm, false)?;
+            let output = call(f, case, &mut llm, false)?;
             usage.add(&llm.usage());
             if settings.record == RecordMode::Stale && llm.replay_mismatched() {
                 eprintln!(
@@ -435,7 +464,7 @@ where
             }
             runs.push(output);
         }
-        break 'run (runs, case);
+        break 'run runs;
     };
 
     if usage.calls > 0 {
@@ -461,7 +490,7 @@ where
                 config,
                 settings.color,
                 fixture,
-                &case,
+                case,
                 &actual,
                 name,
                 &mut sample,
@@ -501,17 +530,6 @@ where
             message
         }
     })
-}
-
-/// The case as the code under test receives it.
-fn new_case(name: &str, loaded: &LoadedCase, fixture: &FixtureFile, now: DateTime<Utc>) -> Case {
-    Case {
-        name: name.to_string(),
-        path: loaded.path.case_path().to_string(),
-        description: fixture.description.clone(),
-        input: fixture.input.clone(),
-        now,
-    }
 }
 
 /// Calls the code under test once; a panic fails the case.
@@ -601,12 +619,11 @@ fn decide(
 
 /// Under `RECORD=review`: what the code under test produces replaying the committed recording
 /// `existing` (checked for nothing but its calls: it is the "before" of a review), or why it
-/// produces nothing; `None` when there is no committed recording.
+/// produces nothing; `None` when there is no committed recording. `case`'s clock is the
+/// recording's.
 fn committed_outcome<F, R>(
     config: &SuiteConfig,
-    loaded: &LoadedCase,
-    fixture: &FixtureFile,
-    name: &str,
+    case: &Case,
     existing: Result<Option<Recording>, recording::RecordingError>,
     f: &F,
 ) -> Option<Outcome>
@@ -619,21 +636,21 @@ where
         Err(e) => return Some(Outcome::Error(e.to_string())),
         Ok(Some(recorded)) => recorded,
     };
-    let case = Case {
-        name: name.to_string(),
-        path: loaded.path.case_path().to_string(),
-        description: fixture.description.clone(),
-        input: fixture.input.clone(),
-        now: recorded.recorded_at,
-    };
-    // The first sample, as a replay uses it.
+    // The first sample, as a replay uses it (moved out: nothing else reads the recording).
+    let first = recorded
+        .samples
+        .into_iter()
+        .next()
+        .unwrap_or(recording::Sample {
+            interactions: Vec::new(),
+        });
     let mut llm = Llm::replay(
-        recorded.interactions().to_vec(),
+        first.interactions,
         config.recording.ignore_request_paths.clone(),
         config.recording.redactor(),
     );
     let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f(&case, &mut llm).into_output()
+        f(case, &mut llm).into_output()
     }));
     Some(match returned {
         Err(panic) => Outcome::Error(format!(
@@ -776,7 +793,7 @@ pub(crate) fn evaluate(
             Evaluator::CodeJudge => {
                 for judge in &config.code_judge {
                     let input = crate::judge::JudgeInput {
-                        input: fixture.input.clone(),
+                        input: case.input.clone(),
                         candidate_answer: actual.clone(),
                         reference_answer: expected.clone(),
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),

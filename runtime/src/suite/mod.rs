@@ -12,6 +12,7 @@ use crate::recording::sources::{self, CaseSources, Source, SourceError};
 
 use config::{ConfigError, SuiteConfig};
 use fixture::{FixtureError, FixtureFile, FixturePath, Status};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -183,10 +184,17 @@ pub(crate) struct LoadedCase {
     pub file: Result<FixtureFile, FixtureError>,
     /// The fixture, crate-relative.
     relative: String,
-    /// Its bytes; `None` when it could not be read.
+    /// Its bytes, until they are hashed; `None` when it could not be read, or when it is large
+    /// and was hashed as soon as it was parsed.
     bytes: Option<Vec<u8>>,
+    read_failed: bool,
     source: OnceLock<Source>,
 }
+
+/// A fixture larger than this is hashed as soon as it is parsed, and its bytes dropped rather
+/// than kept for a hash that may be asked for later: a large document would be held twice
+/// while the case runs (its bytes and its parsed value). A model case asks for the hash anyway.
+const KEEP_BYTES_UP_TO: usize = 1 << 20;
 
 impl LoadedCase {
     pub fn load(suite: &Suite, path: FixturePath) -> LoadedCase {
@@ -208,17 +216,27 @@ impl LoadedCase {
                 None,
             ),
         };
-        LoadedCase {
+        let mut loaded = LoadedCase {
             path,
             file,
             relative,
+            read_failed: bytes.is_none(),
             bytes,
             source: OnceLock::new(),
+        };
+        if loaded
+            .bytes
+            .as_ref()
+            .is_some_and(|b| b.len() > KEEP_BYTES_UP_TO)
+        {
+            loaded.source();
+            loaded.bytes = None;
         }
+        loaded
     }
 
     /// The fixture file as a source: its path, and the hash and length of its bytes (empty when
-    /// it could not be read), hashed on first use.
+    /// it could not be read), hashed on first use (or when it was read, for a large one).
     pub fn source(&self) -> &Source {
         self.source.get_or_init(|| match &self.bytes {
             Some(bytes) => {
@@ -239,7 +257,7 @@ impl LoadedCase {
 
     /// Whether reading the file failed.
     pub fn read_failed(&self) -> bool {
-        self.bytes.is_none()
+        self.read_failed
     }
 
     /// Ignored: a case whose status is not `active`. A fixture that does not parse is not
@@ -325,7 +343,7 @@ pub(crate) fn current_sources(
     fixture: &FixtureFile,
 ) -> Result<CaseSources, SourceError> {
     let files = source_files(suite, loaded, fixture)?;
-    Ok(with_digests(loaded, fixture, files))
+    Ok(with_digests(loaded, &fixture.input, files))
 }
 
 /// The files a case's recording depends on: those its `sources` name (paths or globs, checked
@@ -352,13 +370,13 @@ pub(crate) fn source_files(
     Ok(sources)
 }
 
-/// [`source_files`] completed with the fixture's and its input's hashes.
+/// [`source_files`] completed with the fixture's and its `input`'s hashes.
 pub(crate) fn with_digests(
     loaded: &LoadedCase,
-    fixture: &FixtureFile,
+    input: &Value,
     sources: Vec<Source>,
 ) -> CaseSources {
-    let (input_sha256, input_bytes) = crate::recording::input_digest(&fixture.input);
+    let (input_sha256, input_bytes) = crate::recording::input_digest(input);
     CaseSources {
         fixture: loaded.source().clone(),
         input_sha256,
