@@ -5,6 +5,7 @@
 //! [`Llm::complete`]: crate::Llm::complete
 
 use crate::path::Pattern;
+use crate::recording::canonical::{request_digest, RequestDigest};
 use crate::recording::model::{Model, ModelError, ModelFactory};
 use crate::recording::upstream::HttpConfig;
 use crate::recording::usage::{Pricing, UsageTotals};
@@ -166,6 +167,8 @@ pub(crate) struct Core {
     mode: Mode,
     ignore_request_paths: Vec<Pattern>,
     redactor: Redactor,
+    /// Replay of a large recording: the digests of the recorded requests, which are not held.
+    digests: Option<SampleDigests>,
     calls: usize,
     /// While recording: one place per call, filled when its answer is complete.
     slots: Vec<Option<Interaction>>,
@@ -187,6 +190,7 @@ impl Core {
             mode,
             ignore_request_paths,
             redactor: Redactor::default(),
+            digests: None,
             calls: 0,
             slots: Vec::new(),
             failure: None,
@@ -204,6 +208,12 @@ impl Core {
     /// written with.
     pub(crate) fn set_redactor(&mut self, redactor: Redactor) {
         self.redactor = redactor;
+    }
+
+    /// Replay of a recording read with its requests hashed: their digests (the interactions'
+    /// requests are `null`).
+    pub(crate) fn set_digests(&mut self, digests: SampleDigests) {
+        self.digests = Some(digests);
     }
 
     /// The suite's `[http]` upstreams and `[pricing]`.
@@ -284,12 +294,28 @@ impl Core {
                     recorded: recorded.len(),
                 }),
                 Some(interaction) => {
-                    match call_diff(
-                        interaction,
-                        call,
-                        &self.ignore_request_paths,
-                        &self.redactor,
-                    ) {
+                    let digest = self
+                        .digests
+                        .as_ref()
+                        .and_then(|d| d.digests.get(index).map(|digest| (d, *digest)));
+                    let diff = match digest {
+                        Some((digests, digest)) => digest_diff(
+                            interaction,
+                            digest,
+                            digests,
+                            index,
+                            call,
+                            &self.ignore_request_paths,
+                            &self.redactor,
+                        ),
+                        None => call_diff(
+                            interaction,
+                            call,
+                            &self.ignore_request_paths,
+                            &self.redactor,
+                        ),
+                    };
+                    match diff {
                         // Each recorded call is handed out once (the index only grows), so
                         // its request and answer are moved, not copied: the rest is cloned
                         // after they are taken.
@@ -493,6 +519,73 @@ impl Drop for LivePermit {
         *running -= 1;
         LIVE_CALL_DONE.notify_one();
     }
+}
+
+/// One sample's recorded requests as a replay of a large recording holds them: their digests
+/// (see [`crate::recording::Recording::read_for_replay`]).
+pub(crate) struct SampleDigests {
+    pub(crate) file: std::path::PathBuf,
+    pub(crate) sample: usize,
+    pub(crate) digests: Vec<RequestDigest>,
+}
+
+/// [`call_diff`] for a recorded interaction whose request is held as its digest: the same call
+/// when the call's upstream, method and path are the recorded ones and its request has the
+/// digest. Otherwise the recorded request is read again from the file and compared as
+/// [`call_diff`] compares it, which also shows the diff: a request that differs only where the
+/// recording has `"<redacted>"` or where `ignore` paths are still replays.
+fn digest_diff(
+    recorded: &mut Interaction,
+    digest: RequestDigest,
+    digests: &SampleDigests,
+    index: usize,
+    call: &Call<'_>,
+    ignore: &[Pattern],
+    redactor: &Redactor,
+) -> Option<String> {
+    let same_call = match (call, &recorded.http) {
+        (Call::Complete(request), None) => Some(*request),
+        (
+            Call::Http {
+                upstream,
+                method,
+                path,
+                body,
+            },
+            Some(h),
+        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
+            Some(*body)
+        }
+        _ => None,
+    };
+    if same_call.is_some_and(|request| request_digest(request) == digest) {
+        return None;
+    }
+    let file = digests.file.display();
+    let read = crate::recording::Recording::read(&digests.file);
+    let request = match read {
+        Ok(Some(recording)) => recording
+            .samples
+            .into_iter()
+            .nth(digests.sample)
+            .and_then(|s| s.interactions.into_iter().nth(index))
+            .map(|i| i.request),
+        Ok(None) => None,
+        Err(e) => {
+            return Some(format!(
+                "the recorded request cannot be read again to compare it: {e}"
+            ))
+        }
+    };
+    match request {
+        Some(request) => recorded.request = request,
+        None => {
+            return Some(format!(
+                "the recording {file} changed while the case replayed it: run the case again"
+            ))
+        }
+    }
+    call_diff(recorded, call, ignore, redactor)
 }
 
 /// How a recorded interaction differs from a call: `None` when it is the same call.

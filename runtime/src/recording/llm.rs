@@ -76,6 +76,13 @@ impl Llm {
         llm
     }
 
+    /// A replay of a sample whose recorded requests are held as digests (their interactions'
+    /// requests are `null`).
+    pub(crate) fn with_digests(self, digests: crate::recording::calls::SampleDigests) -> Llm {
+        lock(&self.core).set_digests(digests);
+        self
+    }
+
     pub(crate) fn record(factory: Option<ModelFactory>) -> Llm {
         Llm::new(
             Mode::Record {

@@ -365,6 +365,65 @@ enum Calls<X, S> {
     Samples(S),
 }
 
+/// A recording file larger than this is read for replay with its requests hashed, not built
+/// (see [`Recording::read_for_replay`]).
+pub(crate) const LEAN_READ_OVER: u64 = 8 << 20;
+
+/// The recorded requests of a recording read by [`Recording::read_for_replay`] from a large
+/// file: their digests, per sample and per interaction, and the file, read again whole only to
+/// show how a request differs.
+#[derive(Debug)]
+pub(crate) struct RequestDigests {
+    pub file: PathBuf,
+    pub samples: Vec<Vec<canonical::RequestDigest>>,
+}
+
+/// An interaction as a large recording is read for replay: its request hashed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeanInteraction {
+    request: canonical::RequestDigest,
+    response: Value,
+    recorded_at: DateTime<Utc>,
+    #[serde(default)]
+    http: Option<HttpExchange>,
+    #[serde(default)]
+    latency_ms: Option<f64>,
+    #[serde(default)]
+    usage: Option<usage::Usage>,
+}
+
+impl LeanInteraction {
+    /// The interaction with a `null` request, and the request's digest. Every key is named, so
+    /// a key added to [`Interaction`] must be added here too.
+    fn split(self) -> (Interaction, canonical::RequestDigest) {
+        let LeanInteraction {
+            request,
+            response,
+            recorded_at,
+            http,
+            latency_ms,
+            usage,
+        } = self;
+        let interaction = Interaction {
+            request: Value::Null,
+            response,
+            recorded_at,
+            http,
+            latency_ms,
+            usage,
+        };
+        (interaction, request)
+    }
+}
+
+/// A sample as a large recording is read for replay.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeanSample {
+    interactions: Vec<LeanInteraction>,
+}
+
 /// Only the format, read before anything else in the file.
 #[derive(Deserialize)]
 struct FormatOnly {
@@ -539,6 +598,14 @@ impl Recording {
         let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R>| raw.format)?;
         let review = raw.review.take();
+        Ok((Recording::from_raw(raw, file)?, review))
+    }
+
+    /// The recording a file read as `raw` holds, its keys checked.
+    fn from_raw<R>(
+        raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R>,
+        file: &Path,
+    ) -> Result<Recording, RecordingError> {
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
         let samples = match calls {
             Calls::One(interactions) => vec![Sample { interactions }],
@@ -550,7 +617,7 @@ impl Recording {
             }
             Calls::Samples(samples) => samples,
         };
-        let recording = Recording {
+        Ok(Recording {
             format,
             case,
             recorded_at,
@@ -558,8 +625,92 @@ impl Recording {
             input_sha256,
             input,
             samples,
+        })
+    }
+
+    /// Reads a recording to replay it; `Ok(None)` when there is none.
+    ///
+    /// A file over [`LEAN_READ_OVER`] bytes is parsed as it is read from the disk (its text is
+    /// never held whole), and its requests are hashed as they are parsed rather than built: each
+    /// interaction's `request` is `null`, and the digests are returned, per sample and per
+    /// interaction, for the replay to compare requests with (see [`canonical::RequestDigest`]).
+    /// A large document the code under test sends is then in memory once, in its own request.
+    /// A file that does not read so is read whole, for the error [`Recording::read`] gives.
+    pub(crate) fn read_for_replay(
+        file: &Path,
+    ) -> Result<Option<(Recording, Option<RequestDigests>)>, RecordingError> {
+        Recording::read_for_replay_over(file, LEAN_READ_OVER)
+    }
+
+    /// [`Recording::read_for_replay`] with `limit` for [`LEAN_READ_OVER`].
+    fn read_for_replay_over(
+        file: &Path,
+        limit: u64,
+    ) -> Result<Option<(Recording, Option<RequestDigests>)>, RecordingError> {
+        // The file is opened and sized once, as `std::fs::read` does: no more system calls than
+        // a whole read for a recording of the usual size.
+        let mut opened = match std::fs::File::open(file) {
+            Ok(opened) => opened,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(located(file, format!("cannot read: {e}"))),
         };
-        Ok((recording, review))
+        let size = opened.metadata().map_or(0, |m| m.len());
+        if size > limit {
+            if let Some(read) = Recording::read_lean(opened, file) {
+                return Ok(Some((read.0, Some(read.1))));
+            }
+            return Ok(Recording::read(file)?.map(|r| (r, None)));
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        std::io::Read::read_to_end(&mut opened, &mut bytes)
+            .map_err(|e| located(file, format!("cannot read: {e}")))?;
+        Ok(Some((Recording::parse(&bytes, file)?, None)))
+    }
+
+    /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
+    fn read_lean(opened: std::fs::File, file: &Path) -> Option<(Recording, RequestDigests)> {
+        let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
+        let raw: Raw<Value, Vec<LeanInteraction>, Vec<LeanSample>> =
+            serde_json::from_reader(reader).ok()?;
+        check_format(Some(&Value::from(raw.format)), file).ok()?;
+        if raw.review.is_some() {
+            return None;
+        }
+        let mut digests = Vec::new();
+        let mut split = |calls: Vec<LeanInteraction>| {
+            let (interactions, sample): (Vec<_>, Vec<_>) =
+                calls.into_iter().map(LeanInteraction::split).unzip();
+            digests.push(sample);
+            interactions
+        };
+        let interactions = raw.interactions.map(&mut split);
+        let samples = raw.samples.map(|samples| {
+            samples
+                .into_iter()
+                .map(|s| Sample {
+                    interactions: split(s.interactions),
+                })
+                .collect()
+        });
+        let raw = Raw {
+            format: raw.format,
+            case: raw.case,
+            recorded_at: raw.recorded_at,
+            sources: raw.sources,
+            input_sha256: raw.input_sha256,
+            input: raw.input,
+            interactions,
+            samples,
+            review: None::<IgnoredAny>,
+        };
+        let recording = Recording::from_raw(raw, file).ok()?;
+        Some((
+            recording,
+            RequestDigests {
+                file: file.to_path_buf(),
+                samples: digests,
+            },
+        ))
     }
 
     /// Reads a recording; `Ok(None)` when there is none.
@@ -1358,6 +1509,116 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.json"]);
+    }
+
+    /// A large recording is read for replay with its requests hashed (here over 64 KiB, not
+    /// [`LEAN_READ_OVER`], to keep the test quick):
+    /// the rest is what a whole read gives, a request equal to the recorded one replays, one
+    /// that differs fails with the diff of the recorded request (read again), and one that
+    /// differs only where the recording says `"<redacted>"` still replays.
+    #[test]
+    fn a_large_recording_replays_from_the_digests_of_its_requests() {
+        use crate::recording::calls::SampleDigests;
+        use crate::recording::llm::Llm;
+        let document = "Invoice \"0042\", M\u{fc}ller\r\n".repeat(3_000);
+        let limit = 64 * 1024;
+        let request = |document: &str, key: &str| json!({"model": "m", "api_key": key, "messages": [{"role": "user", "content": document}]});
+        let input = json!({"x": 1});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let mut recording = Recording::new(
+            "a".into(),
+            at,
+            &now,
+            &input,
+            vec![
+                Interaction::new(request(&document, "sk-one"), json!({"n": 1}), at),
+                Interaction::new(json!({"small": true}), json!({"n": 2}), at),
+            ],
+        );
+        recording.redact(&Redactor::default());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        recording.clone().write_moved(&file).unwrap();
+        assert!(std::fs::metadata(&file).unwrap().len() > limit);
+
+        let (lean, digests) = Recording::read_for_replay_over(&file, limit)
+            .unwrap()
+            .unwrap();
+        let digests = digests.expect("a large file is read with its requests hashed");
+        let whole = Recording::read(&file).unwrap().unwrap();
+        assert_eq!(whole, recording);
+        let mut without_requests = whole.clone();
+        for interaction in &mut without_requests.samples[0].interactions {
+            interaction.request = Value::Null;
+        }
+        assert_eq!(lean, without_requests);
+        let expected: Vec<_> = whole.samples[0]
+            .interactions
+            .iter()
+            .map(|i| canonical::request_digest(&i.request))
+            .collect();
+        assert_eq!(digests.samples, std::slice::from_ref(&expected));
+
+        let replay = |first: &Value| {
+            let mut llm = Llm::replay(
+                lean.samples[0].interactions.clone(),
+                vec![],
+                Redactor::default(),
+            )
+            .with_digests(SampleDigests {
+                file: file.clone(),
+                sample: 0,
+                digests: expected.clone(),
+            });
+            let first = llm.complete(first).map_err(|e| e.to_string());
+            let second = llm
+                .complete(&json!({"small": true}))
+                .map_err(|e| e.to_string());
+            (first, second, llm.finish_failure())
+        };
+        // The recorded request, its key redacted in the file: replays.
+        let redacted = request(&document, "<redacted>");
+        assert_eq!(
+            replay(&redacted),
+            (Ok(json!({"n": 1})), Ok(json!({"n": 2})), None)
+        );
+        // Another key: differs from the digest only where the recording is redacted.
+        assert_eq!(
+            replay(&request(&document, "sk-two")),
+            (Ok(json!({"n": 1})), Ok(json!({"n": 2})), None)
+        );
+        // Another document: the diff of the recorded request, read again.
+        let changed = document.replacen("0042", "0043", 1);
+        let (first, _, failure) = replay(&request(&changed, "sk-two"));
+        let first = first.unwrap_err();
+        assert!(
+            first.starts_with("request [0] differs"),
+            "{}",
+            &first[..200]
+        );
+        assert!(
+            first.contains("-      \"content\": \"Invoice \\\"0042\\\"")
+                && first.contains("+      \"content\": \"Invoice \\\"0043\\\""),
+            "{}",
+            &first[..first.len().min(2000)]
+        );
+        assert!(!first.contains("sk-two"));
+        assert!(failure.unwrap().contains("request [0] differs"));
+
+        // A small file is read whole, requests and all.
+        let small = dir.path().join("small.json");
+        Recording::new("a".into(), at, &now, &input, vec![])
+            .write(&small)
+            .unwrap();
+        let (_, digests) = Recording::read_for_replay_over(&small, limit)
+            .unwrap()
+            .unwrap();
+        assert!(digests.is_none());
+        assert!(matches!(
+            Recording::read_for_replay(&dir.path().join("none.json")),
+            Ok(None)
+        ));
     }
 
     /// Found by fuzzing (`fuzz/fuzz_targets/recording.rs`, which rewrites what it reads): with

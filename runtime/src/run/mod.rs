@@ -196,11 +196,22 @@ where
     let recording_file = suite.recording_file(&loaded.path);
     // `RECORD=1` replaces the recording whatever it holds: it is not read (a large one would be
     // held while the case records its own).
-    let mut existing = if suite.may_hold_recordings() && settings.record != RecordMode::All {
-        Recording::read(&recording_file).map_err(|e| e.with_file(suite.relative(&recording_file)))
-    } else {
+    // A replay reads a large recording with its requests hashed, not built (`digests`); the
+    // committed replay of a review compares whole requests.
+    let mut digests = None;
+    let mut existing = if !suite.may_hold_recordings() || settings.record == RecordMode::All {
         Ok(None)
-    };
+    } else if settings.record == RecordMode::Review {
+        Recording::read(&recording_file)
+    } else {
+        Recording::read_for_replay(&recording_file).map(|read| {
+            read.map(|(recording, hashed)| {
+                digests = hashed;
+                recording
+            })
+        })
+    }
+    .map_err(|e| e.with_file(suite.relative(&recording_file)));
 
     let review = settings.record == RecordMode::Review;
     let pending_file = pending::pending_file(&recording_file);
@@ -434,6 +445,7 @@ where
         case.now = recorded.recorded_at;
         let ignore = &config.recording.ignore_request_paths;
         let sample_count = recorded.samples.len();
+        let mut digests = digests.take();
         for (k, sample) in recorded.samples.into_iter().enumerate() {
             let mut llm = Llm::replay(
                 sample.interactions,
@@ -441,6 +453,13 @@ where
                 config.recording.redactor(),
             )
             .with_suite(config.http.clone(), config.pricing.clone());
+            if let Some(d) = &mut digests {
+                llm = llm.with_digests(crate::recording::calls::SampleDigests {
+                    file: d.file.clone(),
+                    sample: k,
+                    digests: d.samples.get_mut(k).map(std::mem::take).unwrap_or_default(),
+                });
+            }
             let output = call(f, case, &mut llm, false)?;
             usage.add(&llm.usage());
             if settings.record == RecordMode::Stale && llm.replay_mismatched() {
