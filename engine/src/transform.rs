@@ -694,6 +694,13 @@ mod tests {
         assert_eq!(apply(Builtin::Number, json!(120.0)), json!(120));
         assert_eq!(apply(Builtin::Number, json!("abc")), json!("abc"));
         assert_eq!(apply(Builtin::Number, json!(true)), json!(true));
+        // Integral values below 2^53 are written as integers; from 2^53 on a float is no
+        // longer exact, so it stays a float.
+        assert_eq!(
+            apply(Builtin::Number, json!("9007199254740991")),
+            json!(9_007_199_254_740_991i64)
+        );
+        assert!(apply(Builtin::Number, json!("9007199254740992")).is_f64());
         // Integers are left exact, beyond 2^53 too (as a float they would round).
         for n in [
             json!(u64::MAX),
@@ -733,6 +740,17 @@ mod tests {
                 assert_eq!(t.rewrite(&v, &ctx()), expected, "{b} on {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn transforms_debug_print_their_kind() {
+        assert_eq!(
+            format!("{:?}", Transform::from(Builtin::Trim)),
+            "Builtin(trim)"
+        );
+        let custom = Transform::custom(|_, _| Value::Null);
+        assert_eq!(format!("{custom:?}"), "Custom(<closure>)");
+        assert_eq!(custom.to_string(), "<closure>");
     }
 
     /// A builtin prints as the name configs use, and that name reads back as the builtin.
@@ -804,6 +822,23 @@ when = { path = "a", notEquals = ["x", "y"] }"#,
         .unwrap_err()
         .to_string();
         assert!(err.contains("not both"), "{err}");
+        // Any one legacy key with `strategy` is refused, the last one too.
+        for legacy in ["on_existing = \"skip\"", "apply_to = \"both\""] {
+            let err = toml::from_str::<Transformer>(&format!(
+                "transform = \"trim\"\nstrategy = \"transform_always\"\n{legacy}"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("not both"), "{legacy}: {err}");
+        }
+        // `when` of the wrong type says what it can be.
+        let err = toml::from_str::<Transformer>("transform = \"trim\"\nwhen = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a condition {path, equals | not_equals | exists} or a list of them"),
+            "{err}"
+        );
         let err = toml::from_str::<Transformer>(
             "transform = \"trim\"\nwhen = { path = \"a\", equal = 1 }",
         )

@@ -259,6 +259,18 @@ mod tests {
         }
     }
 
+    /// Cut to `max` characters in all, the last one an ellipsis; counted in characters.
+    #[test]
+    fn truncate_counts_characters() {
+        assert_eq!(truncate("abcdef", 6), "abcdef");
+        assert_eq!(truncate("abcdefg", 6), "abcde…");
+        assert_eq!(truncate("ééééééé", 4), "ééé…");
+        assert_eq!(
+            brief(&serde_json::json!("x".repeat(100))).chars().count(),
+            60
+        );
+    }
+
     #[test]
     fn push_digits_agrees_with_format() {
         for n in [0, 7, 10, 99, 100, 12345, usize::MAX] {
