@@ -74,6 +74,8 @@ struct Index {
     own_lines: usize,
     /// The own lines' keys, as [`section::key_set`] sums them.
     own_keys: u64,
+    /// The time of the own file's earliest line.
+    own_earliest: Option<DateTime<Utc>>,
     /// Folders taken from their kept sections, not read.
     sections: Vec<section::Section>,
 }
@@ -91,6 +93,7 @@ impl Index {
             unreadable: Vec::new(),
             own_lines: 0,
             own_keys: 0,
+            own_earliest: None,
             sections: Vec::new(),
         };
         let own_path = own.map(|o| o.path.as_path());
@@ -154,10 +157,15 @@ impl Index {
         }
         if let Some(merged) = waiting {
             let replaced = own.is_some_and(|own| {
+                // Its lines must all be older than the own file's: a whole run of the same
+                // target that ended meanwhile may have merged newer ones.
+                let set = merged.parent().and_then(section::Section::key_set);
                 own.whole
                     && own.count == index.own_lines
-                    && merged.parent().and_then(section::Section::key_set)
-                        == Some((index.own_lines, index.own_keys))
+                    && set.is_some_and(|(rows, keys, latest)| {
+                        (rows, keys) == (index.own_lines, index.own_keys)
+                            && latest < index.own_earliest
+                    })
             });
             if !replaced {
                 index.add_file(merged, &entries_dir, own_path);
@@ -292,6 +300,9 @@ impl Index {
         );
         if self.files[file as usize].own {
             self.own_keys = self.own_keys.wrapping_add(section::key_hash(&lookup));
+            if self.own_earliest.is_none_or(|t| key.finished_at < t) {
+                self.own_earliest = Some(key.finished_at);
+            }
         }
         let text = match owned {
             Some(owned) => Text::Owned(owned.into()),

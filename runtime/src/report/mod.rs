@@ -1506,6 +1506,64 @@ mod tests {
         assert!(!other.join(MERGED).exists() && !meta.exists());
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn lines_without_a_run_in_a_kept_section_become_older_when_a_run_comes() {
+        // The fixtures outside the report folder, whose time the rebuilds do not change.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("fx")).unwrap();
+        let (a, b) = (dir.path().join("fx/a.json"), dir.path().join("fx/b.json"));
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&b, "{}").unwrap();
+        let evals = dir.path().join("entries/demo/evals");
+        let other = dir.path().join("entries/demo/other");
+        std::fs::create_dir_all(&evals).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(
+            other.join(MERGED),
+            entry_line(&b, "b", "2026-01-01T00:00:00Z", true).replace("\"evals\"", "\"other\""),
+        )
+        .unwrap();
+        // Results written before runs were recorded: none is older.
+        let a_line = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
+        build::build(dir.path(), Some(own(&evals, &[a_line])), false).unwrap();
+        assert!(other.join(".section.meta").exists());
+        // A run with an id: the other binary's line is older now.
+        let a_line = line_of_run(&a, "evals", "a", "2026-01-03T00:00:00Z", true, "r2");
+        let report = build::build(dir.path(), Some(own(&evals, &[a_line])), false).unwrap();
+        assert_eq!(report.totals.older, 1, "{report:?}");
+        let taken = written_report(dir.path());
+        rebuild(dir.path()).unwrap();
+        assert_eq!(taken, written_report(dir.path()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_merged_file_with_newer_lines_of_a_run_that_ended_meanwhile_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("fx")).unwrap();
+        let a = dir.path().join("fx/a.json");
+        std::fs::write(&a, "{}").unwrap();
+        let evals = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&evals).unwrap();
+        // Two whole runs of the target side by side: the one that started later ends first.
+        let later = line_of_run(&a, "evals", "a", "2026-01-03T00:00:00Z", false, "r2");
+        let first = build::Own {
+            path: evals.join("111-1.jsonl"),
+            count: 1,
+            whole: true,
+        };
+        std::fs::write(&first.path, &later).unwrap();
+        build::build(dir.path(), Some(first), false).unwrap();
+        let earlier = line_of_run(&a, "evals", "a", "2026-01-02T00:00:00Z", true, "r1");
+        let report = build::build(dir.path(), Some(own(&evals, &[earlier])), true).unwrap();
+        assert_eq!(
+            report.cases[0].run.as_deref(),
+            Some("r2"),
+            "the newer line wins"
+        );
+    }
+
     /// A finishing process's own entry file, as `finish` hands it over.
     fn own(folder: &Path, lines: &[String]) -> build::Own {
         let path = folder.join(format!("{}-7.jsonl", std::process::id()));

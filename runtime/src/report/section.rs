@@ -27,7 +27,7 @@ const META: &str = ".section.meta";
 /// The part files, in the order of [`Meta::parts`].
 pub(super) const PARTS: [&str; 3] = [".section.json", ".section.rows", ".section.failures"];
 /// A section made by another version is made again: rendering may differ between versions.
-const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " section 1");
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " section 2");
 /// A section whose lines come from more runs than this is not kept (the older-mark check walks
 /// the list).
 pub(super) const MAX_RUNS: usize = 64;
@@ -87,8 +87,10 @@ pub(super) struct Meta {
     binary: String,
     /// Its most recent line's time and run.
     pub latest: Option<(DateTime<Utc>, Option<String>)>,
-    /// The runs of its lines.
+    /// The runs of its lines, and whether a line has none (written before runs were recorded).
     runs: Vec<String>,
+    #[serde(default)]
+    runless: bool,
     /// The report's latest run when it was made: its lines' "older" marks are against it.
     made_for: Option<String>,
     /// The folders of its fixtures and their modification times then.
@@ -149,12 +151,13 @@ impl Section {
 
     /// How many cases the merged file of `folder` holds and the sum of their keys' hashes, as
     /// its section says while the file is the one the section was made from.
-    pub fn key_set(folder: &Path) -> Option<(usize, u64)> {
+    /// Also the time of its most recent line.
+    pub fn key_set(folder: &Path) -> Option<(usize, u64, Option<DateTime<Utc>>)> {
         let text = std::fs::read(folder.join(META)).ok()?;
         let meta: Meta = serde_json::from_slice(&text).ok()?;
         let current =
             meta.version == VERSION && FileStamp::of(&folder.join(super::MERGED))? == meta.merged;
-        current.then_some((meta.rows, meta.keys))
+        current.then_some((meta.rows, meta.keys, meta.latest.map(|(time, _)| time)))
     }
 
     /// Removes a folder's section (its meta first, so no half is ever taken for whole).
@@ -170,7 +173,10 @@ impl Meta {
     /// Whether the lines' "older" marks, made against `made_for`, hold against `latest`.
     pub fn marks_hold(&self, latest: Option<&str>) -> bool {
         let made_for = self.made_for.as_deref();
-        let ran = |run: Option<&str>| run.is_some_and(|r| self.runs.iter().any(|own| own == r));
+        let ran = |run: Option<&str>| match run {
+            Some(r) => self.runs.iter().any(|own| own == r),
+            None => self.runless,
+        };
         made_for == latest || (!ran(made_for) && !ran(latest))
     }
 }
@@ -185,6 +191,8 @@ pub(super) struct Gathered {
     pub runs: Vec<String>,
     /// The sum of its keys' [`key_hash`]es.
     pub keys: u64,
+    /// Whether a line has no run.
+    pub runless: bool,
     /// Too many runs, or a line of another package or binary: not kept.
     pub unkept: bool,
     pub dirs: Vec<(PathBuf, i128)>,
@@ -235,6 +243,7 @@ impl Gathered {
         {
             self.latest = Some((entry.finished_at, entry.run.clone()));
         }
+        self.runless |= entry.run.is_none();
         if let Some(run) = &entry.run {
             if !self.runs.contains(run) {
                 if self.runs.len() == MAX_RUNS {
@@ -282,6 +291,7 @@ impl Gathered {
             binary: self.binary,
             latest: self.latest,
             runs: self.runs,
+            runless: self.runless,
             made_for,
             dirs: self.dirs,
             roots: self.roots,
