@@ -543,22 +543,7 @@ fn digest_diff(
     ignore: &[Pattern],
     redactor: &Redactor,
 ) -> Option<String> {
-    let same_call = match (call, &recorded.http) {
-        (Call::Complete(request), None) => Some(*request),
-        (
-            Call::Http {
-                upstream,
-                method,
-                path,
-                body,
-            },
-            Some(h),
-        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
-            Some(*body)
-        }
-        _ => None,
-    };
-    if same_call.is_some_and(|request| request_digest(request) == digest) {
+    if compared_body(recorded, call).is_some_and(|request| request_digest(request) == digest) {
         return None;
     }
     let file = digests.file.display();
@@ -588,6 +573,27 @@ fn digest_diff(
     call_diff(recorded, call, ignore, redactor)
 }
 
+/// The call's request or body, to be compared with the recorded one, when the call is of the
+/// recorded kind (both `llm.complete`, or HTTP to the recorded upstream, method and path);
+/// `None` when it is another call altogether.
+fn compared_body<'a>(recorded: &Interaction, call: &Call<'a>) -> Option<&'a Value> {
+    match (call, &recorded.http) {
+        (Call::Complete(request), None) => Some(request),
+        (
+            Call::Http {
+                upstream,
+                method,
+                path,
+                body,
+            },
+            Some(h),
+        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
+            Some(body)
+        }
+        _ => None,
+    }
+}
+
 /// How a recorded interaction differs from a call: `None` when it is the same call.
 ///
 /// An `llm.complete` call is compared on its request; an HTTP call first on its upstream,
@@ -606,22 +612,9 @@ fn call_diff(
             "body": recorded.request,
         }),
     };
-    match (call, &recorded.http) {
-        (Call::Complete(request), None) => {
-            request_diff(&recorded.request, request, ignore, redactor)
-        }
-        (
-            Call::Http {
-                upstream,
-                method,
-                path,
-                body,
-            },
-            Some(h),
-        ) if h.upstream.as_deref() == *upstream && h.method == *method && h.path == *path => {
-            request_diff(&recorded.request, body, ignore, redactor)
-        }
-        _ => {
+    match compared_body(recorded, call) {
+        Some(body) => request_diff(&recorded.request, body, ignore, redactor),
+        None => {
             let current = match call {
                 Call::Complete(request) => {
                     serde_json::json!({ "llm.complete": redactor.replayed(&recorded.request, request) })
