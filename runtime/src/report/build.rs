@@ -1282,25 +1282,11 @@ fn write_report(
 mod tests {
     use super::*;
 
-    /// An entry line of case `case` of the binary `evals`, finished at `at`.
-    fn line(fixture: &Path, case: &str, at: &str) -> String {
-        let entry = serde_json::json!({
-            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
-            "case": case, "test": format!("s::{case}"), "fixture": fixture,
-            "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
-            "run": at, "finished_at": at,
-        });
-        format!("{entry}\n")
-    }
+    use crate::report::tests::{line_of_run, own};
 
-    fn own(folder: &Path, lines: &[String]) -> Own {
-        let path = folder.join(format!("{}-9.jsonl", std::process::id()));
-        std::fs::write(&path, lines.concat()).unwrap();
-        Own {
-            path,
-            count: lines.len(),
-            whole: true,
-        }
+    /// A passing entry line of case `case` of the binary `evals`, in the run named by its time.
+    fn line(fixture: &Path, case: &str, at: &str) -> String {
+        line_of_run(fixture, "evals", case, at, true, at)
     }
 
     #[test]
@@ -1339,6 +1325,7 @@ mod tests {
         assert_eq!(read(&twice), [twice.path.clone(), merged.clone()]);
 
         // The report after a run of the same cases is whole.
+        let again = own(&folder, &run(&["b", "a"], "2026-01-02T00:00:00Z"));
         let report = build(dir.path(), Some(again), true).unwrap();
         assert_eq!(report.cases.len(), 2);
         assert_eq!(std::fs::read_to_string(&merged).unwrap().lines().count(), 2);

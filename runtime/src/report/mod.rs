@@ -1353,7 +1353,7 @@ mod tests {
     }
 
     /// An entry line of `binary` in `run`.
-    fn line_of_run(
+    pub(super) fn line_of_run(
         fixture: &Path,
         binary: &str,
         case: &str,
@@ -1565,7 +1565,7 @@ mod tests {
     }
 
     /// A finishing process's own entry file, as `finish` hands it over.
-    fn own(folder: &Path, lines: &[String]) -> build::Own {
+    pub(super) fn own(folder: &Path, lines: &[String]) -> build::Own {
         let path = folder.join(format!("{}-7.jsonl", std::process::id()));
         std::fs::write(&path, lines.concat()).unwrap();
         build::Own {
