@@ -51,8 +51,12 @@ stats=$(mktemp)
 for ((r = 0; r < rounds; r++)); do
   for name in ours theirs; do
     a="${name}_args[@]"
-    /usr/bin/time -o "$stats" -f "%e %U %S %M" "${!name}" -q "$@" "${!a}" >/dev/null 2>&1
-    runs[$name]+="$(cat "$stats");"
+    start=$EPOCHREALTIME
+    /usr/bin/time -o "$stats" -f "%U %S %M" "${!name}" -q "$@" "${!a}" >/dev/null 2>&1
+    end=$EPOCHREALTIME
+    # Wall time from bash's microsecond clock (time's %e has 10 ms steps).
+    wall=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.4f", e - s }')
+    runs[$name]+="$wall $(cat "$stats");"
   done
 done
 rm -f "$stats"
@@ -66,7 +70,7 @@ for name in ours theirs; do
     }
     END {
       w = median(wall); wmin = lo; wmax = hi; c = median(cpu); r = median(rss); rmax = hi
-      printf "%-7s %-32s wall median %.3f s (min %.3f, max %.3f)  cpu %.3f s  peak RSS %.0f MB (max %.0f)  [%d runs]\n",
+      printf "%-7s %-32s wall median %.4f s (min %.4f, max %.4f)  cpu %.3f s  peak RSS %.0f MB (max %.0f)  [%d runs]\n",
         n, s, w, wmin, wmax, c, r, rmax, NR
     }'
 done

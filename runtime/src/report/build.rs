@@ -11,6 +11,8 @@
 //!    folder's new merged file. The pieces go to temp files beside the report; the header
 //!    (totals, suites), known only at the end, is written first when the pieces are joined.
 
+use super::aggregate::{add_totals, Aggregate};
+use super::prepared::{self, Prepared, Ready};
 use super::section;
 use super::*;
 use std::collections::HashMap;
@@ -30,6 +32,8 @@ pub(super) struct Own {
     pub count: usize,
     /// Whether every line reached the file.
     pub whole: bool,
+    /// Its part of the report, made as its cases ran (a whole run).
+    pub prepared: Option<Prepared>,
 }
 
 /// Where a case's latest line is.
@@ -78,13 +82,25 @@ struct Index {
     own_earliest: Option<DateTime<Utc>>,
     /// Folders taken from their kept sections, not read.
     sections: Vec<section::Section>,
+    /// The own file, not read: the process's prepared part stands for its lines.
+    own_unread: Option<u32>,
+    /// The prepared part's latest line: its time and run.
+    prepared_latest: Option<(DateTime<Utc>, Option<String>)>,
 }
 
 impl Index {
     /// Indexes the entry files below `dir/entries`; with `sections`, a folder that holds only
     /// its merged file and has a kept section that still matches is taken as that section
     /// instead (in `sections`, not read).
-    fn build(dir: &Path, own: Option<&Own>, sections: bool) -> Index {
+    /// With `prepared` (the own part's cases, key sum and earliest time) and no other writer's
+    /// file in the own folder, the own file is not read ([`Index::own_unread`]) unless its
+    /// folder's merged file holds cases the own file does not replace.
+    fn build(
+        dir: &Path,
+        own: Option<&Own>,
+        prepared: Option<(usize, u64, Option<DateTime<Utc>>)>,
+        sections: bool,
+    ) -> Index {
         let entries_dir = dir.join("entries");
         let mut index = Index {
             files: Vec::new(),
@@ -95,6 +111,8 @@ impl Index {
             own_keys: 0,
             own_earliest: None,
             sections: Vec::new(),
+            own_unread: None,
+            prepared_latest: None,
         };
         let own_path = own.map(|o| o.path.as_path());
         if !entries_dir.is_dir() {
@@ -141,6 +159,14 @@ impl Index {
         // The own folder's merged file waits for the own file: when the own file is whole and
         // holds the same cases, every line of the merged file is replaced, and it is not read.
         let own_merged = own_path.and_then(Path::parent).map(|f| f.join(MERGED));
+        let own_folder = own_path.and_then(Path::parent);
+        let prepared = prepared.filter(|_| {
+            !paths.iter().any(|p| {
+                p.parent() == own_folder
+                    && Some(p.as_path()) != own_path
+                    && Some(p) != own_merged.as_ref()
+            })
+        });
         let mut waiting = None;
         for (path, alone) in paths.into_iter().zip(alone) {
             if alone {
@@ -153,7 +179,13 @@ impl Index {
                 waiting = Some(path);
                 continue;
             }
-            index.add_file(path, &entries_dir, own_path);
+            match prepared {
+                Some((cases, keys, earliest)) if Some(path.as_path()) == own_path => {
+                    index.own_unread = Some(index.push_file(path, &entries_dir, own_path));
+                    (index.own_lines, index.own_keys, index.own_earliest) = (cases, keys, earliest);
+                }
+                _ => index.add_file(path, &entries_dir, own_path),
+            }
         }
         if let Some(merged) = waiting {
             let replaced = own.is_some_and(|own| {
@@ -168,6 +200,7 @@ impl Index {
                     })
             });
             if !replaced {
+                index.read_own();
                 index.add_file(merged, &entries_dir, own_path);
             }
         }
@@ -176,6 +209,21 @@ impl Index {
 
     /// Indexes one entry file.
     fn add_file(&mut self, path: PathBuf, entries_dir: &Path, own_path: Option<&Path>) {
+        let file = self.push_file(path, entries_dir, own_path);
+        self.read_file(file);
+    }
+
+    /// Reads the own file after all, if it was left unread for the prepared part.
+    fn read_own(&mut self) {
+        if let Some(file) = self.own_unread.take() {
+            (self.own_lines, self.own_keys, self.own_earliest) = (0, 0, None);
+            self.prepared_latest = None;
+            self.read_file(file);
+        }
+    }
+
+    /// Notes one entry file, not read yet; its index.
+    fn push_file(&mut self, path: PathBuf, entries_dir: &Path, own_path: Option<&Path>) -> u32 {
         let folder_path = path.parent().unwrap_or(entries_dir).to_path_buf();
         let folder = match self.folders.iter().position(|f| *f == folder_path) {
             Some(i) => i,
@@ -199,6 +247,13 @@ impl Index {
             handle: None,
             bad: 0,
         });
+        file
+    }
+
+    /// Reads the keys of a noted file.
+    fn read_file(&mut self, file: u32) {
+        let path = &self.files[file as usize].path;
+        let single = path.extension().and_then(|e| e.to_str()) == Some("json");
         self.read(file, single);
         let entry = &mut self.files[file as usize];
         let bad = entry.bad;
@@ -352,8 +407,13 @@ impl Index {
             let (time, run) = s.meta.latest.as_ref()?;
             Some((*time, run.as_deref()))
         });
+        let prepared = self
+            .prepared_latest
+            .as_ref()
+            .map(|(time, run)| (*time, run.as_deref()));
         lines
             .chain(sections)
+            .chain(prepared)
             .max_by_key(|(time, _)| *time)
             .and_then(|(_, run)| run.map(str::to_string))
     }
@@ -522,124 +582,6 @@ fn read_at(file: &mut std::fs::File, offset: u64, buffer: &mut [u8]) -> std::io:
     }
 }
 
-/// The report's numbers, added up case by case in key order (a suite's cases are contiguous).
-#[derive(Default)]
-pub(super) struct Aggregate {
-    totals: Totals,
-    suites: Vec<SuiteReport>,
-    current: Option<SuiteSums>,
-}
-
-/// One suite's sums so far.
-struct SuiteSums {
-    report: SuiteReport,
-    scores: [usize; 10],
-    evaluators: BTreeMap<String, (usize, usize, f64, [usize; 10])>,
-    fields: BTreeMap<String, (usize, usize)>,
-    /// The repeated cases' test names and samples (none for a suite without repeats).
-    repeated: Vec<(String, Samples)>,
-}
-
-impl Aggregate {
-    pub(super) fn add(&mut self, entry: &Entry) {
-        self.totals.add(entry);
-        let same = self.current.as_ref().is_some_and(|s| {
-            (&s.report.package, &s.report.binary, &s.report.suite_dir)
-                == (&entry.package, &entry.binary, &entry.suite_dir)
-        });
-        if !same {
-            self.close();
-            self.current = Some(SuiteSums {
-                report: SuiteReport {
-                    suite: entry.suite.clone(),
-                    suite_dir: entry.suite_dir.clone(),
-                    package: entry.package.clone(),
-                    binary: entry.binary.clone(),
-                    totals: Totals::default(),
-                    score_distribution: Vec::new(),
-                    evaluators: Vec::new(),
-                    field_accuracy: Vec::new(),
-                    last_finished_at: entry.finished_at,
-                    repeats: None,
-                },
-                scores: [0; 10],
-                evaluators: BTreeMap::new(),
-                fields: BTreeMap::new(),
-                repeated: Vec::new(),
-            });
-        }
-        let Some(sums) = self.current.as_mut() else {
-            return;
-        };
-        sums.report.totals.add(entry);
-        sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
-        if let Some(score) = entry.score {
-            sums.scores[bucket(score)] += 1;
-        }
-        if let Some(samples) = entry.samples.as_ref().filter(|s| s.count() > 1) {
-            sums.repeated.push((entry.test.clone(), samples.clone()));
-        }
-        for e in &entry.evaluators {
-            let sum = match sums.evaluators.get_mut(e.evaluator.as_str()) {
-                Some(sum) => sum,
-                None => sums
-                    .evaluators
-                    .entry(e.evaluator.clone())
-                    .or_insert((0, 0, 0.0, [0; 10])),
-            };
-            sum.0 += 1;
-            sum.1 += usize::from(e.passed);
-            sum.2 += e.score;
-            sum.3[bucket(e.score)] += 1;
-            for field in &e.fields {
-                let counts = match sums.fields.get_mut(field.path.as_str()) {
-                    Some(counts) => counts,
-                    None => sums.fields.entry(field.path.clone()).or_default(),
-                };
-                counts.1 += 1;
-                counts.0 += usize::from(field.hit);
-            }
-        }
-    }
-
-    fn close(&mut self) {
-        let Some(sums) = self.current.take() else {
-            return;
-        };
-        let mut report = sums.report;
-        report.score_distribution = buckets(sums.scores);
-        report.evaluators = sums
-            .evaluators
-            .into_iter()
-            .map(|(name, (cases, passed, sum, counts))| EvaluatorSummary {
-                evaluator: name,
-                cases,
-                passed,
-                pass_rate: passed as f64 / cases as f64,
-                mean_score: sum / cases as f64,
-                score_distribution: buckets(counts),
-            })
-            .collect();
-        report.field_accuracy = sums
-            .fields
-            .into_iter()
-            .map(|(path, (hits, total))| FieldAccuracy {
-                path,
-                hits,
-                total,
-                accuracy: hits as f64 / total as f64,
-            })
-            .collect();
-        report.repeats = RepeatSummary::of(sums.repeated.iter().map(|(t, s)| (t.as_str(), s)));
-        self.suites.push(report);
-    }
-
-    pub(super) fn finish(mut self) -> (Totals, Vec<SuiteReport>) {
-        self.close();
-        (self.totals, self.suites)
-    }
-}
-
 /// A temp file beside the report for one streamed piece.
 struct Piece {
     path: PathBuf,
@@ -693,11 +635,7 @@ impl Open {
         n: usize,
     ) -> std::io::Result<Open> {
         let (at, tag) = if keep {
-            use sha2::{Digest, Sha256};
-            let name = folder_path.strip_prefix(report_dir).unwrap_or(folder_path);
-            let hash = Sha256::digest(name.as_os_str().as_encoded_bytes());
-            let tag: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
-            (folder_path, tag)
+            (folder_path, section::tag(folder_path, report_dir))
         } else {
             (report_dir, format!("t{n}"))
         };
@@ -913,6 +851,90 @@ fn render(
     Ok(())
 }
 
+/// A chunk made before the loop over the read lines, placed among them by its first key: a
+/// folder's kept section, or the run's prepared part (whose section is saved with the others).
+struct Made {
+    first_key: String,
+    chunk: Chunk,
+    save: Option<(usize, section::Gathered)>,
+}
+
+impl Made {
+    fn kept(section: section::Section) -> Made {
+        Made {
+            first_key: section.meta.first_key.clone(),
+            chunk: Chunk::kept(section),
+            save: None,
+        }
+    }
+
+    fn place(self, chunks: &mut Vec<Chunk>, to_save: &mut Vec<(usize, section::Gathered, usize)>) {
+        if let Some((folder, gathered)) = self.save {
+            to_save.push((folder, gathered, chunks.len()));
+        }
+        chunks.push(self.chunk);
+    }
+}
+
+/// The run's prepared part as its folder's section: each case's line (from the entry file
+/// `entry_file`), row and failure section copied in key order.
+fn write_prepared(
+    ready: Ready,
+    dir: &Path,
+    folders: &[PathBuf],
+    folder: usize,
+    entry_file: &Path,
+) -> std::io::Result<Made> {
+    let mut open = Open::start(folder, &folders[folder], true, dir, 0)?;
+    let [mut rows, mut failures] = open
+        .html
+        .take()
+        .ok_or_else(|| std::io::Error::other("a section's pieces are missing"))?;
+    let changed = || std::io::Error::other("an entry file changed while the report was built");
+    let [rows_path, failures_path] = ready.side_files();
+    let mut files = [
+        std::fs::File::open(entry_file)?,
+        std::fs::File::open(rows_path)?,
+        std::fs::File::open(failures_path)?,
+    ];
+    let mut windows: [Window; 3] = Default::default();
+    for (i, case) in ready.cases.iter().enumerate() {
+        let [json_file, rows_file, failures_file] = &mut files;
+        let [json_window, rows_window, failures_window] = &mut windows;
+        let (at, len) = case.json;
+        let line = json_window
+            .line(json_file, 0, at, len as usize)
+            .ok_or_else(changed)?;
+        if i > 0 {
+            open.json.out.write_all(b",\n    ")?;
+        }
+        open.json.out.write_all(line.as_bytes())?;
+        let (at, len) = case.row;
+        let row = rows_window
+            .line(rows_file, 0, at, len as usize)
+            .ok_or_else(changed)?;
+        rows.out.write_all(row.as_bytes())?;
+        if let Some((at, len)) = case.failure {
+            let failure = failures_window
+                .line(failures_file, 0, at, len as usize)
+                .ok_or_else(changed)?;
+            failures.out.write_all(failure.as_bytes())?;
+        }
+    }
+    let first_key = ready.gathered.first_key.clone();
+    open.rows = ready.cases.len();
+    open.any_failure = ready.any_failure;
+    open.gathered = ready.gathered;
+    let (mut chunk, save) = open.close(folders, [rows, failures])?;
+    chunk.totals = ready.totals;
+    chunk.suites = ready.suites;
+    Ok(Made {
+        first_key,
+        chunk,
+        save,
+    })
+}
+
 impl Chunk {
     fn kept(section: section::Section) -> Chunk {
         Chunk {
@@ -932,34 +954,33 @@ impl Chunk {
     }
 }
 
-/// Adds `other`'s counts to `totals`.
-fn add_totals(totals: &mut Totals, other: &Totals) {
-    totals.cases += other.cases;
-    totals.passed += other.passed;
-    totals.failed += other.failed;
-    totals.replayed += other.replayed;
-    totals.replayed_stale += other.replayed_stale;
-    totals.recorded += other.recorded;
-    totals.stale += other.stale;
-    totals.no_recording += other.no_recording;
-    totals.older += other.older;
-    if let Some(usage) = &other.usage {
-        totals.usage.get_or_insert_with(Default::default).add(usage);
-    }
-    totals.pass_rate = if totals.cases == 0 {
-        0.0
-    } else {
-        totals.passed as f64 / totals.cases as f64
-    };
-}
-
 /// Builds the report from the entry files below `dir/entries` (the own file's lines are this
 /// process's), compacts finished writers' files into their folder's `merged.jsonl`, writes
 /// `report.json` and `report.html`, and returns the report (with its cases when `keep_cases`).
 /// Without `keep_cases`, a folder the run did not change is taken from its kept section
 /// ([`section`]) instead of being read again.
-pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::Result<Report> {
-    let mut index = Index::build(dir, own.as_ref(), !keep_cases);
+pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::io::Result<Report> {
+    let prepared = own
+        .as_mut()
+        .and_then(|o| o.prepared.take())
+        .filter(|p| p.whole() && !keep_cases);
+    let summary = prepared.as_ref().map(Prepared::summary);
+    let mut index = Index::build(dir, own.as_ref(), summary, !keep_cases);
+    // The prepared part stands for the own file's lines when they are all the latest run's.
+    let mut ready = None;
+    if index.own_unread.is_some() {
+        ready = prepared.and_then(Prepared::finish);
+        index.prepared_latest = ready
+            .as_ref()
+            .and_then(|r| Some((r.latest?, r.run.clone())));
+        if ready
+            .as_ref()
+            .is_none_or(|r| r.run.is_none() || r.run != index.latest_run())
+        {
+            ready = None;
+            index.read_own();
+        }
+    }
     let latest_run = index.latest_run();
     // A kept section whose "older" marks no longer hold is read and rendered again.
     for section in std::mem::take(&mut index.sections) {
@@ -970,18 +991,35 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
             index.add_file(merged, &dir.join("entries"), None);
         }
     }
-    index
-        .sections
-        .sort_by(|a, b| a.meta.first_key.cmp(&b.meta.first_key));
-    let mut kept = std::mem::take(&mut index.sections).into_iter().peekable();
+    let own_file = index.files.iter().position(|f| f.own);
+    let mut made: Vec<Made> = std::mem::take(&mut index.sections)
+        .into_iter()
+        .map(Made::kept)
+        .collect();
+    let prepared_folder = match (ready, own_file, &own) {
+        (Some(ready), Some(file), Some(own)) => {
+            let folder = index.files[file].folder;
+            made.push(write_prepared(
+                ready,
+                dir,
+                &index.folders,
+                folder,
+                &own.path,
+            )?);
+            Some(folder)
+        }
+        _ => None,
+    };
+    made.sort_by(|a, b| a.first_key.cmp(&b.first_key));
+    let mut kept = made.into_iter().peekable();
     // In the order the files were read (by name; the own file, then its folder's merged file,
     // last), each file's lines in order.
     let mut unreadable = std::mem::take(&mut index.unreadable);
 
     // The own file becomes its folder's merged file as is when it holds exactly its folder's
     // latest lines (a full run of the target).
-    let own_file = index.files.iter().position(|f| f.own);
-    let renamed_folder = own_file.and_then(|own_file| {
+    let renamed_folder = prepared_folder.or_else(|| {
+        let own_file = own_file?;
         let own = own.as_ref()?;
         let folder = index.files[own_file].folder;
         let from_folder = index
@@ -1030,7 +1068,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
     std::thread::scope(|scope| -> std::io::Result<()> {
         let mut renderer = Renderer::new(scope, latest.len());
         for (key, line_of) in latest {
-            while kept.peek().is_some_and(|s| s.meta.first_key < key) {
+            while kept.peek().is_some_and(|m| m.first_key < key) {
                 close(
                     &mut open,
                     &mut renderer,
@@ -1038,7 +1076,9 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
                     &mut to_save,
                     &index.folders,
                 )?;
-                chunks.extend(kept.next().map(Chunk::kept));
+                if let Some(made) = kept.next() {
+                    made.place(&mut chunks, &mut to_save);
+                }
             }
             let file_index = line_of.file as usize;
             let (folder, own_line) = (index.files[file_index].folder, index.files[file_index].own);
@@ -1082,7 +1122,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
                     &mut to_save,
                     &index.folders,
                 )?;
-                let keep = !keep_cases && !closed_folders.contains(&folder);
+                let keep = !closed_folders.contains(&folder);
                 let folder_path = &index.folders[folder];
                 let mut started = Open::start(folder, folder_path, keep, dir, chunks.len())?;
                 if let Some(html) = started.html.take() {
@@ -1139,7 +1179,9 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
             &index.folders,
         )
     })?;
-    chunks.extend(kept.map(Chunk::kept));
+    for made in kept {
+        made.place(&mut chunks, &mut to_save);
+    }
 
     // Each folder's merged file now holds the latest lines read from that folder; the files
     // folded into it go.
@@ -1164,6 +1206,7 @@ pub(super) fn build(dir: &Path, own: Option<Own>, keep_cases: bool) -> std::io::
                 && !(file.own && renamed_folder == Some(folder))
             {
                 let _ = std::fs::remove_file(&file.path);
+                prepared::remove_side_files(&file.path);
             }
         }
     }
@@ -1282,6 +1325,7 @@ fn write_report(
 mod tests {
     use super::*;
 
+    use crate::report::rebuild;
     use crate::report::tests::{line_of_run, own};
 
     /// A passing entry line of case `case` of the binary `evals`, in the run named by its time.
@@ -1300,7 +1344,7 @@ mod tests {
             cases.iter().map(|c| line(&fixture, c, at)).collect()
         };
         let read = |own: &Own| -> Vec<PathBuf> {
-            let index = Index::build(dir.path(), Some(own), true);
+            let index = Index::build(dir.path(), Some(own), None, true);
             index.files.iter().map(|f| f.path.clone()).collect()
         };
         let merged = folder.join(MERGED);
@@ -1329,6 +1373,214 @@ mod tests {
         let report = build(dir.path(), Some(again), true).unwrap();
         assert_eq!(report.cases.len(), 2);
         assert_eq!(std::fs::read_to_string(&merged).unwrap().lines().count(), 2);
+    }
+
+    /// `lines` as a whole run leaves them: the own file, and its part made case by case (each
+    /// line's entry rendered and added in the order given) as `record` makes it.
+    fn prepared_own(dir: &Path, folder: &Path, lines: &[String]) -> Own {
+        let mut own = own(folder, lines);
+        let mut part = Prepared::create(&own.path).unwrap();
+        let tag = section::tag(folder, dir);
+        let (mut row, mut failure) = (String::new(), String::new());
+        for line in lines {
+            let entry: Entry = serde_json::from_str(line.trim_end()).unwrap();
+            Prepared::render(&tag, &entry, &mut row, &mut failure);
+            part.add(&entry, line.len(), true, &row, &failure);
+        }
+        own.prepared = Some(part);
+        own
+    }
+
+    /// `report.json` without its time, and `report.html` with its failure anchors numbered in
+    /// the order they appear (a prepared part names them after the test, a read one by row)
+    /// and without its time.
+    fn written(dir: &Path) -> (serde_json::Value, String) {
+        let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json["generated_at"] = serde_json::Value::Null;
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        let mut anchors: Vec<String> = Vec::new();
+        let mut out = String::new();
+        let mut rest = html.as_str();
+        while let Some(at) = rest.find("failure-") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + "failure-".len()..];
+            let end = after.find('"').unwrap();
+            let name = &after[..end];
+            let n = match anchors.iter().position(|a| a == name) {
+                Some(n) => n,
+                None => {
+                    anchors.push(name.to_string());
+                    anchors.len() - 1
+                }
+            };
+            out.push_str(&format!("failure-#{n}"));
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        let generated = out.find("<p class=\"muted\">generated ").unwrap();
+        let line_end = generated + out[generated..].find('\n').unwrap();
+        out.replace_range(generated..line_end, "");
+        (json, out)
+    }
+
+    /// Side files left in an entry folder.
+    fn side_files(folder: &Path) -> Vec<String> {
+        std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".rows") || n.ends_with(".failures"))
+            .filter(|n| !n.starts_with(".section"))
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_runs_prepared_part_makes_the_report_its_lines_make() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        // Out of key order, as two test threads finish them, two suites, every third failing.
+        let lines: Vec<String> = (0..40)
+            .map(|i| {
+                let case = format!("c{:02}", (i * 7) % 40);
+                let line = line_of_run(
+                    &fixture,
+                    "evals",
+                    &case,
+                    "2026-01-01T00:00:00Z",
+                    i % 3 != 0,
+                    "r1",
+                );
+                if i % 2 == 0 {
+                    line.replace(
+                        "\"suite_dir\":\"fixtures/s\"",
+                        "\"suite_dir\":\"fixtures/t\"",
+                    )
+                } else {
+                    line
+                }
+            })
+            .collect();
+        let read = tempfile::tempdir().unwrap();
+        let read_folder = read.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&read_folder).unwrap();
+        build(read.path(), Some(own(&read_folder, &lines)), false).unwrap();
+
+        build(
+            dir.path(),
+            Some(prepared_own(dir.path(), &folder, &lines)),
+            false,
+        )
+        .unwrap();
+        let (json, html) = written(dir.path());
+        assert_eq!((json.clone(), html.clone()), written(read.path()));
+        assert_eq!(json["cases"].as_array().unwrap().len(), 40);
+        assert_eq!(json["suites"].as_array().unwrap().len(), 2);
+        // Anchors are named after the test, so the part was the prepared one.
+        let text = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        assert!(text.contains("href=\"#failure-"), "{text}");
+        assert!(text.contains("-s::c"), "anchors name their test");
+        assert!(side_files(&folder).is_empty(), "{:?}", side_files(&folder));
+        assert!(folder.join(MERGED).is_file());
+
+        // The next whole run takes the folder's kept section for the report it rebuilds from
+        // the part: the same again.
+        let again: Vec<String> = lines
+            .iter()
+            .map(|l| {
+                l.replace("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z")
+                    .replace("\"r1\"", "\"r2\"")
+            })
+            .collect();
+        build(
+            dir.path(),
+            Some(prepared_own(dir.path(), &folder, &again)),
+            false,
+        )
+        .unwrap();
+        let report = rebuild(dir.path()).unwrap();
+        assert_eq!(report.cases.len(), 40);
+        assert!(report.cases.iter().all(|c| c.run.as_deref() == Some("r2")));
+        assert!(side_files(&folder).is_empty());
+    }
+
+    #[test]
+    fn a_prepared_part_gives_way_to_lines_it_does_not_stand_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        let at = "2026-01-01T00:00:00Z";
+        let line =
+            |case: &str, passed: bool| line_of_run(&fixture, "evals", case, at, passed, "r1");
+
+        // A case that ran twice in the process: its latest line counts, once.
+        let later = line_of_run(&fixture, "evals", "a", "2026-01-01T00:00:01Z", true, "r1");
+        let twice = [line("a", false), line("b", true), later];
+        let report = build(
+            dir.path(),
+            Some(prepared_own(dir.path(), &folder, &twice)),
+            true,
+        )
+        .unwrap();
+        assert_eq!((report.totals.cases, report.totals.failed), (2, 0));
+        assert!(side_files(&folder).is_empty());
+
+        // Another writer's file in the folder: its case stands beside the run's.
+        let other = folder.join("999999999-1.jsonl");
+        std::fs::write(&other, line("z", true)).unwrap();
+        let own = prepared_own(dir.path(), &folder, &[line("a", true)]);
+        build(dir.path(), Some(own), false).unwrap();
+        let (json, _) = written(dir.path());
+        let cases: Vec<&str> = json["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["case"].as_str().unwrap())
+            .collect();
+        assert_eq!(cases, ["a", "b", "z"]);
+        assert!(side_files(&folder).is_empty());
+
+        // A newer run of another binary: the run's lines are older, so its rows are rendered
+        // from its lines with their marks.
+        let newer = dir.path().join("entries/demo/other");
+        std::fs::create_dir_all(&newer).unwrap();
+        std::fs::write(
+            newer.join("999999999-2.jsonl"),
+            line_of_run(&fixture, "other", "x", "2026-01-03T00:00:00Z", true, "r9"),
+        )
+        .unwrap();
+        // (The run's lines are newer than the folder's merged file, so that alone would not
+        // send them to be read.)
+        let next =
+            |case: &str| line_of_run(&fixture, "evals", case, "2026-01-02T00:00:00Z", true, "r1");
+        let own = prepared_own(dir.path(), &folder, &[next("a"), next("b"), next("z")]);
+        build(dir.path(), Some(own), false).unwrap();
+        let (json, html) = written(dir.path());
+        assert_eq!(json["latest_run"], "r9");
+        assert_eq!(json["totals"]["older"], 3, "{json}");
+        assert_eq!(html.matches(" class=\"older\"><td").count(), 3);
+        assert!(side_files(&folder).is_empty());
+    }
+
+    #[test]
+    fn a_killed_writers_side_files_go_with_its_entry_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        let entry = folder.join("999999999-1.jsonl");
+        std::fs::write(&entry, line(&fixture, "a", "2026-01-01T00:00:00Z")).unwrap();
+        std::fs::write(folder.join(".999999999-1.rows"), "<tr>").unwrap();
+        std::fs::write(folder.join(".999999999-1.failures"), "").unwrap();
+        let report = rebuild(dir.path()).unwrap();
+        assert_eq!(report.cases.len(), 1);
+        assert!(!entry.exists());
+        assert!(side_files(&folder).is_empty(), "{:?}", side_files(&folder));
     }
 
     #[test]

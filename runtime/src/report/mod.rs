@@ -5,7 +5,10 @@
 //! no fsync (a report is derived data; a line cut off by a kill is left out, and the rebuild that
 //! finds it names its file and line in the report and on stderr). Separate files per
 //! process mean parallel test threads and nextest's one process per test never interleave or lose
-//! an entry. A process keeps only counts in memory, not its entries.
+//! an entry. A process keeps only counts in memory, not its entries; one that runs its whole
+//! target also makes its part of the report as its cases finish ([`prepared`]: each case's row
+//! and failure section rendered on its test thread, its key and places kept), so the rebuild at
+//! its end copies pieces instead of reading, parsing and rendering every line again.
 //!
 //! [`rebuild`] (in `build`) reads the entries case by case into `report.json` and `report.html`,
 //! keeping the latest entry of each case that still stands, and compacts the files of finished
@@ -20,9 +23,11 @@
 //! mark is set and it wins the lock; it clears the mark before reading and re-checks it after
 //! unlocking, so the last entry of a run is never left out.
 
+mod aggregate;
 mod build;
 pub mod compare;
 pub mod junit;
+mod prepared;
 pub mod review;
 mod section;
 pub mod status;
@@ -205,7 +210,8 @@ fn strip_ansi(text: &str) -> String {
 }
 
 /// This process's entry file, opened by the first entry. Only counts stay in memory: the
-/// end-of-run rebuild reads the file back, one case at a time.
+/// end-of-run rebuild reads the file back, one case at a time; a process that runs its whole
+/// target also makes its part of the report as it goes ([`prepared`]).
 struct Sink {
     file: Option<std::fs::File>,
     path: PathBuf,
@@ -216,9 +222,34 @@ struct Sink {
     /// The repeated cases' entries, for the summary a run prints at its end (none without
     /// repeats).
     repeated: Vec<Entry>,
+    /// The run's own part of the report, when it runs its whole target.
+    prepared: Option<prepared::Prepared>,
 }
 
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
+
+/// This process's entry folder, `entries/<package>/<binary>`, and, when the process runs its
+/// whole target (its part of the report is then made as it goes), the folder's anchor tag.
+fn entry_folder() -> &'static (PathBuf, Option<String>) {
+    static FOLDER: std::sync::OnceLock<(PathBuf, Option<String>)> = std::sync::OnceLock::new();
+    FOLDER.get_or_init(|| {
+        let dir = report_dir();
+        let folder = dir
+            .join("entries")
+            .join(safe(crate::env::package_name().unwrap_or("unknown")))
+            .join(safe(crate::env::test_binary().unwrap_or("unknown")));
+        let whole = Scope::of_args(std::env::args().skip(1)) == Scope::Whole;
+        let tag = whole.then(|| section::tag(&folder, &dir));
+        (folder, tag)
+    })
+}
+
+thread_local! {
+    /// A test thread's row and failure section, rendered before the sink is locked.
+    static RENDERED: std::cell::RefCell<(String, String)> = const {
+        std::cell::RefCell::new((String::new(), String::new()))
+    };
+}
 
 /// Appends one case's entry to this process's entry file. Failing to write a report never fails
 /// a test.
@@ -228,42 +259,52 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
         return;
     };
     line.push('\n');
-    let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
-    let sink = sink.get_or_insert_with(|| {
-        let folder = report_dir()
-            .join("entries")
-            .join(safe(&entry.package))
-            .join(safe(&entry.binary));
-        let started = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path = folder.join(format!("{}-{started}.jsonl", std::process::id()));
-        let file = std::fs::create_dir_all(&folder)
-            .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-            })
-            .ok();
-        Sink {
-            whole: file.is_some(),
-            file,
-            path,
-            count: 0,
-            repeated: Vec::new(),
+    let (folder, tag) = entry_folder();
+    RENDERED.with_borrow_mut(|(row, failure)| {
+        if let Some(tag) = tag {
+            prepared::Prepared::render(tag, &entry, row, failure);
+        }
+        let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
+        let sink = sink.get_or_insert_with(|| {
+            let started = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let path = folder.join(format!("{}-{started}.jsonl", std::process::id()));
+            let file = std::fs::create_dir_all(folder)
+                .and_then(|()| {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
+                })
+                .ok();
+            let prepared = tag
+                .as_ref()
+                .filter(|_| file.is_some())
+                .and_then(|_| prepared::Prepared::create(&path));
+            Sink {
+                whole: file.is_some(),
+                file,
+                path,
+                count: 0,
+                repeated: Vec::new(),
+                prepared,
+            }
+        });
+        let written = match sink.file.as_mut() {
+            Some(file) => file.write_all(line.as_bytes()).is_ok(),
+            None => false,
+        };
+        sink.whole &= written;
+        sink.count += 1;
+        if let Some(prepared) = sink.prepared.as_mut() {
+            prepared.add(&entry, line.len(), written, row, failure);
+        }
+        if entry.samples.is_some() {
+            sink.repeated.push(entry);
         }
     });
-    let written = match sink.file.as_mut() {
-        Some(file) => file.write_all(line.as_bytes()).is_ok(),
-        None => false,
-    };
-    sink.whole &= written;
-    sink.count += 1;
-    if entry.samples.is_some() {
-        sink.repeated.push(entry);
-    }
 }
 
 const DIRTY: &str = ".dirty";
@@ -402,6 +443,8 @@ pub(crate) fn finish(scope: Scope) {
     }
     let report = std::fs::metadata(dir.join("report.json")).ok();
     if scope == Scope::Part && report.as_ref().is_some_and(|m| m.len() > SMALL_REPORT) {
+        // Its part is of no use to a later rebuild: its side files go.
+        drop(sink.as_mut().and_then(|s| s.prepared.take()));
         return;
     }
     if std::env::var_os("NEXTEST_RUN_ID").is_some() {
@@ -410,6 +453,7 @@ pub(crate) fn finish(scope: Scope) {
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < NEXTEST_REBUILD_INTERVAL);
         if young {
+            drop(sink.as_mut().and_then(|s| s.prepared.take()));
             return;
         }
     }
@@ -417,7 +461,7 @@ pub(crate) fn finish(scope: Scope) {
     // an entry written during a rebuild is either in it or sets the mark again for a next round.
     while dirty.exists() {
         if !try_lock(&lock) {
-            return;
+            break;
         }
         let _ = std::fs::remove_file(&dirty);
         // This process's file is known finished (it may become the merged file), once: a later
@@ -427,12 +471,15 @@ pub(crate) fn finish(scope: Scope) {
             path: sink.path,
             count: sink.count,
             whole: sink.whole,
+            prepared: sink.prepared,
         });
         if let Ok(report) = build::build(&dir, own, false) {
             eprint!("{}", unreadable_summary(&report.unreadable_entries));
         }
         let _ = std::fs::remove_file(&lock);
     }
+    // A part no rebuild took (another process is rebuilding): its side files go.
+    drop(sink.as_mut().and_then(|s| s.prepared.take()));
 }
 
 /// The entry lines a rebuild left out, as a run prints them at its end; empty when there is none.
@@ -715,7 +762,7 @@ impl Report {
                 &b.case,
             ))
         });
-        let mut aggregate = build::Aggregate::default();
+        let mut aggregate = aggregate::Aggregate::default();
         for entry in &cases {
             aggregate.add(entry);
         }
@@ -1552,6 +1599,7 @@ mod tests {
             path: evals.join("111-1.jsonl"),
             count: 1,
             whole: true,
+            prepared: None,
         };
         std::fs::write(&first.path, &later).unwrap();
         build::build(dir.path(), Some(first), false).unwrap();
@@ -1572,6 +1620,7 @@ mod tests {
             path,
             count: lines.len(),
             whole: true,
+            prepared: None,
         }
     }
 
@@ -1625,10 +1674,15 @@ mod tests {
             std::fs::read_to_string(other.join(MERGED)).unwrap(),
             other_binary
         );
+        let left: Vec<String> = std::fs::read_dir(&evals)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with(".section."))
+            .collect();
         assert_eq!(
-            std::fs::read_dir(&evals).unwrap().count(),
-            1,
-            "only the merged file is left"
+            left,
+            [MERGED],
+            "only the merged file is left, beside its section"
         );
         // Rebuilt from the files alone, the report is the same.
         assert_eq!(rebuild(dir.path()).unwrap().cases, report.cases);

@@ -314,6 +314,15 @@ impl Gathered {
     }
 }
 
+/// The prefix of a kept section's failure anchors: the same in every report, and unique among
+/// the folders of one (a hash of the folder's place below the report folder).
+pub(super) fn tag(folder: &Path, report_dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let name = folder.strip_prefix(report_dir).unwrap_or(folder);
+    let hash = Sha256::digest(name.as_os_str().as_encoded_bytes());
+    hash[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A case key's hash. A set of keys is summed up by adding their hashes: the same set gives the
 /// same sum in any order, and two different sets of as many keys the same sum by chance only
 /// (about one in 2^64).
