@@ -207,6 +207,39 @@ pub(crate) fn replace_file_with(
     durable: bool,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    replace_with(file, durable, |from, to| std::fs::rename(from, to), write)
+}
+
+/// Replaces `file`, a derived file (a report), as [`replace_file_with`] does, but puts the new
+/// file in place with [`rename_derived`].
+pub(crate) fn replace_derived_with(
+    file: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace_with(file, false, rename_derived, write)
+}
+
+/// Puts `from` in place of `to` when nothing is lost with the old `to` (a report, a kept
+/// section's part, a merged entry file whose lines `from` all holds again): the old one is
+/// removed first. On ext4 (`auto_da_alloc`, its default), a rename over an existing file starts
+/// writing the new one to disk on the renaming thread (measured: 3 ms for 3 MB, against 0.15 ms
+/// for a rename onto a free name), and a report's end renames several such files. A reader may
+/// find no file between the two calls, never a half-written one.
+pub(crate) fn rename_derived(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(to) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::rename(from, to)
+}
+
+fn replace_with(
+    file: &Path,
+    durable: bool,
+    rename: fn(&Path, &Path) -> std::io::Result<()>,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let name = file
@@ -225,7 +258,7 @@ pub(crate) fn replace_file_with(
         if durable {
             f.sync_all()?;
         }
-        std::fs::rename(&tmp, file)
+        rename(&tmp, file)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -236,6 +269,25 @@ pub(crate) fn replace_file_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_derived_file_takes_the_old_ones_place_or_a_free_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (new, target) = (dir.path().join(".new.tmp"), dir.path().join("report.json"));
+        std::fs::write(&new, "new").unwrap();
+        rename_derived(&new, &target).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        std::fs::write(&new, "newer").unwrap();
+        rename_derived(&new, &target).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "newer");
+        assert!(!new.exists());
+        // Nothing to put in place: the old file stays unless it could be removed.
+        assert!(rename_derived(&new, &target).is_err());
+        replace_derived_with(&target, |out| out.write_all(b"written")).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "written");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temp file is left");
+    }
 
     #[test]
     fn a_file_is_read_whole_whatever_size_was_taken() {

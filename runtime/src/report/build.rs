@@ -492,6 +492,41 @@ impl Window {
     }
 }
 
+/// Pieces of a file asked for about in the order they were written, as a prepared part's are
+/// (written as two test threads finished their cases, asked for in key order): each read takes
+/// [`WINDOW`] bytes from a little before the piece asked for, so that the pieces a few places
+/// back, which the next keys ask for, are found in it.
+#[derive(Default)]
+struct Nearby {
+    at: u64,
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+/// How far before the piece asked for a [`Nearby`] read starts.
+const BEHIND: u64 = 64 * 1024;
+
+impl Nearby {
+    /// The `len` bytes at `offset` of `file`; `None` when the file no longer holds them.
+    fn piece(&mut self, file: &mut std::fs::File, offset: u64, len: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(len as u64)?;
+        if offset < self.at || end > self.at + self.filled as u64 {
+            let start = offset.saturating_sub(BEHIND);
+            let size = WINDOW.max(len + (offset - start) as usize);
+            if self.bytes.len() < size {
+                self.bytes.resize(size, 0);
+            }
+            self.at = start;
+            self.filled = read_some_at(file, start, &mut self.bytes[..size]).unwrap_or(0);
+            if end > self.at + self.filled as u64 {
+                return None;
+            }
+        }
+        let from = (offset - self.at) as usize;
+        Some(&self.bytes[from..from + len])
+    }
+}
+
 /// Reads at `offset` until `buffer` is full or the file ends; how many bytes were read.
 fn read_some_at(
     file: &mut std::fs::File,
@@ -677,7 +712,7 @@ impl Open {
             drop(file);
             if self.keep {
                 let target = folders[self.folder].join(section::PARTS[i]);
-                std::fs::rename(&piece.path, &target)?;
+                crate::files::rename_derived(&piece.path, &target)?;
                 parts.push(target);
             } else {
                 parts.push(piece.path);
@@ -897,28 +932,28 @@ fn write_prepared(
         std::fs::File::open(rows_path)?,
         std::fs::File::open(failures_path)?,
     ];
-    let mut windows: [Window; 3] = Default::default();
+    let mut windows: [Nearby; 3] = Default::default();
     for (i, case) in ready.cases.iter().enumerate() {
         let [json_file, rows_file, failures_file] = &mut files;
         let [json_window, rows_window, failures_window] = &mut windows;
         let (at, len) = case.json;
         let line = json_window
-            .line(json_file, 0, at, len as usize)
+            .piece(json_file, at, len as usize)
             .ok_or_else(changed)?;
         if i > 0 {
             open.json.out.write_all(b",\n    ")?;
         }
-        open.json.out.write_all(line.as_bytes())?;
+        open.json.out.write_all(line)?;
         let (at, len) = case.row;
         let row = rows_window
-            .line(rows_file, 0, at, len as usize)
+            .piece(rows_file, at, len as usize)
             .ok_or_else(changed)?;
-        rows.out.write_all(row.as_bytes())?;
+        rows.out.write_all(row)?;
         if let Some((at, len)) = case.failure {
             let failure = failures_window
-                .line(failures_file, 0, at, len as usize)
+                .piece(failures_file, at, len as usize)
                 .ok_or_else(changed)?;
-            failures.out.write_all(failure.as_bytes())?;
+            failures.out.write_all(failure)?;
         }
     }
     let first_key = ready.gathered.first_key.clone();
@@ -1188,8 +1223,9 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
     for (folder, folder_path) in index.folders.iter().enumerate() {
         let target = folder_path.join(MERGED);
         if renamed_folder == Some(folder) {
+            // Every line of the old merged file is replaced by one of the own file's.
             if let Some(own) = &own {
-                std::fs::rename(&own.path, &target)?;
+                crate::files::rename_derived(&own.path, &target)?;
             }
         } else if let Some(piece) = merged.remove(&folder) {
             let file = piece.out.into_inner().map_err(|e| e.into_error())?;
@@ -1281,7 +1317,7 @@ fn write_report(
     };
     let tail = header.split_off(at);
     let tail = &tail["\"cases\": []".len()..];
-    crate::files::replace_file_with(&dir.join("report.json"), false, |out| {
+    crate::files::replace_derived_with(&dir.join("report.json"), |out| {
         out.write_all(header.as_bytes())?;
         if rows == 0 {
             out.write_all(b"\"cases\": []")?;
@@ -1308,7 +1344,7 @@ fn write_report(
     html_tail(&mut end, any_failure);
     let mut script = String::new();
     html_script(&mut script);
-    crate::files::replace_file_with(&dir.join("report.html"), false, |out| {
+    crate::files::replace_derived_with(&dir.join("report.html"), |out| {
         out.write_all(head.as_bytes())?;
         for chunk in chunks.iter().filter(|c| c.rows > 0) {
             chunk.copy(1, out)?;
@@ -1628,6 +1664,55 @@ mod tests {
         assert_eq!(links.len(), cases.div_ceil(7));
         assert_eq!(links, sections);
         assert_eq!(report.cases.len(), cases, "the cases are kept as well");
+    }
+
+    #[test]
+    fn nearby_pieces_are_read_a_window_at_a_time_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows");
+        // About 4 windows of pieces of different lengths.
+        let mut text = Vec::new();
+        let mut places = Vec::new();
+        for i in 0..30_000usize {
+            let piece = format!("<tr>{i}{}</tr>", "x".repeat(i % 211));
+            places.push((text.len() as u64, piece.len()));
+            text.extend_from_slice(piece.as_bytes());
+        }
+        assert!(text.len() > 3 * WINDOW);
+        std::fs::write(&path, &text).unwrap();
+        let mut file = std::fs::File::open(&path).unwrap();
+        let mut nearby = Nearby::default();
+        let piece = |i: usize| {
+            let (at, len) = places[i];
+            &text[at as usize..at as usize + len]
+        };
+        // Pairs swapped, as two threads finish them: within one window.
+        let mut reads = 0;
+        let mut last_at = u64::MAX;
+        for pair in (0..places.len()).collect::<Vec<_>>().chunks(2) {
+            for &i in pair.iter().rev() {
+                let (at, len) = places[i];
+                assert_eq!(
+                    nearby.piece(&mut file, at, len),
+                    Some(piece(i)),
+                    "piece {i}"
+                );
+                if nearby.at != last_at {
+                    reads += 1;
+                    last_at = nearby.at;
+                }
+            }
+        }
+        assert!(
+            reads <= text.len() / (WINDOW - 2 * BEHIND as usize) + 1,
+            "{reads} reads"
+        );
+        // Far back, far ahead, and past the end.
+        for i in [29_999, 0, 15_000, 1, 29_998] {
+            let (at, len) = places[i];
+            assert_eq!(nearby.piece(&mut file, at, len), Some(piece(i)));
+        }
+        assert_eq!(nearby.piece(&mut file, text.len() as u64 - 2, 5), None);
     }
 
     #[test]
