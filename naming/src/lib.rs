@@ -33,26 +33,33 @@ const KEYWORDS: &[&str] = &[
 /// assert_eq!(identifier("match"), "match_");
 /// ```
 pub fn identifier(component: &str) -> String {
-    let mut out = String::with_capacity(component.len());
+    let mut out = String::with_capacity(component.len() + 1);
+    push_identifier(&mut out, component);
+    out
+}
+
+/// Appends [`identifier`]`(component)` to `out`.
+fn push_identifier(out: &mut String, component: &str) {
+    let start = out.len();
     for c in component.chars() {
         if c.is_ascii_alphanumeric() || c == '_' {
             out.push(c);
         } else if c.is_ascii() {
             out.push('_');
         } else {
-            out.push_str(&format!("u{:04x}_", u32::from(c)));
+            use std::fmt::Write as _;
+            let _ = write!(out, "u{:04x}_", u32::from(c));
         }
     }
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
+    if out.len() == start || out[start..].starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(start, '_');
     }
-    if out == "_" {
+    if &out[start..] == "_" {
         out.push('_');
     }
-    if KEYWORDS.contains(&out.as_str()) {
+    if KEYWORDS.contains(&&out[start..]) {
         out.push('_');
     }
-    out
 }
 
 /// The identifiers of a fixture's path relative to its suite (`/`-separated), without the
@@ -64,10 +71,12 @@ pub fn case_segments(relative: &str) -> Vec<String> {
 
 /// The full test name of a case in a suite: `suite::sub::case`.
 pub fn test_name(suite: &str, relative: &str) -> String {
-    let mut name = identifier(suite);
-    for segment in case_segments(relative) {
+    let trimmed = relative.strip_suffix(".json").unwrap_or(relative);
+    let mut name = String::with_capacity(suite.len() + trimmed.len() + 8);
+    push_identifier(&mut name, suite);
+    for segment in trimmed.split('/') {
         name.push_str("::");
-        name.push_str(&segment);
+        push_identifier(&mut name, segment);
     }
     name
 }
@@ -108,43 +117,75 @@ fn walk(
     dir: &std::path::Path,
     prefix: &str,
     recordings: &std::path::Path,
-    walking: &mut Vec<std::path::PathBuf>,
+    walking: &mut Vec<FolderId>,
     out: &mut Vec<String>,
 ) -> std::io::Result<()> {
     // Links are followed, so a link to an ancestor would loop: remember the real folders on the
     // way down.
-    let real = std::fs::canonicalize(dir)?;
-    if walking.contains(&real) {
+    let id = folder_id(dir)?;
+    if walking.contains(&id) {
         return Ok(());
     }
-    walking.push(real);
+    walking.push(id);
+    // The recordings folder can only be met in its parent.
+    let recordings_name = recordings
+        .file_name()
+        .filter(|_| recordings.parent() == Some(dir));
+    // A folder's entries in name order, so that `out` comes out nearly sorted (its final sort
+    // then only mends the places where a separator sorts after a name's other characters).
+    let mut entries = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let path = entry.path();
-        if name.starts_with('.') || path == recordings {
+        if name.as_encoded_bytes().starts_with(b".") || Some(name.as_os_str()) == recordings_name {
             continue;
         }
-        let relative = if prefix.is_empty() {
-            name.clone().into_owned()
-        } else {
-            format!("{prefix}/{name}")
-        };
+        entries.push((name, entry));
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (name, entry) in entries {
+        let name = name.to_string_lossy();
         let mut kind = entry.file_type()?;
         if kind.is_symlink() {
-            kind = std::fs::metadata(&path)?.file_type();
+            kind = std::fs::metadata(entry.path())?.file_type();
         }
+        let relative = || {
+            if prefix.is_empty() {
+                name.clone().into_owned()
+            } else {
+                format!("{prefix}/{name}")
+            }
+        };
         if kind.is_dir() {
+            let path = entry.path();
             if !path.join(CONFIG_FILE).is_file() {
-                walk(&path, &relative, recordings, walking, out)?;
+                walk(&path, &relative(), recordings, walking, out)?;
             }
         } else if kind.is_file() && name.ends_with(".json") {
-            out.push(relative);
+            out.push(relative());
         }
     }
     walking.pop();
     Ok(())
+}
+
+/// What tells a folder from every other one, links followed: its device and inode (one `stat`),
+/// or elsewhere its canonical path.
+#[cfg(unix)]
+type FolderId = (u64, u64);
+#[cfg(not(unix))]
+type FolderId = std::path::PathBuf;
+
+#[cfg(unix)]
+fn folder_id(dir: &std::path::Path) -> std::io::Result<FolderId> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    Ok((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder_id(dir: &std::path::Path) -> std::io::Result<FolderId> {
+    std::fs::canonicalize(dir)
 }
 
 /// Every key a fixture may hold (with the camelCase aliases of older validators). The macro reads it to tell a
@@ -161,3 +202,100 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "status",
     "draft",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of its own under the system's temp folder, removed when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("naming-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn write(&self, relative: &str) {
+            let path = self.0.join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_test_name_is_its_suites_and_segments_identifiers() {
+        let suites = ["payments", "2024", "match", "_", "", "ünï", "a-b"];
+        let paths = [
+            "a.json",
+            "sub/raise-amount.json",
+            "1/fn.json",
+            "日本/x y.json",
+            "_.json",
+            "x",
+            "a//b.json",
+        ];
+        for suite in suites {
+            for path in paths {
+                let mut want = identifier(suite);
+                for segment in case_segments(path) {
+                    want.push_str("::");
+                    want.push_str(&segment);
+                }
+                assert_eq!(test_name(suite, path), want, "{suite:?} {path:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn files_come_out_sorted_as_strings_whatever_the_folders_order() {
+        let scratch = Scratch::new("sorted");
+        // `a.json` sorts before `a/…` ('.' before '/'), `a-b` before both.
+        for f in [
+            "a/z.json",
+            "a.json",
+            "a-b.json",
+            "b/c/d.json",
+            "b.json",
+            "A.json",
+            "a/b.json",
+        ] {
+            scratch.write(f);
+        }
+        let found = fixture_files(&scratch.0, &scratch.0.join("recordings")).unwrap();
+        let mut sorted = found.clone();
+        sorted.sort();
+        assert_eq!(found, sorted);
+        assert_eq!(found.len(), 7);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_once_and_a_link_to_an_ancestor_ends_the_walk_there() {
+        let scratch = Scratch::new("links");
+        scratch.write("cases/a.json");
+        scratch.write("shared/b.json");
+        let cases = scratch.0.join("cases");
+        std::os::unix::fs::symlink(&scratch.0, cases.join("up")).unwrap();
+        std::os::unix::fs::symlink(scratch.0.join("shared"), cases.join("shared")).unwrap();
+        std::os::unix::fs::symlink(scratch.0.join("shared/b.json"), cases.join("c.json")).unwrap();
+        let found = fixture_files(&scratch.0, &scratch.0.join("recordings")).unwrap();
+        assert_eq!(
+            found,
+            [
+                "cases/a.json",
+                "cases/c.json",
+                "cases/shared/b.json",
+                "shared/b.json"
+            ]
+        );
+    }
+}

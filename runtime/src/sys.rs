@@ -106,6 +106,66 @@ pub fn no_delay(listener: &std::net::TcpListener) -> bool {
     }
 }
 
+/// A folder held open, whose files are `stat`ed by name: `fstatat` walks one path component a
+/// file where `stat` of the whole path walks every one (discovery stamps every fixture of a suite
+/// before its first test, most of them in a few folders).
+#[cfg(unix)]
+pub(crate) struct Folder(std::fs::File);
+
+/// What a `stat` says of a file: size, modification and change times (nanoseconds since the
+/// epoch) and inode, as `std::fs::metadata` reads them.
+#[cfg(unix)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileStat {
+    pub size: u64,
+    pub mtime: i128,
+    pub ctime: i128,
+    pub inode: u64,
+}
+
+#[cfg(unix)]
+impl Folder {
+    pub(crate) fn open(dir: &std::path::Path) -> Option<Folder> {
+        std::fs::File::open(dir).ok().map(Folder)
+    }
+
+    /// The stat of the file `name` in this folder, links followed (as `std::fs::metadata`);
+    /// `None` when it has none, or a name no file can have here (a NUL, over 255 bytes).
+    pub(crate) fn stat(&self, name: &std::ffi::OsStr) -> Option<FileStat> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = name.as_bytes();
+        let mut path = [0u8; 256];
+        if bytes.len() >= path.len() || bytes.contains(&0) {
+            return None;
+        }
+        path[..bytes.len()].copy_from_slice(bytes);
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `path` is NUL-terminated and outlives the call; `stat` is the buffer
+        // `fstatat` writes, read only after it succeeded.
+        let stat = unsafe {
+            if libc::fstatat(
+                self.0.as_raw_fd(),
+                path.as_ptr().cast(),
+                stat.as_mut_ptr(),
+                0,
+            ) != 0
+            {
+                return None;
+            }
+            stat.assume_init()
+        };
+        let nanos = |secs: i64, nsec: i64| secs as i128 * 1_000_000_000 + nsec as i128;
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        Some(FileStat {
+            size: stat.st_size as u64,
+            mtime: nanos(stat.st_mtime as i64, stat.st_mtime_nsec as i64),
+            ctime: nanos(stat.st_ctime as i64, stat.st_ctime_nsec as i64),
+            inode: stat.st_ino as u64,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The connections a listener accepts inherit its `TCP_NODELAY`, which is what the loopback
@@ -121,5 +181,33 @@ mod tests {
             let (accepted, _) = listener.accept().unwrap();
             assert_eq!(accepted.nodelay().unwrap(), expected);
         }
+    }
+
+    /// A file stat'ed in its open folder reads as `std::fs::metadata` reads it; a missing file,
+    /// a folder and a link are told as `metadata` tells them.
+    #[test]
+    #[cfg(unix)]
+    fn a_file_stated_in_its_folder_reads_as_metadata_reads_it() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a.json"), dir.path().join("link.json"))
+            .unwrap();
+        let folder = super::Folder::open(dir.path()).unwrap();
+        for name in ["a.json", "sub", "link.json"] {
+            let meta = std::fs::metadata(dir.path().join(name)).unwrap();
+            let nanos = |secs: i64, nsec: i64| secs as i128 * 1_000_000_000 + nsec as i128;
+            let want = super::FileStat {
+                size: meta.size(),
+                mtime: nanos(meta.mtime(), meta.mtime_nsec()),
+                ctime: nanos(meta.ctime(), meta.ctime_nsec()),
+                inode: meta.ino(),
+            };
+            assert_eq!(folder.stat(name.as_ref()), Some(want), "{name}");
+        }
+        assert_eq!(folder.stat("missing.json".as_ref()), None);
+        assert_eq!(folder.stat("a\0b".as_ref()), None);
+        assert_eq!(folder.stat("x".repeat(300).as_ref()), None);
     }
 }

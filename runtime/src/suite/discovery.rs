@@ -53,6 +53,42 @@ impl Stamp {
         None
     }
 
+    /// The stamp of `path`, stat'ed by name in its folder, which `open` holds open for the next
+    /// file of the same folder.
+    #[cfg(unix)]
+    fn in_folder<'a>(
+        path: &'a std::path::Path,
+        open: &mut Option<(&'a std::path::Path, Option<crate::sys::Folder>)>,
+    ) -> Option<Stamp> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Stamp::of(path);
+        };
+        if open.as_ref().is_none_or(|(d, _)| *d != dir) {
+            *open = Some((dir, crate::sys::Folder::open(dir)));
+        }
+        let Some((_, Some(folder))) = open.as_ref() else {
+            return Stamp::of(path);
+        };
+        if name.len() > 255 {
+            return Stamp::of(path);
+        }
+        let stat = folder.stat(name)?;
+        Some(Stamp {
+            size: stat.size,
+            mtime: stat.mtime,
+            ctime: stat.ctime,
+            inode: stat.inode,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn in_folder<'a>(
+        path: &'a std::path::Path,
+        _open: &mut Option<(&'a std::path::Path, Option<()>)>,
+    ) -> Option<Stamp> {
+        Stamp::of(path)
+    }
+
     /// Whether the file last changed before `settled_before` (nanoseconds since the epoch), so
     /// the stamp can be trusted on a later run.
     fn settled(&self, settled_before: i128) -> bool {
@@ -64,7 +100,7 @@ impl Stamp {
 pub(crate) struct StatusCache {
     file: PathBuf,
     /// The cached answers, each with whether this run found its file unchanged.
-    old: HashMap<String, (Stamp, bool, bool)>,
+    old: Cached,
     /// This run's answers for files it read (changed or new); `None` for a file read but too
     /// fresh to cache. Unchanged files are marked in `old` instead, so a run over an unchanged
     /// suite holds each path once.
@@ -88,12 +124,8 @@ impl StatusCache {
 
     fn at(file: PathBuf, settled_before: i128) -> StatusCache {
         let old = std::fs::read_to_string(&file)
-            .ok()
-            .map(|text| parse(&text))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(relative, (stamp, ignored))| (relative, (stamp, ignored, false)))
-            .collect();
+            .map(Cached::read)
+            .unwrap_or_default();
         StatusCache {
             file,
             new: HashMap::new(),
@@ -113,7 +145,11 @@ impl StatusCache {
             .min(4)
             .min(paths.len().div_ceil(ONE_THREAD));
         if threads <= 1 {
-            return paths.iter().map(|p| Stamp::of(p)).collect();
+            let mut open = None;
+            return paths
+                .iter()
+                .map(|p| Stamp::in_folder(p, &mut open))
+                .collect();
         }
         // Each thread fills its own part of one vector: no thread allocates (a thread's
         // allocations would stay in a malloc arena of its own after it ends).
@@ -122,8 +158,9 @@ impl StatusCache {
         std::thread::scope(|scope| {
             for (part, out) in paths.chunks(chunk).zip(stamps.chunks_mut(chunk)) {
                 scope.spawn(move || {
+                    let mut open = None;
                     for (path, stamp) in part.iter().zip(out) {
-                        *stamp = Stamp::of(path);
+                        *stamp = Stamp::in_folder(path, &mut open);
                     }
                 });
             }
@@ -148,13 +185,15 @@ impl StatusCache {
         let Some(stamp) = stamp else {
             return PendingCase::read(suite, path);
         };
-        if let Some((cached, ignored, seen)) = self.old.get_mut(&path.relative) {
-            if *cached == stamp {
-                if !*seen {
-                    self.hits += 1;
+        if let Some(i) = self.old.find(&path.relative) {
+            if let Some((cached, ignored)) = self.old.answer(i) {
+                if cached == stamp {
+                    if !self.old.seen[i] {
+                        self.hits += 1;
+                    }
+                    self.old.seen[i] = true;
+                    return PendingCase::Unread(path, ignored, stamp.size);
                 }
-                *seen = true;
-                return PendingCase::Unread(path, *ignored, stamp.size);
             }
         }
         let relative = path.relative.clone();
@@ -172,18 +211,16 @@ impl StatusCache {
     /// suite's fixtures this run did not look at: their cached answers are kept. A cached file
     /// neither seen nor unseen is gone from the suite, and so from the cache.
     pub fn save(self, unseen: &[String]) {
-        let unseen_cached = unseen
-            .iter()
-            .filter(|r| self.old.contains_key(r.as_str()))
-            .count();
-        if self.new.is_empty() && self.hits + unseen_cached == self.old.len() {
-            return;
-        }
         let mut old = self.old;
+        let mut unseen_cached = 0;
         for relative in unseen {
-            if let Some(entry) = old.get_mut(relative) {
-                entry.2 = true;
+            if let Some(i) = old.find(relative) {
+                unseen_cached += usize::from(!old.seen[i]);
+                old.seen[i] = true;
             }
+        }
+        if self.new.is_empty() && self.hits + unseen_cached == old.len() {
+            return;
         }
         let mut new: HashMap<String, (Stamp, bool)> = self
             .new
@@ -191,11 +228,13 @@ impl StatusCache {
             .filter_map(|(relative, answer)| Some((relative, answer?)))
             .collect();
         let mut changed = false;
-        for (relative, (stamp, ignored, kept)) in old {
-            if kept && !new.contains_key(&relative) {
-                new.insert(relative, (stamp, ignored));
-            } else {
-                changed = true;
+        for i in 0..old.len() {
+            let relative = old.relative(i);
+            match old.answer(i) {
+                Some(answer) if old.seen[i] && !new.contains_key(relative) => {
+                    new.insert(relative.to_string(), answer);
+                }
+                _ => changed = true,
             }
         }
         if !changed && new.len() == self.hits + unseen_cached {
@@ -231,39 +270,114 @@ fn cache_file(suite: &Suite) -> PathBuf {
     crate::layout::discovery_dir().join(format!("{}-{hash}.txt", suite.name))
 }
 
-/// The cache file's lines: `size mtime ctime inode runs|ignored<TAB>relative path`. A line that
-/// does not read that way is skipped (its fixture is then read again).
-fn parse(text: &str) -> HashMap<String, (Stamp, bool)> {
-    let mut lines = text.lines();
-    if lines.next() != Some(HEADER) {
-        return HashMap::new();
-    }
-    // About 80 bytes a line.
-    let mut map = HashMap::with_capacity(text.len() / 64);
-    for line in lines {
-        let Some((numbers, relative)) = line.split_once('\t') else {
-            continue;
+/// A cache file as read: its text, and where each line's path and answer are in it. Nothing is
+/// copied or parsed until a fixture asks (the usual run asks for every line, in the order the
+/// file lists them: sorted by path, as discovery finds them).
+#[derive(Default)]
+struct Cached {
+    text: String,
+    /// Each line's start, the tab before its path, and its end; sorted by path.
+    lines: Vec<(u32, u32, u32)>,
+    /// Per line: whether this run found its file unchanged (or did not look at it).
+    seen: Vec<bool>,
+    /// The line the last [`find`](Cached::find) found: the next one is usually the line after.
+    cursor: usize,
+}
+
+impl Cached {
+    /// The lines of a cache file: `size mtime ctime inode runs|ignored<TAB>relative path`. A file
+    /// with another first line is not a cache (nothing is cached); a line without a tab is
+    /// skipped, and one whose answer does not read is skipped when asked for (its fixture is
+    /// then read again).
+    fn read(text: String) -> Cached {
+        let header_end = match text.split_once('\n') {
+            Some((HEADER, _)) => HEADER.len() + 1,
+            _ => return Cached::default(),
         };
-        let mut parts = numbers.split(' ');
-        let mut next = || parts.next();
-        let stamp = (|| {
-            Some(Stamp {
-                size: next()?.parse().ok()?,
-                mtime: next()?.parse().ok()?,
-                ctime: next()?.parse().ok()?,
-                inode: next()?.parse().ok()?,
-            })
-        })();
-        let ignored = match next() {
-            Some("ignored") => true,
-            Some("runs") => false,
-            _ => continue,
-        };
-        if let Some(stamp) = stamp {
-            map.insert(relative.to_string(), (stamp, ignored));
+        // A cache over 4 GiB is not one this code wrote.
+        if u32::try_from(text.len()).is_err() {
+            return Cached::default();
+        }
+        let mut lines = Vec::with_capacity(text.len() / 64);
+        let mut start = header_end;
+        while start < text.len() {
+            let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+            if let Some(tab) = text[start..end].find('\t') {
+                lines.push((start as u32, (start + tab) as u32, end as u32));
+            }
+            start = end + 1;
+        }
+        let path = |&(_, tab, end): &(u32, u32, u32)| &text[tab as usize + 1..end as usize];
+        if !lines.windows(2).all(|w| path(&w[0]) < path(&w[1])) {
+            lines.sort_by(|a, b| path(a).cmp(path(b)));
+            lines.dedup_by(|a, b| path(a) == path(b));
+        }
+        let seen = vec![false; lines.len()];
+        Cached {
+            text,
+            lines,
+            seen,
+            cursor: 0,
         }
     }
-    map
+
+    fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The path of line `i`.
+    fn relative(&self, i: usize) -> &str {
+        let (_, tab, end) = self.lines[i];
+        &self.text[tab as usize + 1..end as usize]
+    }
+
+    /// The line of `relative`: at the cursor or right after it when asked in the file's order,
+    /// else by binary search.
+    fn find(&mut self, relative: &str) -> Option<usize> {
+        for i in [self.cursor, self.cursor + 1] {
+            if i < self.len() && self.relative(i) == relative {
+                self.cursor = i;
+                return Some(i);
+            }
+        }
+        let i = self
+            .lines
+            .binary_search_by(|line| {
+                let (_, tab, end) = *line;
+                self.text[tab as usize + 1..end as usize].cmp(relative)
+            })
+            .ok()?;
+        self.cursor = i;
+        Some(i)
+    }
+
+    /// The stamp and answer of line `i`, when they read.
+    fn answer(&self, i: usize) -> Option<(Stamp, bool)> {
+        let (start, tab, _) = self.lines[i];
+        let mut parts = self.text[start as usize..tab as usize].split(' ');
+        let mut next = || parts.next();
+        let stamp = Stamp {
+            size: next()?.parse().ok()?,
+            mtime: next()?.parse().ok()?,
+            ctime: next()?.parse().ok()?,
+            inode: next()?.parse().ok()?,
+        };
+        let ignored = match next()? {
+            "ignored" => true,
+            "runs" => false,
+            _ => return None,
+        };
+        next().is_none().then_some((stamp, ignored))
+    }
+}
+
+/// The cache file's lines that read, by path (tests).
+#[cfg(test)]
+fn parse(text: &str) -> HashMap<String, (Stamp, bool)> {
+    let cached = Cached::read(text.to_string());
+    (0..cached.len())
+        .filter_map(|i| Some((cached.relative(i).to_string(), cached.answer(i)?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -406,6 +520,35 @@ mod tests {
         let mut names: Vec<&str> = kept.keys().map(String::as_str).collect();
         names.sort();
         assert_eq!(names, ["a.json", "b.json"]);
+    }
+
+    #[test]
+    fn lines_are_found_in_the_files_order_or_any_other() {
+        // Written out of order by hand, one path twice: sorted, the first kept.
+        let text = format!(
+            "{HEADER}\n1 2 3 4 runs\tb.json\n1 2 3 5 ignored\ta.json\n1 2 3 6 runs\tc/d.json\n\
+             9 9 9 9 runs\ta.json\nno tab here\n"
+        );
+        let mut cached = Cached::read(text);
+        assert_eq!(cached.len(), 3);
+        let order = [
+            "a.json", "b.json", "c/d.json", "a.json", "c/d.json", "b.json",
+        ];
+        for relative in order {
+            let i = cached.find(relative).unwrap();
+            assert_eq!(cached.relative(i), relative);
+        }
+        let a = cached.find("a.json").unwrap();
+        assert_eq!(
+            cached
+                .answer(a)
+                .map(|(stamp, ignored)| (stamp.inode, ignored)),
+            Some((5, true))
+        );
+        assert_eq!(cached.find("c.json"), None);
+        assert_eq!(cached.find(""), None);
+        assert_eq!(Cached::read(String::new()).len(), 0);
+        assert_eq!(Cached::read(HEADER.to_string()).len(), 0);
     }
 
     #[test]
