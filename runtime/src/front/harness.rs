@@ -181,21 +181,28 @@ impl Harness {
                 suite.dir.display()
             );
         }
-        // Whether a test is ignored comes from the discovery cache for unchanged files.
-        let mut cache = discovered.then(|| StatusCache::open(&suite));
-        let names: Vec<(String, FixturePath)> = fixtures
-            .into_iter()
-            .map(|f| (suite.test_name(&f), f))
-            .collect();
         let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
         // The cases, for the orphan check at the end of a whole run over a recorded suite.
         let cases: Option<Vec<String>> = (full_run && discovered && suite.recordings.is_dir())
-            .then(|| {
-                names
-                    .iter()
-                    .map(|(_, f)| f.case_path().to_string())
-                    .collect()
+            .then(|| fixtures.iter().map(|f| f.case_path().to_string()).collect());
+        // The fixtures' stamps for the discovery cache (unless one fixture is wanted, nextest's
+        // `--exact`) are taken on threads of their own while this one reads the cache and makes
+        // the test names: the system calls and the names take about as long.
+        let stamping = discovered && !(args.exact && args.filter.is_some());
+        let (mut cache, names, stamps) = std::thread::scope(|scope| {
+            let stamps = stamping.then(|| {
+                scope.spawn(|| {
+                    let paths: Vec<&Path> = fixtures.iter().map(|f| f.absolute.as_path()).collect();
+                    StatusCache::stamps(&paths)
+                })
             });
+            // Whether a test is ignored comes from the discovery cache for unchanged files.
+            let cache = discovered.then(|| StatusCache::open(&suite));
+            let names: Vec<String> = fixtures.iter().map(|f| suite.test_name(f)).collect();
+            // A thread that could not stamp leaves every file to be stat'ed on its own.
+            let stamps = stamps.and_then(|thread| thread.join().ok());
+            (cache, names, stamps)
+        });
         // nextest runs one process per test with `--exact NAME`: parse only that fixture.
         let wanted = |name: &str| match (&args.filter, args.exact) {
             (Some(filter), true) => filter == name,
@@ -203,44 +210,29 @@ impl Harness {
         };
         // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses them at
         // compile time; here the second is a failing test saying so. Found by the names' hashes
-        // first, so only names that repeat are kept as strings (memory stays flat).
+        // first, so only names that repeat are kept as strings.
         let mut firsts: std::collections::HashMap<String, String> = Default::default();
         {
             let mut by_hash: std::collections::HashMap<u64, usize> =
                 std::collections::HashMap::with_capacity(names.len());
-            for (i, (name, _)) in names.iter().enumerate() {
+            for (i, name) in names.iter().enumerate() {
                 if let Some(&first) = by_hash.get(&name_hash(name)) {
-                    if names[first].0 == *name && !firsts.contains_key(name) {
-                        firsts.insert(name.clone(), names[first].1.relative.clone());
+                    if names[first] == *name && !firsts.contains_key(name) {
+                        firsts.insert(name.clone(), fixtures[first].relative.clone());
                     }
                 } else {
                     by_hash.insert(name_hash(name), i);
                 }
             }
         }
-        // The fixtures' stamps for the discovery cache, taken side by side a block at a time
-        // (memory stays flat), unless one fixture is wanted (nextest's `--exact`).
-        const STAMP_BLOCK: usize = 4096;
-        let stamping = cache.is_some() && !(args.exact && args.filter.is_some());
-        let mut stamps = Vec::new().into_iter();
         let mut trials = Vec::with_capacity(names.len());
         // Fixtures this run does not look at (an `--exact` filter): the discovery cache keeps
         // their answers.
         let mut unseen = Vec::new();
         let mut taken = std::collections::HashSet::new();
-        let mut names = std::collections::VecDeque::from(names);
-        while let Some((name, path)) = names.pop_front() {
-            let stamp = stamping.then(|| {
-                if stamps.len() == 0 {
-                    let block: Vec<&Path> = std::iter::once(&path)
-                        .chain(names.iter().map(|(_, f)| f))
-                        .take(STAMP_BLOCK)
-                        .map(|f| f.absolute.as_path())
-                        .collect();
-                    stamps = StatusCache::stamps(&block).into_iter();
-                }
-                stamps.next().flatten()
-            });
+        let mut stamps = stamps.map(Vec::into_iter);
+        for (path, name) in fixtures.into_iter().zip(names) {
+            let stamp = stamps.as_mut().map(|s| s.next().flatten());
             if !wanted(&name) {
                 if cache.is_some() {
                     unseen.push(path.relative);
