@@ -973,10 +973,20 @@ fn percent(rate: f64) -> String {
 }
 
 fn score_text(score: Option<f64>) -> String {
-    match score {
-        Some(s) if s.fract() == 0.0 => format!("{s}"),
-        Some(s) => format!("{s:.2}"),
-        None => "–".into(),
+    Score(score).to_string()
+}
+
+/// A score as the report shows it: whole numbers as they are, others to two decimals, none as a
+/// dash.
+struct Score(Option<f64>);
+
+impl fmt::Display for Score {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(s) if s.fract() == 0.0 => write!(f, "{s}"),
+            Some(s) => write!(f, "{s:.2}"),
+            None => f.write_str("–"),
+        }
     }
 }
 
@@ -1179,18 +1189,9 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
 }
 
 /// One row of the cases table; `i` numbers the row (a failing row links to `#failure-{i}`).
+/// Written straight into `out` (rows are made on the test threads as cases finish).
 fn html_row(out: &mut String, i: impl fmt::Display, c: &Entry) {
     let verdict = if c.passed { "pass" } else { "fail" };
-    let evaluators: Vec<String> = c
-        .evaluators
-        .iter()
-        .map(|e| format!("{} {}", esc(&e.evaluator), score_text(Some(e.score))))
-        .collect();
-    let name = if c.passed {
-        esc(&c.case).to_string()
-    } else {
-        format!("<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
-    };
     let (row_class, older_mark) = if c.older {
         (
             " class=\"older\"",
@@ -1199,41 +1200,59 @@ fn html_row(out: &mut String, i: impl fmt::Display, c: &Entry) {
     } else {
         ("", "")
     };
-    let _ = writeln!(
-        *out,
+    let _ = write!(
+        out,
         "<tr data-test=\"{}\"{row_class}><td data-v=\"{}\">{} <span class=\"muted\">{}</span></td>\
-         <td data-v=\"{}\" title=\"{}\">{}</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td>\
-         <td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>\
-         <td data-v=\"{}\" class=\"ran\">{}{older_mark}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>",
+         <td data-v=\"{}\" title=\"{}\">",
         esc(&c.test),
         esc(&c.suite),
         esc(&c.suite),
         esc(&c.binary),
         esc(&c.case),
         esc(c.description.as_deref().unwrap_or("")),
-        name,
-        c.score.map(|s| s.to_string()).unwrap_or_default(),
-        match &c.samples {
-            Some(samples) => format!(
-                "{} ± {} <span class=\"muted\">({}/{} samples)</span>",
-                score_text(samples.mean_score),
-                score_text(samples.std_error),
-                samples.passed,
-                samples.count()
-            ),
-            None => score_text(c.score),
-        },
-        recording_text(c.recording),
-        recording_text(c.recording),
-        esc(&c.finished_at.to_rfc3339()),
+    );
+    let _ = if c.passed {
+        write!(out, "{}", esc(&c.case))
+    } else {
+        write!(out, "<a href=\"#failure-{i}\">{}</a>", esc(&c.case))
+    };
+    let _ = write!(
+        out,
+        "</td><td data-v=\"{verdict}\" class=\"{verdict}\">{verdict}</td><td data-v=\""
+    );
+    if let Some(score) = c.score {
+        let _ = write!(out, "{score}");
+    }
+    out.push_str("\">");
+    let _ = match &c.samples {
+        Some(samples) => write!(
+            out,
+            "{} ± {} <span class=\"muted\">({}/{} samples)</span>",
+            Score(samples.mean_score),
+            Score(samples.std_error),
+            samples.passed,
+            samples.count()
+        ),
+        None => write!(out, "{}", Score(c.score)),
+    };
+    let recording = recording_text(c.recording);
+    let _ = write!(
+        out,
+        "</td><td data-v=\"{recording}\">{recording}</td><td data-v=\"{}\" class=\"ran\">{}{older_mark}</td>\
+         <td data-v=\"{}\">",
+        c.finished_at.to_rfc3339(),
         Minute(c.finished_at),
         c.usage.as_ref().and_then(|u| u.cost_usd).unwrap_or(0.0),
-        c.usage
-            .as_ref()
-            .map(|u| esc(&usage_text(u)).to_string())
-            .unwrap_or_default(),
-        evaluators.join(", ")
     );
+    if let Some(usage) = &c.usage {
+        let _ = write!(out, "{}", esc(&usage_text(usage)));
+    }
+    out.push_str("</td><td>");
+    for (n, e) in c.evaluators.iter().enumerate() {
+        let comma = if n == 0 { "" } else { ", " };
+        let _ = write!(out, "{comma}{} {}", esc(&e.evaluator), Score(Some(e.score)));
+    }
+    out.push_str("</td></tr>\n");
 }
 
 /// The failure section of the failing row `i`.
@@ -1954,6 +1973,66 @@ mod tests {
         assert_eq!(safe(".."), "_");
         assert_eq!(safe(".hidden"), "_.hidden");
         assert_eq!(safe("a b/c"), "a_b_c");
+    }
+
+    /// Two rows as the table has them, to the byte: a passing case, and a failing repeated one
+    /// of an older run with usage, a description to escape and two evaluators.
+    #[test]
+    fn rows_are_written_to_the_byte() {
+        let line = entry_line(
+            Path::new("/f/a.json"),
+            "sub/a",
+            "2026-01-02T03:04:05.678Z",
+            true,
+        );
+        let passing: Entry = serde_json::from_str(line.trim_end()).unwrap();
+        let mut failing = passing.clone();
+        failing.passed = false;
+        failing.older = true;
+        failing.score = Some(0.375);
+        failing.description = Some("a <b> & \"c\"".into());
+        failing.usage = Some(UsageTotals {
+            calls: 2,
+            input_tokens: 10,
+            output_tokens: 5,
+            latency_ms: 12.5,
+            cost_usd: Some(0.25),
+            unpriced_calls: 0,
+        });
+        failing.samples = Some(Samples::new(
+            &[(true, Some(0.5)), (false, Some(0.25))],
+            crate::repeat::PassRule::All,
+        ));
+        for (name, score) in [("strict", 0.5), ("field_accuracy", 0.25)] {
+            failing.evaluators.push(EvaluatorEntry {
+                evaluator: name.into(),
+                score,
+                passed: false,
+                summary: String::new(),
+                misses: Vec::new(),
+                fields: Vec::new(),
+                rendered: String::new(),
+            });
+        }
+        let mut out = String::new();
+        html_row(&mut out, 7, &passing);
+        html_row(&mut out, format_args!("t-{}", 8), &failing);
+        let want = concat!(
+            "<tr data-test=\"s::sub/a\"><td data-v=\"s\">s <span class=\"muted\">evals</span></td>",
+            "<td data-v=\"sub/a\" title=\"\">sub/a</td><td data-v=\"pass\" class=\"pass\">pass</td>",
+            "<td data-v=\"1\">1</td><td data-v=\"replayed\">replayed</td>",
+            "<td data-v=\"2026-01-02T03:04:05.678+00:00\" class=\"ran\">2026-01-02 03:04:05 UTC</td>",
+            "<td data-v=\"0\"></td><td></td></tr>\n",
+            "<tr data-test=\"s::sub/a\" class=\"older\"><td data-v=\"s\">s <span class=\"muted\">evals</span></td>",
+            "<td data-v=\"sub/a\" title=\"a &lt;b&gt; &amp; &quot;c&quot;\"><a href=\"#failure-t-8\">sub/a</a></td>",
+            "<td data-v=\"fail\" class=\"fail\">fail</td>",
+            "<td data-v=\"0.375\">0.38 ± 0.12 <span class=\"muted\">(1/2 samples)</span></td>",
+            "<td data-v=\"replayed\">replayed</td>",
+            "<td data-v=\"2026-01-02T03:04:05.678+00:00\" class=\"ran\">2026-01-02 03:04:05 UTC <span class=\"older-mark\">older run</span></td>",
+            "<td data-v=\"0.25\">2 calls, 10 in / 5 out tokens, 12.5 ms, $0.2500</td>",
+            "<td>strict 0.50, field_accuracy 0.25</td></tr>\n",
+        );
+        assert_eq!(out, want);
     }
 
     #[test]
