@@ -3,22 +3,28 @@
 //! its cases finish.
 
 use super::{bucket, buckets, Entry, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
+use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
 use std::collections::BTreeMap;
 
-/// The report's numbers, added up case by case in key order (a suite's cases are contiguous).
+/// The report's numbers, added up case by case. They do not depend on the order the cases come
+/// in (key order in a rebuild, the order they finished in a run's own part): suites are kept by
+/// key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
+/// repeated cases are summed up in name order.
 #[derive(Default)]
 pub(super) struct Aggregate {
     totals: Totals,
-    suites: Vec<SuiteReport>,
-    current: Option<SuiteSums>,
+    usage: Option<UsageSum>,
+    /// By package, binary and suite folder: the order of their keys.
+    suites: BTreeMap<(String, String, String), SuiteSums>,
 }
 
 /// One suite's sums so far.
 struct SuiteSums {
     report: SuiteReport,
+    usage: Option<UsageSum>,
     scores: [usize; 10],
-    evaluators: BTreeMap<String, (usize, usize, f64, [usize; 10])>,
+    evaluators: BTreeMap<String, (usize, usize, ExactSum, [usize; 10])>,
     fields: BTreeMap<String, (usize, usize)>,
     /// The repeated cases' test names and samples (none for a suite without repeats).
     repeated: Vec<(String, Samples)>,
@@ -27,35 +33,40 @@ struct SuiteSums {
 impl Aggregate {
     pub(super) fn add(&mut self, entry: &Entry) {
         self.totals.add(entry);
-        let same = self.current.as_ref().is_some_and(|s| {
-            (&s.report.package, &s.report.binary, &s.report.suite_dir)
-                == (&entry.package, &entry.binary, &entry.suite_dir)
-        });
-        if !same {
-            self.close();
-            self.current = Some(SuiteSums {
-                report: SuiteReport {
-                    suite: entry.suite.clone(),
-                    suite_dir: entry.suite_dir.clone(),
-                    package: entry.package.clone(),
-                    binary: entry.binary.clone(),
-                    totals: Totals::default(),
-                    score_distribution: Vec::new(),
-                    evaluators: Vec::new(),
-                    field_accuracy: Vec::new(),
-                    last_finished_at: entry.finished_at,
-                    repeats: None,
-                },
-                scores: [0; 10],
-                evaluators: BTreeMap::new(),
-                fields: BTreeMap::new(),
-                repeated: Vec::new(),
-            });
-        }
-        let Some(sums) = self.current.as_mut() else {
-            return;
+        add_usage(&mut self.usage, entry);
+        let key = (&entry.package, &entry.binary, &entry.suite_dir);
+        let sums = match self.suites.iter_mut().next_back() {
+            // Cases come in suite by suite, mostly: the last suite first.
+            Some((k, sums)) if (&k.0, &k.1, &k.2) == key => sums,
+            _ => self
+                .suites
+                .entry((
+                    entry.package.clone(),
+                    entry.binary.clone(),
+                    entry.suite_dir.clone(),
+                ))
+                .or_insert_with(|| SuiteSums {
+                    report: SuiteReport {
+                        suite: entry.suite.clone(),
+                        suite_dir: entry.suite_dir.clone(),
+                        package: entry.package.clone(),
+                        binary: entry.binary.clone(),
+                        totals: Totals::default(),
+                        score_distribution: Vec::new(),
+                        evaluators: Vec::new(),
+                        field_accuracy: Vec::new(),
+                        last_finished_at: entry.finished_at,
+                        repeats: None,
+                    },
+                    usage: None,
+                    scores: [0; 10],
+                    evaluators: BTreeMap::new(),
+                    fields: BTreeMap::new(),
+                    repeated: Vec::new(),
+                }),
         };
         sums.report.totals.add(entry);
+        add_usage(&mut sums.usage, entry);
         sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
         if let Some(score) = entry.score {
             sums.scores[bucket(score)] += 1;
@@ -66,14 +77,16 @@ impl Aggregate {
         for e in &entry.evaluators {
             let sum = match sums.evaluators.get_mut(e.evaluator.as_str()) {
                 Some(sum) => sum,
-                None => sums
-                    .evaluators
-                    .entry(e.evaluator.clone())
-                    .or_insert((0, 0, 0.0, [0; 10])),
+                None => sums.evaluators.entry(e.evaluator.clone()).or_insert((
+                    0,
+                    0,
+                    ExactSum::default(),
+                    [0; 10],
+                )),
             };
             sum.0 += 1;
             sum.1 += usize::from(e.passed);
-            sum.2 += e.score;
+            sum.2.add(e.score);
             sum.3[bucket(e.score)] += 1;
             for field in &e.fields {
                 let counts = match sums.fields.get_mut(field.path.as_str()) {
@@ -86,13 +99,21 @@ impl Aggregate {
         }
     }
 
-    fn close(&mut self) {
-        let Some(sums) = self.current.take() else {
-            return;
-        };
-        let mut report = sums.report;
-        report.score_distribution = buckets(sums.scores);
-        report.evaluators = sums
+    /// The totals and the suites, in key order.
+    pub(super) fn finish(self) -> (Totals, Vec<SuiteReport>) {
+        let mut totals = self.totals;
+        totals.usage = self.usage.map(UsageSum::totals);
+        let suites = self.suites.into_values().map(SuiteSums::report).collect();
+        (totals, suites)
+    }
+}
+
+impl SuiteSums {
+    fn report(self) -> SuiteReport {
+        let mut report = self.report;
+        report.totals.usage = self.usage.map(UsageSum::totals);
+        report.score_distribution = buckets(self.scores);
+        report.evaluators = self
             .evaluators
             .into_iter()
             .map(|(name, (cases, passed, sum, counts))| EvaluatorSummary {
@@ -100,11 +121,11 @@ impl Aggregate {
                 cases,
                 passed,
                 pass_rate: passed as f64 / cases as f64,
-                mean_score: sum / cases as f64,
+                mean_score: sum.value() / cases as f64,
                 score_distribution: buckets(counts),
             })
             .collect();
-        report.field_accuracy = sums
+        report.field_accuracy = self
             .fields
             .into_iter()
             .map(|(path, (hits, total))| FieldAccuracy {
@@ -114,13 +135,123 @@ impl Aggregate {
                 accuracy: hits as f64 / total as f64,
             })
             .collect();
-        report.repeats = RepeatSummary::of(sums.repeated.iter().map(|(t, s)| (t.as_str(), s)));
-        self.suites.push(report);
+        let mut repeated = self.repeated;
+        repeated.sort_by(|a, b| a.0.cmp(&b.0));
+        report.repeats = RepeatSummary::of(repeated.iter().map(|(t, s)| (t.as_str(), s)));
+        report
+    }
+}
+
+/// The model calls of a group of cases, their latencies and costs summed exactly.
+#[derive(Default)]
+struct UsageSum {
+    calls: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    latency_ms: ExactSum,
+    cost_usd: Option<ExactSum>,
+    unpriced_calls: u64,
+}
+
+impl UsageSum {
+    fn totals(self) -> UsageTotals {
+        UsageTotals {
+            calls: self.calls,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            latency_ms: self.latency_ms.value(),
+            cost_usd: self.cost_usd.map(|c| c.value()),
+            unpriced_calls: self.unpriced_calls,
+        }
+    }
+}
+
+/// Adds an entry's model calls, if it made any.
+fn add_usage(sum: &mut Option<UsageSum>, entry: &Entry) {
+    let Some(usage) = &entry.usage else {
+        return;
+    };
+    let sum = sum.get_or_insert_with(UsageSum::default);
+    sum.calls += usage.calls;
+    sum.input_tokens += usage.input_tokens;
+    sum.output_tokens += usage.output_tokens;
+    sum.latency_ms.add(usage.latency_ms);
+    if let Some(cost) = usage.cost_usd {
+        sum.cost_usd.get_or_insert_with(ExactSum::default).add(cost);
+    }
+    sum.unpriced_calls += usage.unpriced_calls;
+}
+
+/// A sum of floating-point numbers that does not depend on their order: the exact sum is kept
+/// as non-overlapping partial sums (Shewchuk's algorithm, as Python's `math.fsum`) and rounded
+/// once when read. A plain `+=` rounds at every step, so the same numbers added in another order
+/// (cases finishing in another order) can differ in the last digit.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExactSum {
+    partials: Vec<f64>,
+    /// Infinities and NaNs, added as they come (they have no exact sum to keep).
+    special: Option<f64>,
+}
+
+impl ExactSum {
+    pub(super) fn add(&mut self, value: f64) {
+        if !value.is_finite() {
+            *self.special.get_or_insert(0.0) += value;
+            return;
+        }
+        let mut x = value;
+        let mut kept = 0;
+        for j in 0..self.partials.len() {
+            let mut y = self.partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let high = x + y;
+            let low = y - (high - x);
+            if low != 0.0 {
+                self.partials[kept] = low;
+                kept += 1;
+            }
+            x = high;
+        }
+        self.partials.truncate(kept);
+        self.partials.push(x);
     }
 
-    pub(super) fn finish(mut self) -> (Totals, Vec<SuiteReport>) {
-        self.close();
-        (self.totals, self.suites)
+    /// The sum, rounded once to the nearest f64 (ties to even).
+    pub(super) fn value(&self) -> f64 {
+        if let Some(special) = self.special {
+            return special + self.partials.iter().sum::<f64>();
+        }
+        let mut n = self.partials.len();
+        let Some(&top) = self.partials.last() else {
+            return 0.0;
+        };
+        n -= 1;
+        let mut high = top;
+        let mut low = 0.0;
+        while n > 0 {
+            let x = high;
+            n -= 1;
+            let y = self.partials[n];
+            high = x + y;
+            low = y - (high - x);
+            if low != 0.0 {
+                break;
+            }
+        }
+        // Round half to even: when the rest lies exactly halfway, the next partial decides.
+        if n > 0
+            && ((low < 0.0 && self.partials[n - 1] < 0.0)
+                || (low > 0.0 && self.partials[n - 1] > 0.0))
+        {
+            let y = low * 2.0;
+            let x = high + y;
+            if y == x - high {
+                high = x;
+            }
+        }
+        high
     }
 }
 
@@ -143,4 +274,36 @@ pub(super) fn add_totals(totals: &mut Totals, other: &Totals) {
     } else {
         totals.passed as f64 / totals.cases as f64
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExactSum;
+
+    fn sum(values: &[f64]) -> f64 {
+        let mut sum = ExactSum::default();
+        for &v in values {
+            sum.add(v);
+        }
+        sum.value()
+    }
+
+    #[test]
+    fn an_exact_sum_is_the_same_in_any_order_and_rounded_once() {
+        assert_eq!(sum(&[]), 0.0);
+        assert_eq!(sum(&[0.1, 0.2, 0.3]), 0.6);
+        assert_eq!(sum(&[0.3, 0.2, 0.1]), 0.6);
+        // Plain addition gives two answers for these orders; the exact sum one.
+        assert_ne!(0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1);
+        assert_eq!(sum(&[1e100, 1.0, -1e100]), 1.0);
+        assert_eq!(sum(&[1e16, 1.0, 1e-16]), 1.0000000000000002e16);
+        let mut values: Vec<f64> = (1..=1000).map(|i| 1.0 / f64::from(i)).collect();
+        let forward = sum(&values);
+        values.reverse();
+        assert_eq!(sum(&values), forward);
+        values.sort_by(|a, b| (a * 7919.0 % 1.0).total_cmp(&(b * 7919.0 % 1.0)));
+        assert_eq!(sum(&values), forward);
+        assert!(sum(&[1.0, f64::INFINITY]).is_infinite());
+        assert!(sum(&[f64::NAN, 1.0]).is_nan());
+    }
 }

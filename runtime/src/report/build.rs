@@ -1361,6 +1361,7 @@ fn write_report(
 mod tests {
     use super::*;
 
+    use crate::recording::usage::UsageTotals;
     use crate::report::rebuild;
     use crate::report::tests::{line_of_run, own};
 
@@ -1540,6 +1541,83 @@ mod tests {
         assert_eq!(report.cases.len(), 40);
         assert!(report.cases.iter().all(|c| c.run.as_deref() == Some("r2")));
         assert!(side_files(&folder).is_empty());
+    }
+
+    #[test]
+    fn a_prepared_parts_numbers_do_not_depend_on_the_order_cases_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        // Scores, latencies and costs whose plain sums differ from one order to another, and
+        // repeated cases.
+        let lines: Vec<String> = (0..60)
+            .map(|i| {
+                let case = format!("c{i:02}");
+                let line = line_of_run(
+                    &fixture,
+                    "evals",
+                    &case,
+                    "2026-01-01T00:00:00Z",
+                    i % 4 != 0,
+                    "r1",
+                );
+                let mut entry: Entry = serde_json::from_str(line.trim_end()).unwrap();
+                if i % 2 == 0 {
+                    entry.suite_dir = "fixtures/t".into();
+                }
+                let score = 0.1 * f64::from(i % 7) + 1.0 / f64::from(i + 3);
+                entry.evaluators.push(EvaluatorEntry {
+                    evaluator: "field_accuracy".into(),
+                    score,
+                    passed: entry.passed,
+                    summary: String::new(),
+                    misses: Vec::new(),
+                    fields: vec![super::super::FieldEntry {
+                        path: format!("f{}", i % 3),
+                        hit: i % 5 != 0,
+                    }],
+                    rendered: String::new(),
+                });
+                entry.score = Some(score);
+                entry.usage = Some(UsageTotals {
+                    calls: 1,
+                    input_tokens: 3,
+                    output_tokens: 2,
+                    latency_ms: 0.1 * f64::from(i),
+                    cost_usd: Some(0.0001 * f64::from(i)),
+                    unpriced_calls: 0,
+                });
+                if i % 5 == 0 {
+                    entry.samples = Some(crate::repeat::Samples::new(
+                        &[(true, Some(score)), (i % 10 == 0, Some(0.3))],
+                        crate::repeat::PassRule::All,
+                    ));
+                }
+                serde_json::to_string(&entry).unwrap() + "\n"
+            })
+            .collect();
+        let read = tempfile::tempdir().unwrap();
+        let read_folder = read.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&read_folder).unwrap();
+        build(read.path(), Some(own(&read_folder, &lines)), false).unwrap();
+        let (want, _) = written(read.path());
+        assert!(want["suites"][0]["repeats"].is_object(), "{want}");
+        for order in [1usize, 7, 13] {
+            let folder = dir.path().join("entries/demo/evals");
+            let _ = std::fs::remove_dir_all(dir.path().join("entries"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let shuffled: Vec<String> = (0..lines.len())
+                .map(|i| lines[(i * order + order / 2) % lines.len()].clone())
+                .collect();
+            build(
+                dir.path(),
+                Some(prepared_own(dir.path(), &folder, &shuffled)),
+                false,
+            )
+            .unwrap();
+            let (json, _) = written(dir.path());
+            assert_eq!(json, want, "order {order}");
+        }
     }
 
     #[test]

@@ -617,9 +617,7 @@ impl Totals {
         if entry.older {
             self.older += 1;
         }
-        if let Some(usage) = &entry.usage {
-            self.usage.get_or_insert_with(Default::default).add(usage);
-        }
+        // `usage` is summed by the caller (`aggregate`), exactly.
         self.pass_rate = self.passed as f64 / self.cases as f64;
     }
 }

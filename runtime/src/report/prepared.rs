@@ -13,7 +13,7 @@
 //! rendered as results of the latest run, its lines are not checked for a gone fixture); any
 //! other rebuild reads the entry file as before, and the side files go.
 
-use super::aggregate::{add_totals, Aggregate};
+use super::aggregate::Aggregate;
 use super::section::{self, Gathered};
 use super::{case_key, esc, html_failure, html_row, Entry, SuiteReport, Totals};
 use chrono::{DateTime, Utc};
@@ -44,8 +44,9 @@ pub(super) struct Prepared {
     /// Bytes written so far to the entry file, the rows file and the failures file.
     at: [u64; 3],
     cases: Vec<Case>,
-    /// Per suite (`package\0binary\0suite_dir`), its sums.
-    suites: Vec<(String, Aggregate)>,
+    /// The suites' keys (`package\0binary\0suite_dir`), which the cases' keys begin with.
+    suites: Vec<String>,
+    aggregate: Aggregate,
     gathered: Gathered,
     keys: u64,
     earliest: Option<DateTime<Utc>>,
@@ -117,6 +118,7 @@ impl Prepared {
             at: [0; 3],
             cases: Vec::new(),
             suites: Vec::new(),
+            aggregate: Aggregate::default(),
             gathered: Gathered::default(),
             keys: 0,
             earliest: None,
@@ -191,15 +193,14 @@ impl Prepared {
         self.any_failure |= !entry.passed;
         let suite_len = self.key.len() - entry.case.len() - 1;
         let suite_key = &self.key[..suite_len];
-        let suite = match self.suites.iter().rposition(|(k, _)| k == suite_key) {
+        let suite = match self.suites.iter().rposition(|k| k == suite_key) {
             Some(i) => i,
             None => {
-                self.suites
-                    .push((suite_key.to_string(), Aggregate::default()));
+                self.suites.push(suite_key.to_string());
                 self.suites.len() - 1
             }
         };
-        self.suites[suite].1.add(entry);
+        self.aggregate.add(entry);
         self.cases.push(Case {
             suite: suite as u32,
             case: entry.case.as_str().into(),
@@ -231,7 +232,7 @@ impl Prepared {
         }
         let suites = &self.suites;
         self.cases.sort_unstable_by(|a, b| {
-            (&suites[a.suite as usize].0, &a.case).cmp(&(&suites[b.suite as usize].0, &b.case))
+            (&suites[a.suite as usize], &a.case).cmp(&(&suites[b.suite as usize], &b.case))
         });
         let twice = self
             .cases
@@ -243,18 +244,10 @@ impl Prepared {
         let first = self.cases.first()?;
         let first_key = &mut self.gathered.first_key;
         first_key.clear();
-        first_key.push_str(&self.suites[first.suite as usize].0);
+        first_key.push_str(&self.suites[first.suite as usize]);
         first_key.push('\0');
         first_key.push_str(&first.case);
-        let mut suites = std::mem::take(&mut self.suites);
-        suites.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut totals = Totals::default();
-        let mut reports = Vec::with_capacity(suites.len());
-        for (_, aggregate) in suites {
-            let (t, s) = aggregate.finish();
-            add_totals(&mut totals, &t);
-            reports.extend(s);
-        }
+        let (totals, reports) = self.aggregate.finish();
         Some(Ready {
             files: self.files,
             cases: self.cases,
