@@ -108,13 +108,14 @@ pub fn no_delay(listener: &std::net::TcpListener) -> bool {
 
 /// A folder held open, whose files are `stat`ed by name: `fstatat` walks one path component a
 /// file where `stat` of the whole path walks every one (discovery stamps every fixture of a suite
-/// before its first test, most of them in a few folders).
-#[cfg(unix)]
+/// before its first test, most of them in a few folders). Linux and Android, whose `stat` has
+/// the nanosecond fields read here; elsewhere discovery stats the whole path.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) struct Folder(std::fs::File);
 
 /// What a `stat` says of a file: size, modification and change times (nanoseconds since the
 /// epoch) and inode, as `std::fs::metadata` reads them.
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FileStat {
     pub size: u64,
@@ -123,7 +124,7 @@ pub(crate) struct FileStat {
     pub inode: u64,
 }
 
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 impl Folder {
     pub(crate) fn open(dir: &std::path::Path) -> Option<Folder> {
         std::fs::File::open(dir).ok().map(Folder)
@@ -186,7 +187,7 @@ mod tests {
     /// A file stat'ed in its open folder reads as `std::fs::metadata` reads it; a missing file,
     /// a folder and a link are told as `metadata` tells them.
     #[test]
-    #[cfg(unix)]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     fn a_file_stated_in_its_folder_reads_as_metadata_reads_it() {
         use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().unwrap();

@@ -921,10 +921,48 @@ fn write_prepared(
     entry_file: &Path,
 ) -> std::io::Result<Made> {
     let mut open = Open::start(folder, &folders[folder], true, dir, 0)?;
-    let [mut rows, mut failures] = open
-        .html
-        .take()
-        .ok_or_else(|| std::io::Error::other("a section's pieces are missing"))?;
+    let Some(mut html) = open.html.take() else {
+        return Err(std::io::Error::other("a section's pieces are missing"));
+    };
+    let temps = [
+        open.json.path.clone(),
+        html[0].path.clone(),
+        html[1].path.clone(),
+    ];
+    let copied = copy_prepared(&ready, entry_file, &mut open.json, &mut html);
+    let closed = copied.and_then(|()| {
+        open.rows = ready.cases.len();
+        open.any_failure = ready.any_failure;
+        open.close(folders, html)
+    });
+    let (mut chunk, save) = match closed {
+        Ok(closed) => closed,
+        Err(e) => {
+            for temp in temps {
+                let _ = std::fs::remove_file(temp);
+            }
+            return Err(e);
+        }
+    };
+    let first_key = ready.gathered.first_key.clone();
+    chunk.totals = ready.totals;
+    chunk.suites = ready.suites;
+    let save = save.map(|(folder, _)| (folder, ready.gathered));
+    Ok(Made {
+        first_key,
+        chunk,
+        save,
+    })
+}
+
+/// Copies each case's line (from the entry file `entry_file`), row and failure section into the
+/// chunk's pieces, in key order.
+fn copy_prepared(
+    ready: &Ready,
+    entry_file: &Path,
+    json: &mut Piece,
+    [rows, failures]: &mut [Piece; 2],
+) -> std::io::Result<()> {
     let changed = || std::io::Error::other("an entry file changed while the report was built");
     let [rows_path, failures_path] = ready.side_files();
     let mut files = [
@@ -941,9 +979,9 @@ fn write_prepared(
             .piece(json_file, at, len as usize)
             .ok_or_else(changed)?;
         if i > 0 {
-            open.json.out.write_all(b",\n    ")?;
+            json.out.write_all(b",\n    ")?;
         }
-        open.json.out.write_all(line)?;
+        json.out.write_all(line)?;
         let (at, len) = case.row;
         let row = rows_window
             .piece(rows_file, at, len as usize)
@@ -956,18 +994,7 @@ fn write_prepared(
             failures.out.write_all(failure)?;
         }
     }
-    let first_key = ready.gathered.first_key.clone();
-    open.rows = ready.cases.len();
-    open.any_failure = ready.any_failure;
-    open.gathered = ready.gathered;
-    let (mut chunk, save) = open.close(folders, [rows, failures])?;
-    chunk.totals = ready.totals;
-    chunk.suites = ready.suites;
-    Ok(Made {
-        first_key,
-        chunk,
-        save,
-    })
+    Ok(())
 }
 
 impl Chunk {
@@ -1002,9 +1029,12 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
     let summary = prepared.as_ref().map(Prepared::summary);
     let mut index = Index::build(dir, own.as_ref(), summary, !keep_cases);
     // The prepared part stands for the own file's lines when they are all the latest run's.
-    let mut ready = None;
-    if index.own_unread.is_some() {
-        ready = prepared.and_then(Prepared::finish);
+    let mut ready = match index.own_unread {
+        Some(_) => prepared.and_then(Prepared::finish),
+        // Its side files go now, not at the end of the rebuild.
+        None => None,
+    };
+    if ready.is_some() {
         index.prepared_latest = ready
             .as_ref()
             .and_then(|r| Some((r.latest?, r.run.clone())));
@@ -1026,6 +1056,27 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
             index.add_file(merged, &dir.join("entries"), None);
         }
     }
+    // Lines of the same package and binary outside the own folder (put there by hand): the
+    // part cannot stand for its cases beside them.
+    if let Some(r) = &ready {
+        let prefix = format!("{}\0{}\0", r.gathered.package, r.gathered.binary);
+        let elsewhere = index
+            .latest
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
+            .next()
+            .is_some_and(|(key, _)| key.starts_with(&prefix))
+            || index
+                .sections
+                .iter()
+                .any(|s| s.meta.first_key.starts_with(&prefix));
+        if elsewhere {
+            ready = None;
+            index.read_own();
+        }
+    }
     let own_file = index.files.iter().position(|f| f.own);
     let mut made: Vec<Made> = std::mem::take(&mut index.sections)
         .into_iter()
@@ -1034,14 +1085,17 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
     let prepared_folder = match (ready, own_file, &own) {
         (Some(ready), Some(file), Some(own)) => {
             let folder = index.files[file].folder;
-            made.push(write_prepared(
-                ready,
-                dir,
-                &index.folders,
-                folder,
-                &own.path,
-            )?);
-            Some(folder)
+            match write_prepared(ready, dir, &index.folders, folder, &own.path) {
+                Ok(part) => {
+                    made.push(part);
+                    Some(folder)
+                }
+                // Its pieces could not be copied: its lines are read as any others.
+                Err(_) => {
+                    index.read_own();
+                    None
+                }
+            }
         }
         _ => None,
     };
@@ -1104,6 +1158,11 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
         let mut renderer = Renderer::new(scope, latest.len());
         for (key, line_of) in latest {
             while kept.peek().is_some_and(|m| m.first_key < key) {
+                // A folder whose lines a made chunk interrupts is not kept as a section: its
+                // lines after the chunk would make another one under the same name.
+                if let Some(o) = &open {
+                    closed_folders.insert(o.folder);
+                }
                 close(
                     &mut open,
                     &mut renderer,
@@ -1678,6 +1737,68 @@ mod tests {
         assert_eq!(json["totals"]["older"], 3, "{json}");
         assert_eq!(html.matches(" class=\"older\"><td").count(), 3);
         assert!(side_files(&folder).is_empty());
+    }
+
+    #[test]
+    fn a_prepared_part_gives_way_to_its_binarys_lines_in_another_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        // An older line of the same binary's case `a`, in a folder of its own (put there by
+        // hand): the run's newer `a` replaces it, and `a` is one case.
+        let other = dir.path().join("entries/by-hand");
+        std::fs::create_dir_all(&other).unwrap();
+        let old = line_of_run(&fixture, "evals", "a", "2026-01-01T00:00:00Z", false, "r0");
+        std::fs::write(other.join("999999999-1.jsonl"), old).unwrap();
+        let at = "2026-01-02T00:00:00Z";
+        let lines = [
+            line_of_run(&fixture, "evals", "a", at, true, "r1"),
+            line_of_run(&fixture, "evals", "b", at, true, "r1"),
+        ];
+        build(
+            dir.path(),
+            Some(prepared_own(dir.path(), &folder, &lines)),
+            false,
+        )
+        .unwrap();
+        let (json, _) = written(dir.path());
+        assert_eq!(json["totals"]["cases"], 2, "{json}");
+        assert_eq!(json["totals"]["failed"], 0);
+        assert!(side_files(&folder).is_empty());
+    }
+
+    #[test]
+    fn a_prepared_part_that_cannot_be_copied_leaves_its_lines_to_be_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        let at = "2026-01-02T00:00:00Z";
+        let lines = [
+            line_of_run(&fixture, "evals", "a", at, false, "r1"),
+            line_of_run(&fixture, "evals", "b", at, true, "r1"),
+        ];
+        let own = prepared_own(dir.path(), &folder, &lines);
+        // Its rows file is gone (a hand in the folder).
+        let rows = side_files(&folder)
+            .into_iter()
+            .find(|n| n.ends_with(".rows"))
+            .unwrap();
+        std::fs::remove_file(folder.join(rows)).unwrap();
+        build(dir.path(), Some(own), false).unwrap();
+        let (json, html) = written(dir.path());
+        assert_eq!(json["totals"]["cases"], 2, "{json}");
+        assert_eq!(html.matches("<tr data-test=").count(), 2);
+        let left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") || n.ends_with(".rows") || n.ends_with(".failures"))
+            .filter(|n| !n.starts_with(".section."))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

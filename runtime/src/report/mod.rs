@@ -228,6 +228,10 @@ struct Sink {
 
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
 
+/// Whether the sink's part of the report still takes rows: rendering a row is skipped once the
+/// part is given up (its side files could not be written).
+static PREPARING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
 /// This process's entry folder, `entries/<package>/<binary>`, and, when the process runs its
 /// whole target (its part of the report is then made as it goes), the folder's anchor tag.
 fn entry_folder() -> &'static (PathBuf, Option<String>) {
@@ -261,9 +265,14 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
     line.push('\n');
     let (folder, tag) = entry_folder();
     RENDERED.with_borrow_mut(|(row, failure)| {
-        if let Some(tag) = tag {
-            prepared::Prepared::render(tag, &entry, row, failure);
-        }
+        use std::sync::atomic::Ordering::Relaxed;
+        let rendered = match tag {
+            Some(tag) if PREPARING.load(Relaxed) => {
+                prepared::Prepared::render(tag, &entry, row, failure);
+                true
+            }
+            _ => false,
+        };
         let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
         let sink = sink.get_or_insert_with(|| {
             let started = std::time::SystemTime::now()
@@ -283,6 +292,7 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
                 .as_ref()
                 .filter(|_| file.is_some())
                 .and_then(|_| prepared::Prepared::create(&path));
+            PREPARING.store(prepared.is_some(), Relaxed);
             Sink {
                 whole: file.is_some(),
                 file,
@@ -299,7 +309,14 @@ pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
         sink.whole &= written;
         sink.count += 1;
         if let Some(prepared) = sink.prepared.as_mut() {
-            prepared.add(&entry, line.len(), written, row, failure);
+            if rendered {
+                prepared.add(&entry, line.len(), written, row, failure);
+            } else {
+                prepared.give_up(line.len());
+            }
+            if !prepared.whole() {
+                PREPARING.store(false, Relaxed);
+            }
         }
         if entry.samples.is_some() {
             sink.repeated.push(entry);

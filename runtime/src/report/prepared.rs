@@ -210,6 +210,12 @@ impl Prepared {
         });
     }
 
+    /// Gives the part up: a case's line (`line_len` bytes) was written without its row.
+    pub fn give_up(&mut self, line_len: usize) {
+        self.at[0] += line_len as u64;
+        self.whole = false;
+    }
+
     /// How many cases, the sum of their keys' hashes and the earliest line's time: what decides
     /// whether the folder's merged file holds only cases this run replaced.
     pub fn summary(&self) -> (usize, u64, Option<DateTime<Utc>>) {

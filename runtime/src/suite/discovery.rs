@@ -55,11 +55,8 @@ impl Stamp {
 
     /// The stamp of `path`, stat'ed by name in its folder, which `open` holds open for the next
     /// file of the same folder.
-    #[cfg(unix)]
-    fn in_folder<'a>(
-        path: &'a std::path::Path,
-        open: &mut Option<(&'a std::path::Path, Option<crate::sys::Folder>)>,
-    ) -> Option<Stamp> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn in_folder<'a>(path: &'a std::path::Path, open: &mut OpenFolder<'a>) -> Option<Stamp> {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Stamp::of(path);
         };
@@ -81,11 +78,8 @@ impl Stamp {
         })
     }
 
-    #[cfg(not(unix))]
-    fn in_folder<'a>(
-        path: &'a std::path::Path,
-        _open: &mut Option<(&'a std::path::Path, Option<()>)>,
-    ) -> Option<Stamp> {
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn in_folder<'a>(path: &'a std::path::Path, _open: &mut OpenFolder<'a>) -> Option<Stamp> {
         Stamp::of(path)
     }
 
@@ -95,6 +89,12 @@ impl Stamp {
         self.mtime.max(self.ctime) < settled_before
     }
 }
+
+/// The folder [`Stamp::in_folder`] holds open, and its path.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+type OpenFolder<'a> = Option<(&'a std::path::Path, Option<crate::sys::Folder>)>;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+type OpenFolder<'a> = Option<(&'a std::path::Path, ())>;
 
 /// The cached answers for one suite, and the answers of this run.
 pub(crate) struct StatusCache {
