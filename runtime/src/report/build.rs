@@ -941,7 +941,8 @@ fn write_prepared(
 }
 
 /// Copies each case's line (from the entry file `entry_file`), row and failure section into the
-/// chunk's pieces, in key order.
+/// chunk's pieces, in key order: the lines on this thread, the rows and failure sections on
+/// another (the run's test threads are done, so a core is free).
 fn copy_prepared(
     ready: &Ready,
     entry_file: &Path,
@@ -950,36 +951,49 @@ fn copy_prepared(
 ) -> std::io::Result<()> {
     let changed = || std::io::Error::other("an entry file changed while the report was built");
     let [rows_path, failures_path] = ready.side_files();
-    let mut files = [
-        std::fs::File::open(entry_file)?,
+    let mut entries = std::fs::File::open(entry_file)?;
+    let mut side = [
         std::fs::File::open(rows_path)?,
         std::fs::File::open(failures_path)?,
     ];
-    let mut windows: [Window; 3] = Default::default();
-    for (i, case) in ready.cases.iter().enumerate() {
-        let [json_file, rows_file, failures_file] = &mut files;
-        let [json_window, rows_window, failures_window] = &mut windows;
-        let (at, len) = case.json;
-        let line = json_window
-            .piece(json_file, 0, at, len as usize)
-            .ok_or_else(changed)?;
-        if i > 0 {
-            json.out.write_all(b",\n    ")?;
-        }
-        json.out.write_all(line)?;
-        let (at, len) = case.row;
-        let row = rows_window
-            .piece(rows_file, 0, at, len as usize)
-            .ok_or_else(changed)?;
-        rows.out.write_all(row)?;
-        if let Some((at, len)) = case.failure {
-            let failure = failures_window
-                .piece(failures_file, 0, at, len as usize)
-                .ok_or_else(changed)?;
-            failures.out.write_all(failure)?;
-        }
-    }
-    Ok(())
+    std::thread::scope(|scope| {
+        let html = scope.spawn(|| -> std::io::Result<()> {
+            let [rows_file, failures_file] = &mut side;
+            let (mut rows_window, mut failures_window) = (Window::default(), Window::default());
+            for case in &ready.cases {
+                let (at, len) = case.row;
+                let row = rows_window
+                    .piece(rows_file, 0, at, len as usize)
+                    .ok_or_else(changed)?;
+                rows.out.write_all(row)?;
+                if let Some((at, len)) = case.failure {
+                    let failure = failures_window
+                        .piece(failures_file, 0, at, len as usize)
+                        .ok_or_else(changed)?;
+                    failures.out.write_all(failure)?;
+                }
+            }
+            Ok(())
+        });
+        let mut window = Window::default();
+        let lines = (|| -> std::io::Result<()> {
+            for (i, case) in ready.cases.iter().enumerate() {
+                let (at, len) = case.json;
+                let line = window
+                    .piece(&mut entries, 0, at, len as usize)
+                    .ok_or_else(changed)?;
+                if i > 0 {
+                    json.out.write_all(b",\n    ")?;
+                }
+                json.out.write_all(line)?;
+            }
+            Ok(())
+        })();
+        let html = html
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the report's copy thread stopped")));
+        lines.and(html)
+    })
 }
 
 impl Chunk {
@@ -1361,43 +1375,55 @@ fn write_report(
     };
     let tail = header.split_off(at);
     let tail = &tail["\"cases\": []".len()..];
-    crate::files::replace_derived_with(&dir.join("report.json"), |out| {
-        out.write_all(header.as_bytes())?;
-        if rows == 0 {
-            out.write_all(b"\"cases\": []")?;
-        } else {
-            out.write_all(b"\"cases\": [\n    ")?;
-            let mut first = true;
-            for chunk in chunks.iter().filter(|c| c.rows > 0) {
-                if !first {
-                    out.write_all(b",\n    ")?;
-                }
-                first = false;
-                chunk.copy(0, out)?;
-            }
-            out.write_all(b"\n  ]")?;
-        }
-        out.write_all(tail.as_bytes())?;
-        out.write_all(b"\n")
-    })?;
-
-    // report.html: head and summary, rows, failures, script.
+    // report.html: head and summary, rows, failures, script; on a thread of its own beside
+    // report.json (the two files share nothing).
     let mut head = String::new();
     html_head(&mut head, report, "");
     let mut end = String::new();
     html_tail(&mut end, any_failure);
     let mut script = String::new();
     html_script(&mut script);
-    crate::files::replace_derived_with(&dir.join("report.html"), |out| {
-        out.write_all(head.as_bytes())?;
-        for chunk in chunks.iter().filter(|c| c.rows > 0) {
-            chunk.copy(1, out)?;
-        }
-        out.write_all(end.as_bytes())?;
-        for chunk in chunks.iter().filter(|c| c.rows > 0) {
-            chunk.copy(2, out)?;
-        }
-        out.write_all(script.as_bytes())
+    let page = || {
+        crate::files::replace_derived_with(&dir.join("report.html"), |out| {
+            out.write_all(head.as_bytes())?;
+            for chunk in chunks.iter().filter(|c| c.rows > 0) {
+                chunk.copy(1, out)?;
+            }
+            out.write_all(end.as_bytes())?;
+            for chunk in chunks.iter().filter(|c| c.rows > 0) {
+                chunk.copy(2, out)?;
+            }
+            out.write_all(script.as_bytes())
+        })
+    };
+    let json = || {
+        crate::files::replace_derived_with(&dir.join("report.json"), |out| {
+            out.write_all(header.as_bytes())?;
+            if rows == 0 {
+                out.write_all(b"\"cases\": []")?;
+            } else {
+                out.write_all(b"\"cases\": [\n    ")?;
+                let mut first = true;
+                for chunk in chunks.iter().filter(|c| c.rows > 0) {
+                    if !first {
+                        out.write_all(b",\n    ")?;
+                    }
+                    first = false;
+                    chunk.copy(0, out)?;
+                }
+                out.write_all(b"\n  ]")?;
+            }
+            out.write_all(tail.as_bytes())?;
+            out.write_all(b"\n")
+        })
+    };
+    std::thread::scope(|scope| {
+        let page = scope.spawn(page);
+        let json = json();
+        let page = page
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the report's page thread stopped")));
+        json.and(page)
     })
 }
 
