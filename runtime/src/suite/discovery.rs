@@ -11,7 +11,6 @@
 
 use crate::suite::fixture::FixturePath;
 use crate::suite::{PendingCase, Suite};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The first line of a cache file; a file with another one is ignored and rebuilt. It names the
@@ -101,10 +100,14 @@ pub(crate) struct StatusCache {
     file: PathBuf,
     /// The cached answers, each with whether this run found its file unchanged.
     old: Cached,
-    /// This run's answers for files it read (changed or new); `None` for a file read but too
-    /// fresh to cache. Unchanged files are marked in `old` instead, so a run over an unchanged
-    /// suite holds each path once.
-    new: HashMap<String, Option<(Stamp, bool)>>,
+    /// This run's answers for files it read (changed or new), as the cache's lines, in the
+    /// order discovery asked (sorted by path). Unchanged files are marked in `old` instead, so a
+    /// run over an unchanged suite holds each path once; no cached line has the path of a new
+    /// one (a file is read only when its line's stamp differs).
+    new: String,
+    /// Files this run read, whether their answers could be cached or not (too fresh, a failed
+    /// read).
+    read: usize,
     /// Files changed at or after this time (nanoseconds since the epoch) are not cached.
     settled_before: i128,
     /// How many files this run found unchanged: when every cached file is, there is nothing
@@ -128,7 +131,8 @@ impl StatusCache {
             .unwrap_or_default();
         StatusCache {
             file,
-            new: HashMap::new(),
+            new: String::new(),
+            read: 0,
             old,
             settled_before,
             hits: 0,
@@ -192,7 +196,7 @@ impl StatusCache {
                         self.hits += 1;
                     }
                     self.old.seen[i] = true;
-                    return PendingCase::Unread(path, ignored, stamp.size);
+                    return PendingCase::Unread(path.into(), ignored, stamp.size);
                 }
             }
         }
@@ -202,8 +206,10 @@ impl StatusCache {
         let cacheable = stamp.settled(self.settled_before)
             && !pending.read_failed()
             && !relative.contains(['\n', '\r']);
-        self.new
-            .insert(relative, cacheable.then(|| (stamp, pending.ignored())));
+        self.read += 1;
+        if cacheable {
+            write_line(&mut self.new, &relative, stamp, pending.ignored());
+        }
         pending
     }
 
@@ -219,42 +225,48 @@ impl StatusCache {
                 old.seen[i] = true;
             }
         }
-        if self.new.is_empty() && self.hits + unseen_cached == old.len() {
+        if self.read == 0 && self.hits + unseen_cached == old.len() {
             return;
         }
-        let mut new: HashMap<String, (Stamp, bool)> = self
-            .new
-            .into_iter()
-            .filter_map(|(relative, answer)| Some((relative, answer?)))
+        let kept: Vec<usize> = (0..old.len())
+            .filter(|&i| old.seen[i] && old.answer(i).is_some())
             .collect();
-        let mut changed = false;
-        for i in 0..old.len() {
-            let relative = old.relative(i);
-            match old.answer(i) {
-                Some(answer) if old.seen[i] && !new.contains_key(relative) => {
-                    new.insert(relative.to_string(), answer);
-                }
-                _ => changed = true,
-            }
-        }
-        if !changed && new.len() == self.hits + unseen_cached {
+        if kept.len() == old.len() && self.new.is_empty() {
             return;
         }
-        let mut lines: Vec<(&String, &(Stamp, bool))> = new.iter().collect();
-        lines.sort_by(|a, b| a.0.cmp(b.0));
-        let mut text = format!("{HEADER}\n");
-        for (relative, (stamp, ignored)) in lines {
-            text.push_str(&format!(
-                "{} {} {} {} {}\t{relative}\n",
-                stamp.size,
-                stamp.mtime,
-                stamp.ctime,
-                stamp.inode,
-                if *ignored { "ignored" } else { "runs" }
-            ));
+        // The kept lines and the new ones, each sorted by path: merged in order.
+        let mut text = String::with_capacity(HEADER.len() + 1 + old.text.len() + self.new.len());
+        text.push_str(HEADER);
+        text.push('\n');
+        let mut kept = kept.into_iter().peekable();
+        for line in self.new.split_inclusive('\n') {
+            let relative = line
+                .split_once('\t')
+                .map_or("", |(_, r)| r.trim_end_matches('\n'));
+            while let Some(&i) = kept.peek().filter(|&&i| old.relative(i) < relative) {
+                text.push_str(old.line(i));
+                text.push('\n');
+                kept.next();
+            }
+            text.push_str(line);
+        }
+        for i in kept {
+            text.push_str(old.line(i));
+            text.push('\n');
         }
         let _ = crate::files::replace_file(&self.file, text.as_bytes(), false);
     }
+}
+
+/// Appends the cache line of `relative`: `size mtime ctime inode runs|ignored<TAB>relative`.
+fn write_line(text: &mut String, relative: &str, stamp: Stamp, ignored: bool) {
+    use std::fmt::Write as _;
+    let answer = if ignored { "ignored" } else { "runs" };
+    let _ = writeln!(
+        text,
+        "{} {} {} {} {answer}\t{relative}",
+        stamp.size, stamp.mtime, stamp.ctime, stamp.inode
+    );
 }
 
 /// `target/proposal-eval/discovery/<package>/<binary>/<hash of the suite's folders>.txt`: one
@@ -325,6 +337,12 @@ impl Cached {
         self.lines.len()
     }
 
+    /// Line `i`, without its newline.
+    fn line(&self, i: usize) -> &str {
+        let (start, _, end) = self.lines[i];
+        &self.text[start as usize..end as usize]
+    }
+
     /// The path of line `i`.
     fn relative(&self, i: usize) -> &str {
         let (_, tab, end) = self.lines[i];
@@ -373,7 +391,7 @@ impl Cached {
 
 /// The cache file's lines that read, by path (tests).
 #[cfg(test)]
-fn parse(text: &str) -> HashMap<String, (Stamp, bool)> {
+fn parse(text: &str) -> std::collections::HashMap<String, (Stamp, bool)> {
     let cached = Cached::read(text.to_string());
     (0..cached.len())
         .filter_map(|i| Some((cached.relative(i).to_string(), cached.answer(i)?)))
@@ -471,6 +489,15 @@ mod tests {
                 ("c.json".into(), None, true)
             ]
         );
+
+        // The kept line (a) and the new ones (b read again, c new) are written in path order.
+        let text = std::fs::read_to_string(&cache).unwrap();
+        let paths: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_once('\t').unwrap().1)
+            .collect();
+        assert_eq!(paths, ["a.json", "b.json", "c.json"]);
 
         // Files changed too recently to trust their stamps are never cached.
         std::fs::remove_file(&cache).unwrap();
