@@ -91,6 +91,18 @@ fn binaries() -> &'static Binaries {
                 generate(&find("bin:generate"), suite, shape);
             }
         }
+        // Results of other suites run by the same test binaries (a larger suite measured with
+        // `measure.sh`, say) would stand in their report and be read and rendered again at the
+        // end of every run: each bench starts from an empty report, as `measure.sh` does.
+        if let Some(report) = binaries
+            .ours
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
+            .map(|target| target.join("proposal-eval"))
+        {
+            let _ = std::fs::remove_dir_all(report);
+        }
         // The names the one-case groups use must each select exactly one test.
         check_one(&binaries.ours, &ours_case_name());
         check_one(&binaries.theirs, &theirs_case_name());
