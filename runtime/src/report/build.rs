@@ -1435,6 +1435,17 @@ mod tests {
     use crate::report::rebuild;
     use crate::report::tests::{line_of_run, own};
 
+    /// A report folder with one fixture, `f.json`, and the entry folder of package `demo`'s
+    /// binary `evals`.
+    fn report_folder() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("f.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let folder = dir.path().join("entries/demo/evals");
+        std::fs::create_dir_all(&folder).unwrap();
+        (dir, fixture, folder)
+    }
+
     /// A passing entry line of case `case` of the binary `evals`, in the run named by its time.
     fn line(fixture: &Path, case: &str, at: &str) -> String {
         line_of_run(fixture, "evals", case, at, true, at)
@@ -1442,11 +1453,7 @@ mod tests {
 
     #[test]
     fn a_merged_file_whose_cases_the_own_file_all_holds_again_is_not_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         let run = |cases: &[&str], at: &str| -> Vec<String> {
             cases.iter().map(|c| line(&fixture, c, at)).collect()
         };
@@ -1543,11 +1550,7 @@ mod tests {
 
     #[test]
     fn a_whole_runs_prepared_part_makes_the_report_its_lines_make() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         // Out of key order, as two test threads finish them, two suites, every third failing.
         let lines: Vec<String> = (0..40)
             .map(|i| {
@@ -1692,11 +1695,7 @@ mod tests {
 
     #[test]
     fn a_prepared_part_gives_way_to_lines_it_does_not_stand_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         let at = "2026-01-01T00:00:00Z";
         let line =
             |case: &str, passed: bool| line_of_run(&fixture, "evals", case, at, passed, "r1");
@@ -1752,11 +1751,7 @@ mod tests {
 
     #[test]
     fn a_prepared_part_gives_way_to_its_binarys_lines_in_another_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         // An older line of the same binary's case `a`, in a folder of its own (put there by
         // hand): the run's newer `a` replaces it, and `a` is one case.
         let other = dir.path().join("entries/by-hand");
@@ -1782,11 +1777,7 @@ mod tests {
 
     #[test]
     fn a_prepared_part_that_cannot_be_copied_leaves_its_lines_to_be_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         let at = "2026-01-02T00:00:00Z";
         let lines = [
             line_of_run(&fixture, "evals", "a", at, false, "r1"),
@@ -1814,11 +1805,7 @@ mod tests {
 
     #[test]
     fn a_killed_writers_side_files_go_with_its_entry_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         let entry = folder.join("999999999-1.jsonl");
         std::fs::write(&entry, line(&fixture, "a", "2026-01-01T00:00:00Z")).unwrap();
         std::fs::write(folder.join(".999999999-1.rows"), "<tr>").unwrap();
@@ -1831,11 +1818,7 @@ mod tests {
 
     #[test]
     fn a_large_report_is_rendered_on_a_thread_of_its_own_in_key_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("f.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let folder = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&folder).unwrap();
+        let (dir, fixture, folder) = report_folder();
         let cases = RENDER_THREAD + 700;
         // Written out of order; every seventh case fails.
         let lines: Vec<String> = (0..cases)
