@@ -619,6 +619,33 @@ fn a_status_edited_between_runs_counts_on_the_next_run() {
 }
 
 #[test]
+fn an_edited_fixture_rebuilds_the_macros_tests() {
+    let _cargo = lock();
+    let example = Example::new();
+    let env = [("PAYMENTS_AGENT_FORBID_MODEL", "1")];
+    // Without the example's build.rs (which reruns on any change below fixtures/), only the
+    // macro's own tracking of each file can rebuild the tests.
+    std::fs::remove_file(example.path("build.rs")).unwrap();
+    let macros = |example: &Example| example.run(&["test", "--test", "macro_evals"], &env);
+    macros(&example).assert_summary(ACTIVE, 0, IGNORED);
+    // The macro reads `status` at compile time; each fixture is a dependency of the build
+    // (`include_bytes!` in an unnamed constant), so the edit rebuilds the tests.
+    let mut draft: Value = serde_json::from_str(&example.read(&fixture(RAISE))).unwrap();
+    draft["status"] = "draft".into();
+    example.write(
+        &fixture(RAISE),
+        serde_json::to_string_pretty(&draft).unwrap() + "\n",
+    );
+    let run = macros(&example);
+    run.assert_summary(ACTIVE - 1, 0, IGNORED + 1);
+    assert!(
+        run.stderr.contains("Compiling payments-agent"),
+        "{}",
+        run.text()
+    );
+}
+
+#[test]
 fn non_ascii_fixture_names_make_distinct_tests_in_both_front_ends() {
     let _cargo = lock();
     let example = Example::new();
