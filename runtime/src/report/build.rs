@@ -1028,11 +1028,11 @@ pub(super) fn build(dir: &Path, mut own: Option<Own>, keep_cases: bool) -> std::
     let summary = prepared.as_ref().map(Prepared::summary);
     let mut index = Index::build(dir, own.as_ref(), summary, !keep_cases);
     // The prepared part stands for the own file's lines when they are all the latest run's.
-    let mut ready = match index.own_unread {
-        Some(_) => prepared.and_then(Prepared::finish),
-        // Its side files go now, not at the end of the rebuild.
-        None => None,
-    };
+    // A part that does not stand for the own file is dropped here, and its side files with it,
+    // not at the end of the rebuild (a kill in between would leave them behind).
+    let mut ready = prepared
+        .filter(|_| index.own_unread.is_some())
+        .and_then(Prepared::finish);
     if ready.is_some() {
         index.prepared_latest = ready
             .as_ref()
@@ -1573,9 +1573,7 @@ mod tests {
                 }
             })
             .collect();
-        let read = tempfile::tempdir().unwrap();
-        let read_folder = read.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&read_folder).unwrap();
+        let (read, _, read_folder) = report_folder();
         build(read.path(), Some(own(&read_folder, &lines)), false).unwrap();
 
         build(
@@ -1669,9 +1667,7 @@ mod tests {
                 serde_json::to_string(&entry).unwrap() + "\n"
             })
             .collect();
-        let read = tempfile::tempdir().unwrap();
-        let read_folder = read.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&read_folder).unwrap();
+        let (read, _, read_folder) = report_folder();
         build(read.path(), Some(own(&read_folder, &lines)), false).unwrap();
         let (want, _) = written(read.path());
         assert!(want["suites"][0]["repeats"].is_object(), "{want}");

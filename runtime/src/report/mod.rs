@@ -453,6 +453,14 @@ pub(crate) fn finish(scope: Scope) {
     if let Some(sink) = sink.as_ref() {
         eprint!("{}", repeats_summary(sink.repeated.iter()));
     }
+    rebuild_if_due(scope, &mut sink, wrote);
+    // A part no rebuild took (part of a large report, a young one under nextest, another process
+    // rebuilding) is of no use to a later rebuild: its side files go.
+    drop(sink.as_mut().and_then(|s| s.prepared.take()));
+}
+
+/// [`finish`]'s rebuild, when one is due; `wrote`: this process wrote an entry.
+fn rebuild_if_due(scope: Scope, sink: &mut Option<Sink>, wrote: bool) {
     let dir = report_dir();
     let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
     if wrote {
@@ -460,8 +468,6 @@ pub(crate) fn finish(scope: Scope) {
     }
     let report = std::fs::metadata(dir.join("report.json")).ok();
     if scope == Scope::Part && report.as_ref().is_some_and(|m| m.len() > SMALL_REPORT) {
-        // Its part is of no use to a later rebuild: its side files go.
-        drop(sink.as_mut().and_then(|s| s.prepared.take()));
         return;
     }
     if std::env::var_os("NEXTEST_RUN_ID").is_some() {
@@ -470,7 +476,6 @@ pub(crate) fn finish(scope: Scope) {
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < NEXTEST_REBUILD_INTERVAL);
         if young {
-            drop(sink.as_mut().and_then(|s| s.prepared.take()));
             return;
         }
     }
@@ -495,8 +500,6 @@ pub(crate) fn finish(scope: Scope) {
         }
         let _ = std::fs::remove_file(&lock);
     }
-    // A part no rebuild took (another process is rebuilding): its side files go.
-    drop(sink.as_mut().and_then(|s| s.prepared.take()));
 }
 
 /// The entry lines a rebuild left out, as a run prints them at its end; empty when there is none.
