@@ -19,6 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// The code under test as every test of a run shares it.
+type SharedCaseFn = dyn Fn(&Case, &mut Llm) -> Result<serde_json::Value, crate::run::case::OutputError>
+    + Send
+    + Sync;
+
 /// A suite run as a `harness = false` test target: one test per fixture file, through
 /// libtest-mimic, so `cargo test` filters and flags and `cargo nextest run` work as usual.
 ///
@@ -145,6 +150,13 @@ impl Harness {
         F: Fn(&Case, &mut Llm) -> R + Send + Sync + 'static,
         R: CaseOutput + 'static,
     {
+        self.run_case_fn(Arc::new(move |case: &Case, llm: &mut Llm| {
+            f(case, llm).into_output()
+        }))
+    }
+
+    /// [`Harness::run`] past its one generic step, so the rest is compiled once, in this crate.
+    fn run_case_fn(self, f: Arc<SharedCaseFn>) -> ExitCode {
         let args = Arguments::from_args();
         let mut suite = Suite::new(
             crate::env::crate_root(),
@@ -157,7 +169,6 @@ impl Harness {
             suite.config = Ok(config);
         }
         let suite = Arc::new(suite);
-        let f = Arc::new(f);
         // nextest runs one process per test with `--exact NAME`: when the name maps straight
         // to its fixture file, that file is all there is to find.
         let direct = match (&args.filter, args.exact) {

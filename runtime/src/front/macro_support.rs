@@ -61,7 +61,7 @@ where
         absolute: suite.dir.join(relative),
     };
     let mut loaded = LoadedCase::load(&suite, path);
-    let result = crate::run::run_case(&suite, &mut loaded, &f);
+    let result = crate::run::run_case(&suite, &mut loaded, &|case, llm| f(case, llm).into_output());
     crate::report::record(&suite, &loaded, &result);
     crate::report::finish_at_exit();
     if let Some(message) = result.failure {

@@ -16,7 +16,7 @@ use crate::repeat::{PassRule, Samples};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
-use case::{Case, CaseOutput};
+use case::Case;
 use chrono::Utc;
 use serde_json::Value;
 use std::path::Path;
@@ -115,15 +115,15 @@ pub struct CaseResult {
     pub usage: Option<crate::recording::usage::UsageTotals>,
 }
 
+/// The code under test with its output made JSON: one type for every case function, so the run
+/// path is compiled once, in this crate, not once per suite in each test crate.
+pub(crate) type CaseFn<'a> = dyn Fn(&Case, &mut Llm) -> Result<Value, case::OutputError> + 'a;
+
 /// Runs one case. `f` is the code under test.
 ///
 /// The fixture's input is moved into the [`Case`] the code under test gets, not copied (a large
 /// document would be held twice), and put back into `loaded` when the case is done.
-pub(crate) fn run_case<F, R>(suite: &Suite, loaded: &mut LoadedCase, f: &F) -> CaseResult
-where
-    F: Fn(&Case, &mut Llm) -> R,
-    R: CaseOutput,
-{
+pub(crate) fn run_case(suite: &Suite, loaded: &mut LoadedCase, f: &CaseFn<'_>) -> CaseResult {
     let name = suite.test_name(&loaded.path);
     let mut result = CaseResult {
         name: name.clone(),
@@ -162,18 +162,14 @@ where
 
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
 /// its clock set for each run.
-fn execute<F, R>(
+fn execute(
     suite: &Suite,
     loaded: &LoadedCase,
     name: &str,
     case: &mut Case,
-    f: &F,
+    f: &CaseFn<'_>,
     result: &mut CaseResult,
-) -> Result<(), String>
-where
-    F: Fn(&Case, &mut Llm) -> R,
-    R: CaseOutput,
-{
+) -> Result<(), String> {
     let settings = suite.settings.as_ref().map_err(|e| e.to_string())?;
     let config = suite
         .config
@@ -552,19 +548,13 @@ where
 }
 
 /// Calls the code under test once; a panic fails the case.
-fn call<F, R>(
-    f: &F,
+fn call(
+    f: &CaseFn<'_>,
     case: &Case,
     llm: &mut Llm,
     recording: bool,
-) -> Result<Result<Value, case::OutputError>, String>
-where
-    F: Fn(&Case, &mut Llm) -> R,
-    R: CaseOutput,
-{
-    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f(case, &mut *llm).into_output()
-    }));
+) -> Result<Result<Value, case::OutputError>, String> {
+    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(case, &mut *llm)));
     // The loopback servers of `llm.base_url()` stop with the case; the calls they were answering
     // finish first.
     llm.close();
@@ -640,16 +630,12 @@ fn decide(
 /// `existing` (checked for nothing but its calls: it is the "before" of a review), or why it
 /// produces nothing; `None` when there is no committed recording. `case`'s clock is the
 /// recording's.
-fn committed_outcome<F, R>(
+fn committed_outcome(
     config: &SuiteConfig,
     case: &Case,
     existing: Result<Option<Recording>, recording::RecordingError>,
-    f: &F,
-) -> Option<Outcome>
-where
-    F: Fn(&Case, &mut Llm) -> R,
-    R: CaseOutput,
-{
+    f: &CaseFn<'_>,
+) -> Option<Outcome> {
     let recorded = match existing {
         Ok(None) => return None,
         Err(e) => return Some(Outcome::Error(e.to_string())),
@@ -668,9 +654,7 @@ where
         config.recording.ignore_request_paths.clone(),
         config.recording.redactor(),
     );
-    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f(case, &mut llm).into_output()
-    }));
+    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(case, &mut llm)));
     Some(match returned {
         Err(panic) => Outcome::Error(format!(
             "the case panicked: {}",
