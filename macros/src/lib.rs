@@ -113,44 +113,85 @@ fn crate_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// What the macro needs of a fixture file: whether it is marked non-active, and whether it is
+/// UTF-8 (how it is tracked, [`track`]).
+struct FixtureFacts {
+    ignored: bool,
+    utf8: bool,
+}
+
+impl FixtureFacts {
+    fn read(file: &Path) -> FixtureFacts {
+        match std::fs::read(file).map(String::from_utf8) {
+            Ok(Ok(text)) => FixtureFacts {
+                ignored: ignored(&text),
+                utf8: true,
+            },
+            // Not UTF-8 (the runtime reports the fixture's error as a failing test), or not
+            // readable (including it names the file in a compile error).
+            _ => FixtureFacts {
+                ignored: false,
+                utf8: false,
+            },
+        }
+    }
+}
+
 /// Whether a fixture is marked non-active. A fixture that does not parse is not ignored, so the
 /// runtime reports its error as a failing test.
 ///
 /// Only a well-formed fixture (known keys only) with a known non-active status is ignored: a typo
 /// in `status` or anywhere else must fail the test, as the harness does, never turn it off.
-fn ignored(file: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
+fn ignored(text: &str) -> bool {
     // Most fixtures set no status: found without parsing them (the macro runs unoptimized, and a
     // parse of every fixture is most of its time). A key written with escapes is parsed.
     if !text.contains("status") && !text.contains("\\u") {
-        return None;
+        return false;
     }
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let object = value.as_object()?;
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    let Some(object) = value.as_object() else {
+        return false;
+    };
     if object
         .keys()
         .any(|k| !naming::FIXTURE_KEYS.contains(&k.as_str()))
     {
-        return None;
+        return false;
     }
-    match value.get("status")?.as_str()? {
-        status @ ("draft" | "needs_human_input") => Some(format!("status: {status}")),
-        _ => None,
-    }
+    matches!(
+        value.get("status").and_then(|s| s.as_str()),
+        Some("draft" | "needs_human_input")
+    )
 }
 
-/// Makes `file` a dependency of the build, so editing it rebuilds the tests (a proc macro has no
-/// stable way to say so but to include the file).
-fn track(file: &Path) -> Tokens {
+/// Makes `file` a dependency of the build, so editing it rebuilds the tests: a proc macro has no
+/// stable way to say so but to include the file. Returns an attribute for the test function and
+/// a statement for its body.
+///
+/// A UTF-8 file is included as the test function's doc string, the cheapest inclusion for
+/// rustc: no item of its own to type-check and evaluate (a `const` per fixture cost a third of
+/// the 1,000-fixture build, `bench/macro-compile`). Any other file is included as the length of
+/// its bytes.
+fn track(file: &Path, utf8: bool) -> (Tokens, Tokens) {
     let file = file.to_string_lossy().into_owned();
-    quote!(
-        const _: usize = include_bytes!(#file).len();
-    )
+    if utf8 {
+        (quote!(#[doc = include_str!(#file)]), Tokens::new())
+    } else {
+        (
+            Tokens::new(),
+            quote!(
+                const _: usize = include_bytes!(#file).len();
+            ),
+        )
+    }
 }
 
 #[derive(Default)]
 struct Module {
-    tests: Vec<(String, String, Option<String>)>,
+    /// Per test: its name, its fixture's path relative to the suite, what the macro read.
+    tests: Vec<(String, String, FixtureFacts)>,
     children: BTreeMap<String, Module>,
 }
 
@@ -226,8 +267,11 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         for parent in parents {
             node = node.children.entry(parent.clone()).or_default();
         }
-        node.tests
-            .push((leaf.clone(), relative.clone(), ignored(&dir.join(relative))));
+        node.tests.push((
+            leaf.clone(),
+            relative.clone(),
+            FixtureFacts::read(&dir.join(relative)),
+        ));
     }
 
     let name = &function.sig.ident;
@@ -253,7 +297,12 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         }
         None => quote!(::core::option::Option::None),
     };
-    let config_track = config_file.map(|f| track(&f));
+    let config_track = config_file.map(|f| {
+        let file = f.to_string_lossy().into_owned();
+        quote!(
+            const _: usize = include_bytes!(#file).len();
+        )
+    });
     let suite_ident = format_ident!(
         "{}",
         naming::identifier(
@@ -269,13 +318,14 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
     fn module_tokens(module: &Module, depth: usize, dir: &Path) -> Tokens {
         let supers: Tokens = (0..depth).map(|_| quote!(super::)).collect();
         let mut out = Tokens::new();
-        for (leaf, relative, ignored) in &module.tests {
+        for (leaf, relative, facts) in &module.tests {
             let test = format_ident!("{}", leaf);
-            let track = track(&dir.join(relative));
+            let (doc, track) = track(&dir.join(relative), facts.utf8);
             // A bare #[ignore], as the harness gives (libtest-mimic has no reason), so both
             // front ends print the same line.
-            let ignore = ignored.as_ref().map(|_| quote!(#[ignore]));
+            let ignore = facts.ignored.then(|| quote!(#[ignore]));
             out.extend(quote! {
+                #doc
                 #[test]
                 #ignore
                 fn #test() {

@@ -629,8 +629,9 @@ fn an_edited_fixture_rebuilds_the_macros_tests() {
     let macros = |example: &Example| example.run(&["test", "--test", "macro_evals"], &env);
     macros(&example).assert_summary(ACTIVE, 0, IGNORED);
     // The macro reads `status` at compile time; each fixture is a dependency of the build
-    // (`include_bytes!` in an unnamed constant), so the edit rebuilds the tests.
-    let mut draft: Value = serde_json::from_str(&example.read(&fixture(RAISE))).unwrap();
+    // (included as its test's doc string), so the edit rebuilds the tests.
+    let original = example.read(&fixture(RAISE));
+    let mut draft: Value = serde_json::from_str(&original).unwrap();
     draft["status"] = "draft".into();
     example.write(
         &fixture(RAISE),
@@ -643,6 +644,16 @@ fn an_edited_fixture_rebuilds_the_macros_tests() {
         "{}",
         run.text()
     );
+    // A fixture that is not UTF-8 cannot be a doc string: it is included as bytes, so it still
+    // compiles, its test fails naming the fixture, and editing it still rebuilds.
+    let mut latin = original.clone().into_bytes();
+    latin.splice(1..1, *b"\"description\": \"caf\xe9\",");
+    example.write(&fixture(RAISE), latin);
+    let run = macros(&example);
+    run.assert_summary(ACTIVE - 1, 1, IGNORED);
+    assert!(run.text().contains("bad fixture"), "{}", run.text());
+    example.write(&fixture(RAISE), &original);
+    macros(&example).assert_summary(ACTIVE, 0, IGNORED);
 }
 
 #[test]
