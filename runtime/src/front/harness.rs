@@ -15,7 +15,7 @@ use crate::suite::discovery::StatusCache;
 use crate::suite::fixture::FixturePath;
 use crate::suite::{LoadedCase, PendingCase, Suite};
 use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -176,7 +176,9 @@ impl Harness {
             _ => None,
         };
         let discovered = direct.is_none();
-        let fixtures = match direct.map(Ok).unwrap_or_else(|| suite.discover()) {
+        // Paths relative to the suite folder: a fixture's absolute path is made when it is
+        // stat'ed and when its test runs, never held for the whole list.
+        let fixtures = match direct.map(Ok).unwrap_or_else(|| suite.discover_relative()) {
             Ok(found) => found,
             Err(e) => {
                 eprintln!(
@@ -195,21 +197,25 @@ impl Harness {
         let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
         // The cases, for the orphan check at the end of a whole run over a recorded suite.
         let cases: Option<Vec<String>> = (full_run && discovered && suite.recordings.is_dir())
-            .then(|| fixtures.iter().map(|f| f.case_path().to_string()).collect());
+            .then(|| {
+                fixtures
+                    .iter()
+                    .map(|f| f.strip_suffix(".json").unwrap_or(f).to_string())
+                    .collect()
+            });
         // The fixtures' stamps for the discovery cache (unless one fixture is wanted, nextest's
         // `--exact`) are taken on threads of their own while this one reads the cache and makes
         // the test names: the system calls and the names take about as long.
         let stamping = discovered && !(args.exact && args.filter.is_some());
         let (mut cache, names, stamps) = std::thread::scope(|scope| {
-            let stamps = stamping.then(|| {
-                scope.spawn(|| {
-                    let paths: Vec<&Path> = fixtures.iter().map(|f| f.absolute.as_path()).collect();
-                    StatusCache::stamps(&paths)
-                })
-            });
+            let stamps =
+                stamping.then(|| scope.spawn(|| StatusCache::stamps(&suite.dir, &fixtures)));
             // Whether a test is ignored comes from the discovery cache for unchanged files.
             let cache = discovered.then(|| StatusCache::open(&suite));
-            let names: Vec<String> = fixtures.iter().map(|f| suite.test_name(f)).collect();
+            let names: Vec<String> = fixtures
+                .iter()
+                .map(|f| crate::naming::test_name(&suite.name, f))
+                .collect();
             // A thread that could not stamp leaves every file to be stat'ed on its own.
             let stamps = stamps.and_then(|thread| thread.join().ok());
             (cache, names, stamps)
@@ -229,7 +235,7 @@ impl Harness {
             for (i, name) in names.iter().enumerate() {
                 if let Some(&first) = by_hash.get(&name_hash(name)) {
                     if names[first] == *name && !firsts.contains_key(name) {
-                        firsts.insert(name.clone(), fixtures[first].relative.clone());
+                        firsts.insert(name.clone(), fixtures[first].clone());
                     }
                 } else {
                     by_hash.insert(name_hash(name), i);
@@ -242,14 +248,15 @@ impl Harness {
         let mut unseen = Vec::new();
         let mut taken = std::collections::HashSet::new();
         let mut stamps = stamps.map(Vec::into_iter);
-        for (path, name) in fixtures.into_iter().zip(names) {
+        for (relative, name) in fixtures.into_iter().zip(names) {
             let stamp = stamps.as_mut().map(|s| s.next().flatten());
             if !wanted(&name) {
                 if cache.is_some() {
-                    unseen.push(path.relative);
+                    unseen.push(relative);
                 }
                 continue;
             }
+            let path = suite.fixture(relative);
             let first = match firsts.get(&name) {
                 Some(first) if !taken.insert(name.clone()) => Some(first.clone()),
                 _ => None,
@@ -339,7 +346,7 @@ fn name_hash(name: &str) -> u64 {
 /// The fixture of the test `name` when its path can be read off the name (`suite::sub::case` is
 /// `sub/case.json`, with no character that naming replaces) and maps back to it; `None` sends
 /// the caller to full discovery.
-fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<FixturePath>> {
+fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<String>> {
     let rest = name.strip_prefix(&suite.name)?.strip_prefix("::")?;
     let relative = format!("{}.json", rest.replace("::", "/"));
     let absolute = suite.dir.join(&relative);
@@ -368,7 +375,7 @@ fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<FixturePath>> {
                 .strip_suffix(".json")
                 .is_some_and(|stem| same_identifier(stem, &target))
     });
-    (!nested && !twins).then(|| vec![fixture])
+    (!nested && !twins).then(|| vec![fixture.relative])
 }
 
 /// Whether `stem` makes the identifier `target`. The identifier of an ASCII stem is the stem

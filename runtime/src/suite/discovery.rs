@@ -55,12 +55,12 @@ impl Stamp {
     /// The stamp of `path`, stat'ed by name in its folder, which `open` holds open for the next
     /// file of the same folder.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn in_folder<'a>(path: &'a std::path::Path, open: &mut OpenFolder<'a>) -> Option<Stamp> {
+    fn in_folder(path: &std::path::Path, open: &mut OpenFolder) -> Option<Stamp> {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Stamp::of(path);
         };
-        if open.as_ref().is_none_or(|(d, _)| *d != dir) {
-            *open = Some((dir, crate::sys::Folder::open(dir)));
+        if open.as_ref().is_none_or(|(d, _)| d != dir) {
+            *open = Some((dir.to_path_buf(), crate::sys::Folder::open(dir)));
         }
         let Some((_, Some(folder))) = open.as_ref() else {
             return Stamp::of(path);
@@ -78,7 +78,7 @@ impl Stamp {
     }
 
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn in_folder<'a>(path: &'a std::path::Path, _open: &mut OpenFolder<'a>) -> Option<Stamp> {
+    fn in_folder(path: &std::path::Path, _open: &mut OpenFolder) -> Option<Stamp> {
         Stamp::of(path)
     }
 
@@ -91,9 +91,9 @@ impl Stamp {
 
 /// The folder [`Stamp::in_folder`] holds open, and its path.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-type OpenFolder<'a> = Option<(&'a std::path::Path, Option<crate::sys::Folder>)>;
+type OpenFolder = Option<(std::path::PathBuf, Option<crate::sys::Folder>)>;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-type OpenFolder<'a> = Option<(&'a std::path::Path, ())>;
+type OpenFolder = Option<(std::path::PathBuf, ())>;
 
 /// The cached answers for one suite, and the answers of this run.
 pub(crate) struct StatusCache {
@@ -139,34 +139,34 @@ impl StatusCache {
         }
     }
 
-    /// The stamps of `paths`, in order. A `stat` is a system call of a few microseconds, which
-    /// for a large suite adds up before the first test can start: from 512 files on they are
-    /// taken on as many threads as there are cores (at most 4).
-    pub fn stamps(paths: &[&std::path::Path]) -> Vec<Option<Stamp>> {
+    /// The stamps of the fixtures `relative` to `dir`, in order. A `stat` is a system call of a
+    /// few microseconds, which for a large suite adds up before the first test can start: from
+    /// 512 files on they are taken on as many threads as there are cores (at most 4). Each path
+    /// is made as its file is stat'ed: no list of 100,000 absolute paths is held.
+    pub fn stamps(dir: &std::path::Path, relative: &[String]) -> Vec<Option<Stamp>> {
         const ONE_THREAD: usize = 512;
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(4)
-            .min(paths.len().div_ceil(ONE_THREAD));
-        if threads <= 1 {
+            .min(relative.len().div_ceil(ONE_THREAD));
+        let stamp_all = |part: &[String], out: &mut [Option<Stamp>]| {
             let mut open = None;
-            return paths
-                .iter()
-                .map(|p| Stamp::in_folder(p, &mut open))
-                .collect();
+            for (relative, stamp) in part.iter().zip(out) {
+                *stamp = Stamp::in_folder(&dir.join(relative), &mut open);
+            }
+        };
+        let mut stamps = vec![None; relative.len()];
+        if threads <= 1 {
+            stamp_all(relative, &mut stamps);
+            return stamps;
         }
-        // Each thread fills its own part of one vector: no thread allocates (a thread's
-        // allocations would stay in a malloc arena of its own after it ends).
-        let chunk = paths.len().div_ceil(threads);
-        let mut stamps = vec![None; paths.len()];
+        // Each thread fills its own part of one vector: a thread allocates only the path it
+        // stats, freed before the next (what a thread holds stays in a malloc arena of its own
+        // after it ends).
+        let chunk = relative.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            for (part, out) in paths.chunks(chunk).zip(stamps.chunks_mut(chunk)) {
-                scope.spawn(move || {
-                    let mut open = None;
-                    for (path, stamp) in part.iter().zip(out) {
-                        *stamp = Stamp::in_folder(path, &mut open);
-                    }
-                });
+            for (part, out) in relative.chunks(chunk).zip(stamps.chunks_mut(chunk)) {
+                scope.spawn(move || stamp_all(part, out));
             }
         });
         stamps
@@ -438,14 +438,14 @@ mod tests {
             }
             paths.push(file);
         }
-        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let stamps = StatusCache::stamps(&refs);
+        let relative: Vec<String> = (0..paths.len()).map(|i| format!("f{i}.json")).collect();
+        let stamps = StatusCache::stamps(dir.path(), &relative);
         assert_eq!(stamps.len(), paths.len());
         for (i, (path, stamp)) in paths.iter().zip(&stamps).enumerate() {
             assert_eq!(*stamp, Stamp::of(path), "{}", path.display());
             assert_eq!(stamp.map(|s| s.size), (i != 700).then_some((i % 97) as u64));
         }
-        assert!(StatusCache::stamps(&[]).is_empty());
+        assert!(StatusCache::stamps(dir.path(), &[]).is_empty());
     }
 
     #[cfg(unix)]

@@ -106,6 +106,20 @@ impl Suite {
         crate::suite::fixture::discover(&self.dir, &self.recordings)
     }
 
+    /// [`Suite::discover`] as the paths relative to the suite folder: a large suite's list
+    /// without an absolute path per fixture (10 MB at 100,000 fixtures).
+    pub(crate) fn discover_relative(&self) -> std::io::Result<Vec<String>> {
+        crate::naming::fixture_files(&self.dir, &self.recordings)
+    }
+
+    /// The fixture at `relative` (`/`-separated) in the suite folder.
+    pub(crate) fn fixture(&self, relative: String) -> FixturePath {
+        FixturePath {
+            absolute: self.dir.join(&relative),
+            relative,
+        }
+    }
+
     /// The suite-wide sources (`[recording] sources` globs), hashed once per process.
     fn suite_sources(&self) -> Result<&[Source], SourceError> {
         let result = self.suite_sources.get_or_init(|| {
@@ -295,10 +309,7 @@ impl From<FixturePath> for Relative {
 
 impl Relative {
     fn path(self, suite: &Suite) -> FixturePath {
-        FixturePath {
-            absolute: suite.dir.join(&self.0),
-            relative: self.0,
-        }
+        suite.fixture(self.0)
     }
 }
 
