@@ -25,10 +25,14 @@ const SETTLE_NANOS: i128 = 2_000_000_000;
 
 /// What identifies a version of a file without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Times are nanoseconds since the epoch in an `i64` (until the year 2262; a file stamped later
+/// has no stamp and is read): 40 bytes an `Option<Stamp>` instead of 64 with `i128`, which at
+/// 100,000 fixtures is 2.4 MB less at the start of a run.
 pub(crate) struct Stamp {
     size: u64,
-    mtime: i128,
-    ctime: i128,
+    mtime: i64,
+    ctime: i64,
     inode: u64,
 }
 
@@ -37,11 +41,11 @@ impl Stamp {
     fn of(path: &std::path::Path) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(path).ok()?;
-        let nanos = |secs: i64, nsec: i64| secs as i128 * 1_000_000_000 + nsec as i128;
+        let nanos = |secs: i64, nsec: i64| secs.checked_mul(1_000_000_000)?.checked_add(nsec);
         Some(Stamp {
             size: meta.size(),
-            mtime: nanos(meta.mtime(), meta.mtime_nsec()),
-            ctime: nanos(meta.ctime(), meta.ctime_nsec()),
+            mtime: nanos(meta.mtime(), meta.mtime_nsec())?,
+            ctime: nanos(meta.ctime(), meta.ctime_nsec())?,
             inode: meta.ino(),
         })
     }
@@ -71,8 +75,8 @@ impl Stamp {
         let stat = folder.stat(name)?;
         Some(Stamp {
             size: stat.size,
-            mtime: stat.mtime,
-            ctime: stat.ctime,
+            mtime: i64::try_from(stat.mtime).ok()?,
+            ctime: i64::try_from(stat.ctime).ok()?,
             inode: stat.inode,
         })
     }
@@ -85,7 +89,7 @@ impl Stamp {
     /// Whether the file last changed before `settled_before` (nanoseconds since the epoch), so
     /// the stamp can be trusted on a later run.
     fn settled(&self, settled_before: i128) -> bool {
-        self.mtime.max(self.ctime) < settled_before
+        i128::from(self.mtime.max(self.ctime)) < settled_before
     }
 }
 
