@@ -19,6 +19,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// A test before it is made: a case waiting for its turn, or the second fixture of a test name
+/// (a failing test that says so).
+enum Waiting {
+    Case(PendingCase),
+    Twin(String),
+}
+
 /// The code under test as every test of a run shares it.
 type SharedCaseFn = dyn Fn(&Case, &mut Llm) -> Result<serde_json::Value, crate::run::case::OutputError>
     + Send
@@ -242,7 +249,10 @@ impl Harness {
                 }
             }
         }
-        let mut trials = Vec::with_capacity(names.len());
+        // First each test as it will wait for its turn, from the discovery cache's answers;
+        // then the cache, the stamps and the list's buffers go, before the test list is made (at
+        // 100,000 fixtures they are 20 MB that would otherwise stand beside it at its peak).
+        let mut waiting: Vec<(String, Waiting)> = Vec::with_capacity(names.len());
         // Fixtures this run does not look at (an `--exact` filter): the discovery cache keeps
         // their answers.
         let mut unseen = Vec::new();
@@ -256,19 +266,18 @@ impl Harness {
                 }
                 continue;
             }
-            let path = suite.fixture(relative);
             let first = match firsts.get(&name) {
                 Some(first) if !taken.insert(name.clone()) => Some(first.clone()),
                 _ => None,
             };
             if let Some(first) = first {
                 let message = format!(
-                    "the fixtures `{first}` and `{}` would both be the test `{name}`; rename one",
-                    path.relative
+                    "the fixtures `{first}` and `{relative}` would both be the test `{name}`; rename one"
                 );
-                trials.push(Trial::test(name, move || Err(Failed::from(message))));
+                waiting.push((name, Waiting::Twin(message)));
                 continue;
             }
+            let path = suite.fixture(relative);
             // Parsing and hashing wait for the test's own thread; only a fixture that may set
             // `status` and is not in the discovery cache is parsed here, to know whether its test
             // is ignored.
@@ -280,6 +289,22 @@ impl Harness {
                 // No discovery (`--exact` named a fixture): that one fixture runs, so it is
                 // parsed once, whole, rather than first for its status.
                 None => PendingCase::Loaded(Box::new(LoadedCase::load(&suite, path))),
+            };
+            waiting.push((name, Waiting::Case(pending)));
+        }
+        drop(stamps);
+        if let Some(cache) = cache {
+            cache.save(&unseen);
+        }
+        drop(unseen);
+        let mut trials = Vec::with_capacity(waiting.len());
+        for (name, waiting) in waiting {
+            let pending = match waiting {
+                Waiting::Twin(message) => {
+                    trials.push(Trial::test(name, move || Err(Failed::from(message))));
+                    continue;
+                }
+                Waiting::Case(pending) => pending,
             };
             let ignored = pending.ignored();
             let (suite, f) = (suite.clone(), f.clone());
@@ -295,9 +320,6 @@ impl Harness {
                 })
                 .with_ignored_flag(ignored),
             );
-        }
-        if let Some(cache) = cache {
-            cache.save(&unseen);
         }
         let conclusion = libtest_mimic::run(&args, trials);
         // The orphan check and the report rebuild read different files: side by side, the run
