@@ -820,6 +820,13 @@ fn the_orphan_note_names_a_prune_command_for_this_suite() {
         "{}",
         run.stderr
     );
+    // Only that one: every other recording has its case.
+    let named = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("  {SUITE}/recordings/")))
+        .count();
+    assert_eq!(named, 1, "{}", run.stderr);
 }
 
 #[test]

@@ -202,13 +202,17 @@ impl Harness {
             );
         }
         let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
-        // The cases, for the orphan check at the end of a whole run over a recorded suite.
-        let cases: Option<Vec<String>> = (full_run && discovered && suite.recordings.is_dir())
-            .then(|| {
-                fixtures
-                    .iter()
-                    .map(|f| f.strip_suffix(".json").unwrap_or(f).to_string())
-                    .collect()
+        // The cases, for the orphan check at the end of a whole run over a recorded suite: one
+        // string, each case ended by a NUL (no path holds one), not a string per case (at
+        // 100,000 fixtures 2.5 MB instead of 6).
+        let cases: Option<String> =
+            (full_run && discovered && suite.recordings.is_dir()).then(|| {
+                let mut cases = String::new();
+                for f in &fixtures {
+                    cases.push_str(f.strip_suffix(".json").unwrap_or(f));
+                    cases.push('\0');
+                }
+                cases
             });
         // The fixtures' stamps for the discovery cache (unless one fixture is wanted, nextest's
         // `--exact`) are taken on threads of their own while this one reads the cache and makes
@@ -327,7 +331,7 @@ impl Harness {
         let orphans = std::thread::scope(|scope| {
             let orphans = cases.as_ref().map(|cases| {
                 scope.spawn(|| {
-                    let cases: Vec<&str> = cases.iter().map(String::as_str).collect();
+                    let cases: Vec<&str> = cases.split_terminator('\0').collect();
                     crate::recording::orphans(&suite.recordings, &cases)
                 })
             });
