@@ -113,25 +113,29 @@ fn crate_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// What the macro needs of a fixture file: whether it is marked non-active, and whether it is
-/// UTF-8 (how it is tracked, [`track`]).
+/// What the macro needs of a fixture file: whether it is marked non-active, and whether it can be
+/// tracked as a doc string ([`track`]).
 struct FixtureFacts {
     ignored: bool,
-    utf8: bool,
+    doc: bool,
 }
+
+/// The largest fixture tracked as a doc string. rustc holds a doc string more than once: a
+/// 70 MB fixture took 449 MB to compile as one, 383 MB as a `const` (360 MB untracked).
+const DOC_TRACKED_MAX: usize = 1 << 20;
 
 impl FixtureFacts {
     fn read(file: &Path) -> FixtureFacts {
         match std::fs::read(file).map(String::from_utf8) {
             Ok(Ok(text)) => FixtureFacts {
                 ignored: ignored(&text),
-                utf8: true,
+                doc: text.len() <= DOC_TRACKED_MAX,
             },
             // Not UTF-8 (the runtime reports the fixture's error as a failing test), or not
             // readable (including it names the file in a compile error).
             _ => FixtureFacts {
                 ignored: false,
-                utf8: false,
+                doc: false,
             },
         }
     }
@@ -170,13 +174,13 @@ fn ignored(text: &str) -> bool {
 /// stable way to say so but to include the file. Returns an attribute for the test function and
 /// a statement for its body.
 ///
-/// A UTF-8 file is included as the test function's doc string, the cheapest inclusion for
-/// rustc: no item of its own to type-check and evaluate (a `const` per fixture cost a third of
-/// the 1,000-fixture build, `bench/macro-compile`). Any other file is included as the length of
-/// its bytes.
-fn track(file: &Path, utf8: bool) -> (Tokens, Tokens) {
+/// A UTF-8 file of up to [`DOC_TRACKED_MAX`] bytes is included as the test function's doc
+/// string, the cheapest inclusion for rustc: no item of its own to type-check and evaluate (a
+/// `const` per fixture cost a third of the 1,000-fixture build, `bench/macro-compile`). Any
+/// other file is included as the length of its bytes.
+fn track(file: &Path, doc: bool) -> (Tokens, Tokens) {
     let file = file.to_string_lossy().into_owned();
-    if utf8 {
+    if doc {
         (quote!(#[doc = include_str!(#file)]), Tokens::new())
     } else {
         (
@@ -320,7 +324,7 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         let mut out = Tokens::new();
         for (leaf, relative, facts) in &module.tests {
             let test = format_ident!("{}", leaf);
-            let (doc, track) = track(&dir.join(relative), facts.utf8);
+            let (doc, track) = track(&dir.join(relative), facts.doc);
             // A bare #[ignore], as the harness gives (libtest-mimic has no reason), so both
             // front ends print the same line.
             let ignore = facts.ignored.then(|| quote!(#[ignore]));

@@ -628,32 +628,49 @@ fn an_edited_fixture_rebuilds_the_macros_tests() {
     std::fs::remove_file(example.path("build.rs")).unwrap();
     let macros = |example: &Example| example.run(&["test", "--test", "macro_evals"], &env);
     macros(&example).assert_summary(ACTIVE, 0, IGNORED);
-    // The macro reads `status` at compile time; each fixture is a dependency of the build
-    // (included as its test's doc string), so the edit rebuilds the tests.
+    // The macro reads `status` at compile time; each fixture is a dependency of the build, so
+    // an edit rebuilds the tests. Each step below changes what the macro makes (a test ignored
+    // or not), so it passes only when the state before it was tracked.
+    let rebuilt = |run: &Run| {
+        assert!(
+            run.stderr.contains("Compiling payments-agent"),
+            "{}",
+            run.text()
+        );
+    };
+    // Tracked as its test's doc string (UTF-8, small).
     let original = example.read(&fixture(RAISE));
     let mut draft: Value = serde_json::from_str(&original).unwrap();
     draft["status"] = "draft".into();
-    example.write(
-        &fixture(RAISE),
-        serde_json::to_string_pretty(&draft).unwrap() + "\n",
-    );
+    let draft = serde_json::to_string_pretty(&draft).unwrap() + "\n";
+    example.write(&fixture(RAISE), &draft);
     let run = macros(&example);
     run.assert_summary(ACTIVE - 1, 0, IGNORED + 1);
-    assert!(
-        run.stderr.contains("Compiling payments-agent"),
-        "{}",
-        run.text()
-    );
+    rebuilt(&run);
     // A fixture that is not UTF-8 cannot be a doc string: it is included as bytes, so it still
-    // compiles, its test fails naming the fixture, and editing it still rebuilds.
+    // compiles, and its test fails naming the fixture.
     let mut latin = original.clone().into_bytes();
     latin.splice(1..1, *b"\"description\": \"caf\xe9\",");
     example.write(&fixture(RAISE), latin);
     let run = macros(&example);
     run.assert_summary(ACTIVE - 1, 1, IGNORED);
-    assert!(run.text().contains("bad fixture"), "{}", run.text());
+    rebuilt(&run);
+    assert!(
+        run.text()
+            .contains(&format!("bad fixture: {}", fixture(RAISE))),
+        "{}",
+        run.text()
+    );
+    // From the bytes-tracked file to a draft over 1 MiB (tracked as bytes too, not as a doc
+    // string), and from that back to the original.
+    example.write(&fixture(RAISE), draft.clone() + &" ".repeat(1 << 20));
+    let run = macros(&example);
+    run.assert_summary(ACTIVE - 1, 0, IGNORED + 1);
+    rebuilt(&run);
     example.write(&fixture(RAISE), &original);
-    macros(&example).assert_summary(ACTIVE, 0, IGNORED);
+    let run = macros(&example);
+    run.assert_summary(ACTIVE, 0, IGNORED);
+    rebuilt(&run);
 }
 
 #[test]
