@@ -37,6 +37,11 @@ pub(crate) struct Stamp {
 }
 
 impl Stamp {
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     #[cfg(unix)]
     fn of(path: &std::path::Path) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
@@ -193,28 +198,41 @@ impl StatusCache {
         let Some(stamp) = stamp else {
             return PendingCase::read(suite, path);
         };
-        if let Some(i) = self.old.find(&path.relative) {
-            if let Some((cached, ignored)) = self.old.answer(i) {
-                if cached == stamp {
-                    if !self.old.seen[i] {
-                        self.hits += 1;
-                    }
-                    self.old.seen[i] = true;
-                    return PendingCase::Unread(path.into(), ignored, stamp.size);
-                }
-            }
+        if let Some(ignored) = self.hit(&path.relative, stamp) {
+            return PendingCase::Unread(path.into(), ignored, stamp.size);
         }
         let relative = path.relative.clone();
         let pending = PendingCase::read(suite, path);
+        self.note(&relative, stamp, &pending);
+        pending
+    }
+
+    /// The cached answer for the file at `relative` (whether its test is ignored), when the
+    /// file is unchanged since it was cached.
+    pub fn hit(&mut self, relative: &str, stamp: Stamp) -> Option<bool> {
+        let i = self.old.find(relative)?;
+        let (cached, ignored) = self.old.answer(i)?;
+        if cached != stamp {
+            return None;
+        }
+        if !self.old.seen[i] {
+            self.hits += 1;
+        }
+        self.old.seen[i] = true;
+        Some(ignored)
+    }
+
+    /// Notes the answer found by reading the file at `relative` (stamped `stamp`), for the
+    /// cache to keep. Notes come in path order, as the cache's lines are.
+    pub fn note(&mut self, relative: &str, stamp: Stamp, pending: &PendingCase) {
         // A read that failed (a passing I/O error) says nothing about the file: not cached.
         let cacheable = stamp.settled(self.settled_before)
             && !pending.read_failed()
             && !relative.contains(['\n', '\r']);
         self.read += 1;
         if cacheable {
-            write_line(&mut self.new, &relative, stamp, pending.ignored());
+            write_line(&mut self.new, relative, stamp, pending.ignored());
         }
-        pending
     }
 
     /// Writes the cache when this run's answers differ from the cached ones. `unseen` are the

@@ -307,6 +307,12 @@ impl From<FixturePath> for Relative {
     }
 }
 
+impl From<String> for Relative {
+    fn from(relative: String) -> Relative {
+        Relative(relative)
+    }
+}
+
 impl Relative {
     fn path(self, suite: &Suite) -> FixturePath {
         suite.fixture(self.0)
@@ -325,6 +331,16 @@ impl PendingCase {
                 PendingCase::Checked(path.into(), ignored, size)
             }
             Err(e) => PendingCase::Read(path.into(), Err(e)),
+        }
+    }
+
+    /// The fixture's path relative to the suite folder.
+    pub fn relative(&self) -> &str {
+        match self {
+            PendingCase::Loaded(loaded) => &loaded.path.relative,
+            PendingCase::Read(path, _)
+            | PendingCase::Unread(path, ..)
+            | PendingCase::Checked(path, ..) => &path.0,
         }
     }
 
