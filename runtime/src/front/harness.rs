@@ -34,32 +34,18 @@ enum Waiting {
 /// as many threads as there are cores (at most 4) when there are many: a read and a look for
 /// `status` take about 15 microseconds a fixture, 1.5 s for 100,000 on one thread.
 fn read_unread(suite: &Suite, waiting: &mut [(String, Waiting)]) {
-    const ONE_THREAD: usize = 256;
     let unread = waiting
         .iter()
         .filter(|(_, w)| matches!(w, Waiting::Unread(..)))
         .count();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(unread.div_ceil(ONE_THREAD))
-        .max(1);
-    let read = |part: &mut [(String, Waiting)]| {
+    let threads = crate::suite::threads_for(unread, 256);
+    crate::suite::side_by_side(waiting, threads, |_, part| {
         for (_, waits) in part {
             if let Waiting::Unread(relative, stamp) = waits {
                 let (relative, stamp) = (std::mem::take(relative), *stamp);
                 let pending = PendingCase::read(suite, suite.fixture(relative));
                 *waits = Waiting::Read(pending, stamp);
             }
-        }
-    };
-    if threads == 1 {
-        return read(waiting);
-    }
-    let chunk = waiting.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        for part in waiting.chunks_mut(chunk) {
-            scope.spawn(move || read(part));
         }
     });
 }

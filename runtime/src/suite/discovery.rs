@@ -153,29 +153,15 @@ impl StatusCache {
     /// 512 files on they are taken on as many threads as there are cores (at most 4). Each path
     /// is made as its file is stat'ed: no list of 100,000 absolute paths is held.
     pub fn stamps(dir: &std::path::Path, relative: &[String]) -> Vec<Option<Stamp>> {
-        const ONE_THREAD: usize = 512;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4)
-            .min(relative.len().div_ceil(ONE_THREAD));
-        let stamp_all = |part: &[String], out: &mut [Option<Stamp>]| {
-            let mut open = None;
-            for (relative, stamp) in part.iter().zip(out) {
-                *stamp = Stamp::in_folder(&dir.join(relative), &mut open);
-            }
-        };
-        let mut stamps = vec![None; relative.len()];
-        if threads <= 1 {
-            stamp_all(relative, &mut stamps);
-            return stamps;
-        }
         // Each thread fills its own part of one vector: a thread allocates only the path it
         // stats, freed before the next (what a thread holds stays in a malloc arena of its own
         // after it ends).
-        let chunk = relative.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            for (part, out) in relative.chunks(chunk).zip(stamps.chunks_mut(chunk)) {
-                scope.spawn(move || stamp_all(part, out));
+        let mut stamps = vec![None; relative.len()];
+        let threads = crate::suite::threads_for(relative.len(), 512);
+        crate::suite::side_by_side(&mut stamps, threads, |start, out| {
+            let mut open = None;
+            for (relative, stamp) in relative[start..].iter().zip(out) {
+                *stamp = Stamp::in_folder(&dir.join(relative), &mut open);
             }
         });
         stamps

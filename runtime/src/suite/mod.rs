@@ -377,6 +377,35 @@ impl PendingCase {
     }
 }
 
+/// How many threads `items` pieces of discovery's work are worth: one per `per_thread` of them,
+/// and at most one per core and 4.
+pub(crate) fn threads_for(items: usize, per_thread: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(items.div_ceil(per_thread))
+        .max(1)
+}
+
+/// Runs `work` over `items` split into `threads` consecutive parts, side by side (on this
+/// thread alone for one); `work` gets a part and the index of its first item.
+pub(crate) fn side_by_side<T: Send>(
+    items: &mut [T],
+    threads: usize,
+    work: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if threads <= 1 || items.len() < 2 {
+        return work(0, items);
+    }
+    let chunk = items.len().div_ceil(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        for (i, part) in items.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || work(i * chunk, part));
+        }
+    });
+}
+
 /// Whether a fixture sets a non-active `status` at its top level, read without building the
 /// document (other keys are skipped): only such a fixture is parsed whole at discovery, to
 /// confirm its test is ignored. Anything that does not read as such (no status, `active`, or
