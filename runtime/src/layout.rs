@@ -14,13 +14,18 @@ pub(crate) fn report_dir() -> PathBuf {
 
 /// `target/proposal-eval` when the running program is a test binary that cargo built
 /// (`target/<profile>/deps/…`); `None` for any other program.
+/// Found once (a test process asks several times: its entries, its report, its discovery cache).
 pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    if deps.file_name()? != "deps" {
-        return None;
-    }
-    Some(deps.parent()?.parent()?.join("proposal-eval"))
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let deps = exe.parent()?;
+        if deps.file_name()? != "deps" {
+            return None;
+        }
+        Some(deps.parent()?.parent()?.join("proposal-eval"))
+    })
+    .clone()
 }
 
 /// `target/proposal-eval/live-calls`, the lock files that bound live model calls across test

@@ -380,11 +380,15 @@ impl PendingCase {
 /// How many threads `items` pieces of discovery's work are worth: one per `per_thread` of them,
 /// and at most one per core and 4.
 pub(crate) fn threads_for(items: usize, per_thread: usize) -> usize {
+    let wanted = items.div_ceil(per_thread);
+    if wanted <= 1 {
+        // No need to ask the system (a few reads of /proc and /sys under a cgroup).
+        return 1;
+    }
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4)
-        .min(items.div_ceil(per_thread))
-        .max(1)
+        .min(wanted)
 }
 
 /// Runs `work` over `items` split into `threads` consecutive parts, side by side (on this
