@@ -170,18 +170,7 @@ impl StatusCache {
     /// The fixture, ready for its test: from the cache when its file is unchanged (read later,
     /// on the test's thread), else read now to find its status.
     pub fn pending(&mut self, suite: &Suite, path: FixturePath) -> PendingCase {
-        let stamp = Stamp::of(&path.absolute);
-        self.pending_stamped(suite, path, stamp)
-    }
-
-    /// [`StatusCache::pending`] with the file's stamp taken already ([`StatusCache::stamps`]).
-    pub fn pending_stamped(
-        &mut self,
-        suite: &Suite,
-        path: FixturePath,
-        stamp: Option<Stamp>,
-    ) -> PendingCase {
-        let Some(stamp) = stamp else {
+        let Some(stamp) = Stamp::of(&path.absolute) else {
             return PendingCase::read(suite, path);
         };
         if let Some(ignored) = self.hit(&path.relative, stamp) {
