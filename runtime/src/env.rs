@@ -14,7 +14,7 @@
 //! | `NEXTEST_RUN_ID` | the run every test process of one `cargo nextest run` belongs to (its report entries, its budget) |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
-use crate::recording::upstream::UpstreamUrl;
+use crate::recording::upstream::{UpstreamUrl, UpstreamUrlError};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::IsTerminal;
@@ -64,6 +64,13 @@ pub enum EnvError {
         /// The values that are accepted.
         allowed: &'static str,
     },
+    /// `PROPOSAL_EVAL_UPSTREAM` or a `PROPOSAL_EVAL_UPSTREAM_<NAME>` that is not an upstream URL.
+    Upstream {
+        /// The variable, as set.
+        variable: String,
+        /// What is wrong with its value.
+        error: UpstreamUrlError,
+    },
     /// `PROPOSAL_EVAL_RECORD` and its short form `RECORD` ask for different modes.
     RecordConflict {
         /// `PROPOSAL_EVAL_RECORD`'s value.
@@ -81,6 +88,7 @@ impl fmt::Display for EnvError {
                 value,
                 allowed,
             } => write!(f, "{variable}={value:?} is not understood; allowed: {allowed}"),
+            EnvError::Upstream { variable, error } => write!(f, "{variable}: {error}"),
             EnvError::RecordConflict { long, short } => write!(
                 f,
                 "PROPOSAL_EVAL_RECORD={long:?} and RECORD={short:?} ask for different modes; set only one (RECORD is the short form of PROPOSAL_EVAL_RECORD)"
@@ -179,11 +187,10 @@ fn parse_budget(value: Option<&str>) -> Result<Option<f64>, EnvError> {
     }
 }
 
-fn parse_upstream(variable: &'static str, value: &str) -> Result<UpstreamUrl, EnvError> {
-    UpstreamUrl::parse(value).map_err(|_| EnvError::Invalid {
-        variable,
-        value: value.to_string(),
-        allowed: "a base URL starting with http:// or https://, without query (e.g. https://api.openai.com/v1)",
+fn parse_upstream(variable: &str, value: &str) -> Result<UpstreamUrl, EnvError> {
+    UpstreamUrl::parse(value).map_err(|error| EnvError::Upstream {
+        variable: variable.to_string(),
+        error,
     })
 }
 
@@ -199,7 +206,7 @@ fn parse_upstreams(
         if key == "PROPOSAL_EVAL_UPSTREAM" {
             default = Some(parse_upstream("PROPOSAL_EVAL_UPSTREAM", &value)?);
         } else if let Some(name) = key.strip_prefix("PROPOSAL_EVAL_UPSTREAM_") {
-            let url = parse_upstream("PROPOSAL_EVAL_UPSTREAM_<NAME>", &value)?;
+            let url = parse_upstream(&key, &value)?;
             named.insert(name.to_string(), url);
         }
     }
@@ -398,8 +405,18 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            err.contains("PROPOSAL_EVAL_UPSTREAM_<NAME>=\"localhost:8080\"")
+            err.starts_with("PROPOSAL_EVAL_UPSTREAM_X: `localhost:8080` is not an upstream URL")
                 && err.contains("http://"),
+            "{err}"
+        );
+        let err = parse_upstreams(std::iter::once((
+            "PROPOSAL_EVAL_UPSTREAM".to_string(),
+            "http://127.0.0.1:/v1".to_string(),
+        )))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("PROPOSAL_EVAL_UPSTREAM: `http://127.0.0.1:/v1` has an empty port"),
             "{err}"
         );
     }

@@ -144,7 +144,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ```
 pub mod config {
     pub use crate::judge::JudgeConfig;
-    pub use crate::recording::upstream::{HttpConfig, UpstreamName, UpstreamUrl};
+    pub use crate::recording::upstream::{
+        HttpConfig, UpstreamName, UpstreamNameError, UpstreamUrl, UpstreamUrlError,
+    };
     pub use crate::recording::usage::Pricing;
     pub use crate::recording::{RecordingConfig, Validation};
     pub use crate::repeat::{PassRule, RunConfig};

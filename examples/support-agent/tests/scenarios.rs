@@ -7,7 +7,7 @@
 mod fake_openai;
 mod suite;
 
-use fake_openai::{FakeOpenAi, KEY};
+use fake_openai::{FakeOpenAi, Fault, KEY};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         let harness = proposal_eval::Harness::new(PathBuf::from(dir));
         return match std::env::var("SUPPORT_AGENT_CLIENT").as_deref() {
             Ok("blocking") => harness.run(suite::support_blocking),
+            Ok("terse") => harness.run(suite::support_terse),
             _ => harness.run_async(suite::support),
         };
     }
@@ -44,6 +45,27 @@ fn main() -> ExitCode {
             "the_budget_is_shared_by_the_processes_of_one_nextest_run",
             budget_across_processes,
         ),
+        Trial::test(
+            "an_unreachable_upstream_is_named_though_the_client_says_only_502",
+            unreachable_upstream,
+        ),
+        Trial::test(
+            "an_upstream_url_with_an_empty_port_is_refused_naming_its_variable_or_key",
+            empty_port,
+        ),
+        Trial::test(
+            "a_hanging_upstream_fails_the_case_after_timeout_s",
+            hanging_upstream,
+        ),
+        Trial::test(
+            "a_stream_without_its_end_marker_fails_the_case_and_is_not_recorded",
+            cut_stream,
+        ),
+        Trial::test(
+            "bad_fixtures_fail_before_any_model_call_and_a_bom_is_accepted",
+            bad_fixtures,
+        ),
+        Trial::test("a_suite_folder_without_fixtures_fails_the_run", empty_suite),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -130,6 +152,17 @@ impl Suite {
             ),
             verdicts,
         }
+    }
+
+    /// Adds `line` to the copy's `[http]` table.
+    fn set_http(&self, line: &str) {
+        let file = self.dir.join("proposal-eval.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(
+            &file,
+            text.replace("[http]\n", &format!("[http]\n{line}\n")),
+        )
+        .unwrap();
     }
 
     fn recordings(&self) -> BTreeMap<String, String> {
@@ -506,4 +539,208 @@ fn budget_across_processes() -> Result<(), Failed> {
         .into());
     }
     Ok(())
+}
+
+/// Records the case `no_order_number` of the suite `name` with the terse ureq client
+/// (`suite::support_terse`) and the upstream `url`, plus `envs`.
+fn record_terse(suite: &Suite, name: &str, url: &str, envs: &[(&str, &str)]) -> Run {
+    let mut all = vec![
+        ("RECORD", "1"),
+        ("PROPOSAL_EVAL_UPSTREAM", url),
+        ("OPENAI_API_KEY", KEY),
+        ("SUPPORT_AGENT_CLIENT", "terse"),
+    ];
+    all.extend_from_slice(envs);
+    suite.run_with(&all, &["--exact", &format!("{name}::no_order_number")])
+}
+
+/// The case failed with each of `needles` in its output, and nothing was recorded.
+fn failed_saying(run: &Run, needles: &[&str], suite: &Suite) -> Result<(), Failed> {
+    check(
+        !run.success && run.verdicts.values().collect::<Vec<_>>() == ["FAILED"],
+        "the one case fails",
+        run,
+    )?;
+    for needle in needles {
+        check(
+            run.text.contains(needle),
+            &format!("the failure says `{needle}`"),
+            run,
+        )?;
+    }
+    check(suite.recordings().is_empty(), "nothing is recorded", run)
+}
+
+fn unreachable_upstream() -> Result<(), Failed> {
+    // A loopback port nobody listens on: the system gave it, and it is free again.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let suite = Suite::new("unreachable");
+    let run = record_terse(&suite, "unreachable", &url, &[]);
+    failed_saying(
+        &run,
+        &[
+            // The client's own error: the status and nothing else.
+            "http status: 502",
+            &format!(
+                "a live model call failed while recording: POST {url}/chat/completions: the upstream refused the connection (is it running, on this port?)"
+            ),
+            "(nothing was recorded)",
+        ],
+        &suite,
+    )
+}
+
+fn empty_port() -> Result<(), Failed> {
+    let suite = Suite::new("empty_port");
+    let run = record_terse(&suite, "empty_port", "http://127.0.0.1:/v1", &[]);
+    check(!run.success, "the run fails", &run)?;
+    check(
+        run.text.contains("PROPOSAL_EVAL_UPSTREAM: `http://127.0.0.1:/v1` has an empty port: write the port number after `:`, or leave out the `:`"),
+        "the environment variable is named",
+        &run,
+    )?;
+    // The same URL in the suite config names the key, in the file, at its line.
+    suite.set_http("upstream = \"http://127.0.0.1:/v1\"");
+    let text = std::fs::read_to_string(suite.dir.join("proposal-eval.toml")).unwrap();
+    std::fs::write(
+        suite.dir.join("proposal-eval.toml"),
+        text.replace("upstream = \"https://api.openai.com/v1\"\n", ""),
+    )
+    .unwrap();
+    let run = suite.run_with(
+        &[("RECORD", "1"), ("SUPPORT_AGENT_CLIENT", "terse")],
+        &["--exact", "empty_port::no_order_number"],
+    );
+    check(!run.success, "the run fails", &run)?;
+    check(
+        run.text.contains("proposal-eval.toml:3:")
+            && run
+                .text
+                .contains("[http] upstream: `http://127.0.0.1:/v1` has an empty port"),
+        "the config key is named, with the file and line",
+        &run,
+    )?;
+    check(suite.recordings().is_empty(), "nothing is recorded", &run)
+}
+
+fn hanging_upstream() -> Result<(), Failed> {
+    // It takes the request and sends nothing for 4 s; the suite waits 1 s.
+    let upstream = FakeOpenAi::start_with(Duration::ZERO, Fault::Hang(Duration::from_secs(4)));
+    let suite = Suite::new("hanging");
+    suite.set_http("timeout_s = 1");
+    let run = record_terse(&suite, "hanging", &upstream.url, &[]);
+    let url = upstream.url.clone();
+    upstream.stop();
+    failed_saying(
+        &run,
+        &[
+            "http status: 502",
+            &format!(
+                "a live model call failed while recording: POST {url}/chat/completions: the upstream did not answer within 1 s ([http] timeout_s = 1 in proposal-eval.toml bounds each wait; raise it for a slower upstream)"
+            ),
+        ],
+        &suite,
+    )
+}
+
+fn cut_stream() -> Result<(), Failed> {
+    let upstream = FakeOpenAi::start_with(Duration::ZERO, Fault::CutStream);
+    let suite = Suite::new("cut");
+    // The terse client takes the stream as it is: the case's own code sees no error.
+    let run = record_terse(&suite, "cut", &upstream.url, &[]);
+    let seen = upstream.stop();
+    check(
+        seen.calls == 1,
+        &format!("one call went out: {seen:?}"),
+        &run,
+    )?;
+    failed_saying(
+        &run,
+        &[
+            "a live model call failed while recording: POST /chat/completions: the stream ended without its end marker (`data: [DONE]`): the upstream cut it short, so it is not recorded",
+            "nothing was recorded; there is no recording yet",
+        ],
+        &suite,
+    )
+}
+
+fn bad_fixtures() -> Result<(), Failed> {
+    let suite = Suite::new("bad_input");
+    let one_call = std::fs::read_to_string(suite.dir.join("no_order_number.json")).unwrap();
+    // An editor's byte order mark: the case is the same one-call case.
+    std::fs::write(suite.dir.join("bom.json"), format!("\u{feff}{one_call}")).unwrap();
+    std::fs::write(
+        suite.dir.join("array.json"),
+        format!("[{}]", one_call.trim_end()),
+    )
+    .unwrap();
+    std::fs::write(
+        suite.dir.join("expected_yes.json"),
+        "{\n  \"input\": { \"message\": \"Where is A-1001?\", \"orders\": {} },\n  \"expected\": \"yes\"\n}\n",
+    )
+    .unwrap();
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let run = suite.record(&upstream, &[], 1);
+    let seen = upstream.stop();
+    let failed: Vec<&str> = run
+        .verdicts
+        .iter()
+        .filter(|(_, v)| *v == "FAILED")
+        .map(|(k, _)| k.as_str())
+        .collect();
+    check(
+        failed == ["bad_input::array", "bad_input::expected_yes"]
+            && run.verdicts["bad_input::bom"] == "ok",
+        "the BOM fixture passes, the two bad ones fail",
+        &run,
+    )?;
+    // The files are named by their path from the crate root (where the suite's copy is depends
+    // on how the binary was started).
+    for needle in [
+        "/bad_input/array.json:1:1: a fixture is a JSON object, and this file holds an array: write { \"input\": ..., \"expected\": ... } (one case per file)",
+        "/bad_input/expected_yes.json: `expected` is a string, which the suite's evaluators (strict, field_accuracy) cannot compare: write the proposals the code should produce as a list (`[{...}]`) or one object (`{...}`); only a code_judge alone takes any JSON",
+    ] {
+        check(run.text.contains(&needle), &format!("the failure says `{needle}`"), &run)?;
+    }
+    // The suite's calls and the BOM case's one; none for the two bad fixtures.
+    if seen.calls != CALLS + 1 {
+        return Err(format!(
+            "the upstream saw {seen:?}, expected {} calls\n{}",
+            CALLS + 1,
+            run.text
+        )
+        .into());
+    }
+    let files = suite.recordings();
+    check(
+        files.contains_key("bom.json")
+            && !files.contains_key("array.json")
+            && !files.contains_key("expected_yes.json"),
+        "only the good fixtures are recorded",
+        &run,
+    )
+}
+
+fn empty_suite() -> Result<(), Failed> {
+    let suite = Suite::new("empty");
+    for entry in std::fs::read_dir(&suite.dir).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "json") {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    // The config is still there: a folder with it alone is no suite.
+    let run = suite.run(&[], 1);
+    check(!run.success, "the run fails", &run)?;
+    check(
+        run.text.contains(
+            "/empty holds no fixture (*.json); add one file per case (a proposal-eval.toml alone is not a case), or check that the path is relative to the crate root",
+        ) && run.text.contains("error: the suite folder "),
+        "it says why",
+        &run,
+    )
 }

@@ -219,11 +219,14 @@ impl Harness {
                 return ExitCode::from(101);
             }
         };
-        if fixtures.is_empty() && !args.list {
+        if fixtures.is_empty() {
+            // A run that tests nothing must not pass: the folder moved, or its files were not
+            // committed (a config file alone is no case). The macro refuses it at compile time.
             eprintln!(
-                "warning: no fixture (*.json) in {}; is the path relative to the crate root?",
-                suite.dir.display()
+                "error: the suite folder {} holds no fixture (*.json); add one file per case (a proposal-eval.toml alone is not a case), or check that the path is relative to the crate root",
+                suite.relative(&suite.dir)
             );
+            return ExitCode::from(101);
         }
         let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
         // The cases, for the orphan check at the end of a whole run over a recorded suite: one

@@ -42,7 +42,7 @@ impl Proxies {
         if let Some(proxy) = running.iter().find(|p| p.name.as_deref() == name) {
             return Ok(proxy.url.clone());
         }
-        let upstream = {
+        let (upstream, timeout) = {
             let core = lock(core);
             let settings = crate::env::settings().ok();
             let empty = Default::default();
@@ -51,7 +51,7 @@ impl Proxies {
                 settings.and_then(|s| s.upstream.as_ref()),
                 settings.map_or(&empty, |s| &s.upstreams),
             );
-            match resolved {
+            let upstream = match resolved {
                 Resolved::Url(url, _) => Some(url),
                 Resolved::Unknown => {
                     return Err(LlmError::NoUpstream {
@@ -61,9 +61,10 @@ impl Proxies {
                 // Replay needs no upstream: the recording answers.
                 Resolved::Unset if !core.is_recording() => None,
                 Resolved::Unset => return Err(LlmError::NoUpstream { name: None }),
-            }
+            };
+            (upstream, core.http.timeout())
         };
-        let proxy = Proxy::start(name, upstream, core.clone())?;
+        let proxy = Proxy::start(name, upstream, timeout, core.clone())?;
         let url = proxy.url.clone();
         running.push(proxy);
         Ok(url)
@@ -83,6 +84,8 @@ struct Context {
     upstream: Option<UpstreamUrl>,
     core: Arc<Mutex<Core>>,
     agent: ureq::Agent,
+    /// `[http] timeout_s`, to name it when the upstream is too slow.
+    timeout: Duration,
 }
 
 struct Proxy {
@@ -97,6 +100,7 @@ impl Proxy {
     fn start(
         name: Option<&str>,
         upstream: Option<UpstreamUrl>,
+        timeout: Duration,
         core: Arc<Mutex<Core>>,
     ) -> Result<Proxy, LlmError> {
         let server = loopback_server().map_err(|e| LlmError::Proxy {
@@ -112,9 +116,10 @@ impl Proxy {
         let server = Arc::new(server);
         let context = Arc::new(Context {
             name: name.map(str::to_string),
-            agent: agent_for(upstream.as_ref()),
+            agent: agent_for(upstream.as_ref(), timeout),
             upstream,
             core,
+            timeout,
         });
         let workers: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = {
@@ -172,8 +177,10 @@ fn loopback_server() -> Result<tiny_http::Server, Box<dyn std::error::Error + Se
 
 /// The forwarding client: no redirects followed and no status turned into an error (the
 /// client under test gets what the upstream said), no compression asked for (the body is read
-/// as JSON), and the environment's proxy settings except for a loopback upstream.
-fn agent_for(upstream: Option<&UpstreamUrl>) -> ureq::Agent {
+/// as JSON), and the environment's proxy settings except for a loopback upstream. `timeout`
+/// (`[http] timeout_s`) bounds connecting and each wait on the upstream, each read of its
+/// answer included, not the whole answer: a stream lasts as long as it keeps sending.
+fn agent_for(upstream: Option<&UpstreamUrl>, timeout: Duration) -> ureq::Agent {
     let loopback = upstream.is_some_and(|u| {
         let host = u.as_str().split("://").nth(1).unwrap_or("");
         host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")
@@ -181,7 +188,9 @@ fn agent_for(upstream: Option<&UpstreamUrl>) -> ureq::Agent {
     let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
-        .timeout_global(Some(Duration::from_secs(600)));
+        .timeout_connect(Some(timeout))
+        .timeout_per_write(Some(timeout))
+        .timeout_per_read(Some(timeout));
     if loopback {
         config = config.proxy(None);
     }
@@ -371,7 +380,7 @@ impl LiveCall {
         let response = match response {
             Ok(response) => response,
             Err(e) => {
-                let message = format!("{} {target}: {e}", self.exchange.method);
+                let message = self.failure(&target, &e.into_io());
                 lock(&self.context.core).live_failed(message.clone());
                 let _ = request.respond(error_response(
                     502,
@@ -415,10 +424,7 @@ impl LiveCall {
         let latency_ms = millis(started.elapsed());
         drop(permit);
         if let Err(e) = read {
-            let message = format!(
-                "{} {target}: reading the response: {e}",
-                self.exchange.method
-            );
+            let message = format!("{} (while reading its answer)", self.failure(&target, &e));
             lock(&self.context.core).live_failed(message.clone());
             let _ = request.respond(error_response(
                 502,
@@ -446,6 +452,41 @@ impl LiveCall {
         );
         let _ = request.respond(response);
     }
+}
+
+impl LiveCall {
+    /// What a failed call tells the case: the call, then what happened in words (refused, timed
+    /// out and the setting that bounds it, the host unknown), then the client's own message.
+    fn failure(&self, target: &str, error: &std::io::Error) -> String {
+        failure_text(&self.exchange.method, target, error, self.context.timeout)
+    }
+}
+
+fn failure_text(method: &str, target: &str, error: &std::io::Error, timeout: Duration) -> String {
+    format!("{method} {target}: {}", what_failed(error, timeout))
+}
+
+/// A failed exchange with the upstream, in words, then the client's own message.
+fn what_failed(error: &std::io::Error, timeout: Duration) -> String {
+    use std::io::ErrorKind;
+    let ureq_error = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ureq::Error>());
+    let what = match (ureq_error, error.kind()) {
+        (Some(ureq::Error::Timeout(_)), _) | (_, ErrorKind::TimedOut) => format!(
+            "the upstream did not answer within {0} s ([http] timeout_s = {0} in proposal-eval.toml bounds each wait; raise it for a slower upstream)",
+            timeout.as_secs_f64()
+        ),
+        (Some(ureq::Error::HostNotFound), _) => "the upstream's host name was not found".into(),
+        (Some(ureq::Error::ConnectionFailed), _) | (_, ErrorKind::ConnectionRefused) => {
+            "the upstream refused the connection (is it running, on this port?)".into()
+        }
+        (_, ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::UnexpectedEof) => {
+            "the upstream closed the connection".into()
+        }
+        _ => "the call to the upstream failed".to_string(),
+    };
+    format!("{what} ({error})")
 }
 
 fn send(
@@ -494,7 +535,14 @@ impl<R: Read> Read for StreamTee<R> {
                 Ok(n)
             }
             Err(e) => {
-                self.complete(Some(format!("the stream broke: {e}")));
+                let timeout = self
+                    .finish
+                    .as_ref()
+                    .map_or(Duration::ZERO, |f| f.call.context.timeout);
+                self.complete(Some(format!(
+                    "the stream broke before its end: {}",
+                    what_failed(&e, timeout)
+                )));
                 Err(e)
             }
         }
@@ -512,7 +560,16 @@ impl<R> StreamTee<R> {
             lock(core).live_failed(message);
             return;
         }
-        let response = Value::Array(std::mem::take(&mut self.events).finish());
+        let events = std::mem::take(&mut self.events).finish();
+        if let Some(marker) = sse::missing_end(&events) {
+            let message = format!(
+                "{} {}: the stream ended without its end marker ({marker}): the upstream cut it short, so it is not recorded",
+                call.exchange.method, call.exchange.path
+            );
+            lock(core).live_failed(message);
+            return;
+        }
+        let response = Value::Array(events);
         let interaction = Interaction {
             usage: Usage::from_response(&response),
             request: call.json_body,
@@ -617,6 +674,44 @@ pub(crate) mod sse {
                 _ => out.insert("text".into(), Value::String(data)),
             };
             self.events.push(Value::Object(out));
+        }
+    }
+
+    /// The end marker that a stream of a known API lacks: OpenAI chat completions end with
+    /// `data: [DONE]`, OpenAI Responses with `response.completed` (or `response.failed`,
+    /// `response.incomplete`), Anthropic messages with `message_stop` (or `error`). A stream of
+    /// another API has no marker to miss.
+    pub(crate) fn missing_end(events: &[Value]) -> Option<&'static str> {
+        let data_type = |e: &Value| e["data"]["type"].as_str().map(str::to_string);
+        let has = |names: &[&str]| {
+            events.iter().any(|e| {
+                let kind = data_type(e).or_else(|| e["event"].as_str().map(str::to_string));
+                kind.is_some_and(|k| names.contains(&k.as_str()))
+            })
+        };
+        let chat = events
+            .iter()
+            .any(|e| e["data"]["object"] == "chat.completion.chunk");
+        let responses = events
+            .iter()
+            .any(|e| data_type(e).is_some_and(|t| t.starts_with("response.")));
+        let anthropic = events
+            .iter()
+            .any(|e| data_type(e).as_deref() == Some("message_start"));
+        if chat && !events.iter().any(|e| e["text"] == "[DONE]") {
+            Some("`data: [DONE]`")
+        } else if responses
+            && !has(&[
+                "response.completed",
+                "response.failed",
+                "response.incomplete",
+            ])
+        {
+            Some("`response.completed`")
+        } else if anthropic && !has(&["message_stop", "error"]) {
+            Some("`message_stop`")
+        } else {
+            None
         }
     }
 
@@ -899,6 +994,47 @@ mod tests {
         // Replay needs none.
         let replay = Llm::replay(vec![], vec![], Redactor::default());
         assert!(replay.base_url().unwrap().starts_with("http://127.0.0.1:"));
+    }
+
+    #[test]
+    fn a_stream_of_a_known_api_needs_its_end_marker() {
+        let chunk = json!({"data": {"object": "chat.completion.chunk", "choices": []}});
+        let done = json!({"text": "[DONE]"});
+        assert_eq!(
+            sse::missing_end(std::slice::from_ref(&chunk)),
+            Some("`data: [DONE]`")
+        );
+        assert_eq!(sse::missing_end(&[chunk, done]), None);
+        let event = |t: &str| json!({"event": t, "data": {"type": t}});
+        let created = event("response.created");
+        assert_eq!(
+            sse::missing_end(&[created.clone(), event("response.output_text.delta")]),
+            Some("`response.completed`")
+        );
+        for end in [
+            "response.completed",
+            "response.failed",
+            "response.incomplete",
+        ] {
+            assert_eq!(
+                sse::missing_end(&[created.clone(), event(end)]),
+                None,
+                "{end}"
+            );
+        }
+        let start = event("message_start");
+        assert_eq!(
+            sse::missing_end(&[start.clone(), event("content_block_delta")]),
+            Some("`message_stop`")
+        );
+        assert_eq!(
+            sse::missing_end(&[start.clone(), event("message_stop")]),
+            None
+        );
+        assert_eq!(sse::missing_end(&[start, event("error")]), None);
+        // Another API's stream: no marker is known, none is missing.
+        assert_eq!(sse::missing_end(&[json!({"data": {"tick": 1}})]), None);
+        assert_eq!(sse::missing_end(&[]), None);
     }
 
     #[test]

@@ -179,6 +179,19 @@ fn execute(
         .file
         .as_ref()
         .map_err(|e| format!("bad fixture: {e}"))?;
+    // Before any model call: a recording made for a case that can never be compared is wasted.
+    let structured = config
+        .evaluators
+        .iter()
+        .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
+    if let Some(message) =
+        crate::suite::fixture::uncomparable_expected(fixture.expected.as_ref(), structured)
+    {
+        return Err(format!(
+            "bad fixture: {}: {message}",
+            suite.relative(&loaded.path.absolute)
+        ));
+    }
     let ignored = fixture.status != Status::Active;
     let record_command = command(name, true, ignored);
     // The source files are checked for every case (a bad `sources` entry fails it even without
@@ -274,14 +287,17 @@ fn execute(
             for _ in 0..repeat {
                 let mut llm = Llm::record(suite.model.clone())
                     .with_suite(config.http.clone(), config.pricing.clone());
-                let output = call(f, case, &mut llm, true)?;
+                let output = call(f, case, &mut llm, true)
+                    .map_err(|e| format!("{e}{}", live_failure(&llm)))?;
                 usage.add(&llm.usage());
                 if let Some(failure) = llm.finish_failure() {
                     return Err(failure);
                 }
                 if let Err(e) = &output {
-                    // Nothing is recorded: an error is not what the model would answer.
-                    return Err(format!("{e}\n(nothing was recorded)"));
+                    // Nothing is recorded: an error is not what the model would answer. A client
+                    // may report a failed call by its status alone (`http status: 502`): the
+                    // proxy's reason is told here.
+                    return Err(format!("{e}{}\n(nothing was recorded)", live_failure(&llm)));
                 }
                 let Some(interactions) = llm.take_recorded() else {
                     // The code under test swallowed a failed live call: its output is not what
@@ -548,6 +564,14 @@ fn execute(
 }
 
 /// Calls the code under test once; a panic fails the case.
+/// While recording, the reason a live call failed (the upstream refused, timed out, cut a
+/// stream), as a line to add to the case's own error; empty when none failed.
+fn live_failure(llm: &Llm) -> String {
+    llm.model_failure()
+        .map(|reason| format!("\na live model call failed while recording: {reason}"))
+        .unwrap_or_default()
+}
+
 fn call(
     f: &CaseFn<'_>,
     case: &Case,

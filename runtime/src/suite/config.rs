@@ -257,7 +257,19 @@ mod tests {
         .unwrap_err();
         assert_eq!((err.line, err.column), (2, 12), "{err}");
         assert!(
-            err.message.contains("must start with http:// or https://"),
+            err.message.starts_with("[http] upstream: `api.openai.com/v1` is not an upstream URL: it must start with http:// or https://"),
+            "{err}"
+        );
+        let err = SuiteConfig::from_toml_str(
+            "[http.upstreams]\nlocal = \"http://127.0.0.1:/v1\"\n",
+            "s/proposal-eval.toml",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("s/proposal-eval.toml:")
+                && err.message.starts_with(
+                    "[http.upstreams] local: `http://127.0.0.1:/v1` has an empty port"
+                ),
             "{err}"
         );
         let err =
@@ -265,6 +277,17 @@ mod tests {
                 .unwrap_err();
         assert_eq!(err.line, 2, "{err}");
         assert!(err.message.contains("not an upstream name"), "{err}");
+        let config = SuiteConfig::from_toml_str("[http]\ntimeout_s = 2.5\n", "x.toml").unwrap();
+        assert_eq!(config.http.timeout().as_millis(), 2500);
+        for bad in ["0", "-1", "100000", "\"10\""] {
+            let err = SuiteConfig::from_toml_str(&format!("[http]\ntimeout_s = {bad}\n"), "x.toml")
+                .unwrap_err();
+            assert_eq!(err.line, 2, "{err}");
+            assert!(
+                err.message.contains("timeout_s") || err.message.contains("invalid type"),
+                "{err}"
+            );
+        }
         let err =
             SuiteConfig::from_toml_str("[http]\nupstreem = \"https://x\"\n", "x.toml").unwrap_err();
         assert!(err.message.contains("unknown field `upstreem`"), "{err}");

@@ -69,11 +69,59 @@ impl FixtureFile {
     /// assert_eq!((err.line, err.column), (2, 3));
     /// assert!(err.to_string().contains("unknown field `expcted`"));
     /// assert!(err.to_string().contains("`expected`"));
+    ///
+    /// let err = FixtureFile::parse(b"[{\"input\": 1}]", "suite/a.json").unwrap_err();
+    /// assert!(err.to_string().starts_with("suite/a.json:1:1: a fixture is a JSON object"));
     /// ```
     pub fn parse(bytes: &[u8], file: impl AsRef<Path>) -> Result<FixtureFile, FixtureError> {
         let file = file.as_ref();
+        // A UTF-8 byte order mark, which some editors write, is not part of the JSON.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        not_an_object(bytes, file)?;
         serde_json::from_slice(bytes).map_err(|e| json_error(file, bytes, &e, "fixture").into())
     }
+}
+
+/// A document that starts as another JSON value than an object: said in those words (serde
+/// would read an array as the fixture's fields in order, and complain about the first).
+fn not_an_object(bytes: &[u8], file: &Path) -> Result<(), FixtureError> {
+    let Some(at) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Ok(()); // empty: serde's "cut off" message says it
+    };
+    let holds = match bytes[at] {
+        b'[' => "an array",
+        b'"' => "a string",
+        b't' | b'f' => "a boolean",
+        b'n' => "null",
+        b'-' | b'0'..=b'9' => "a number",
+        _ => return Ok(()),
+    };
+    let (line, column) = crate::files::line_column(&String::from_utf8_lossy(bytes), at);
+    Err(FixtureError {
+        file: file.to_path_buf(),
+        line,
+        column,
+        message: format!(
+            "a fixture is a JSON object, and this file holds {holds}: write {{ \"input\": ..., \"expected\": ... }} (one case per file)"
+        ),
+    })
+}
+
+/// Why `expected` cannot be compared by the strict or field_accuracy evaluator, which compare
+/// proposals: a list of them or one object. `None` when it can, or when no such evaluator is
+/// on (a code_judge takes any JSON).
+pub(crate) fn uncomparable_expected(expected: Option<&Value>, structured: bool) -> Option<String> {
+    let kind = match expected? {
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null | Value::Array(_) | Value::Object(_) => return None,
+    };
+    structured.then(|| {
+        format!(
+            "`expected` is {kind}, which the suite's evaluators (strict, field_accuracy) cannot compare: write the proposals the code should produce as a list (`[{{...}}]`) or one object (`{{...}}`); only a code_judge alone takes any JSON"
+        )
+    })
 }
 
 /// A fixture file found in a suite, before it is parsed.
@@ -138,6 +186,45 @@ mod tests {
         listed.sort();
         known.sort();
         assert_eq!(listed, known, "{err}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_accepted_and_another_top_level_value_is_named() {
+        let f =
+            FixtureFile::parse(b"\xEF\xBB\xBF{\"input\": 1, \"expected\": []}", "a.json").unwrap();
+        assert_eq!(f.input, 1);
+        for (text, holds, column) in [
+            (&b"[{\"input\": 1}]"[..], "an array", 1),
+            (b"\n  \"yes\"", "a string", 3),
+            (b"\xEF\xBB\xBF 12", "a number", 2),
+            (b"true", "a boolean", 1),
+            (b"null", "null", 1),
+        ] {
+            let err = FixtureFile::parse(text, "s/a.json").unwrap_err();
+            assert_eq!(err.column, column, "{err}");
+            assert_eq!(
+                err.message,
+                format!("a fixture is a JSON object, and this file holds {holds}: write {{ \"input\": ..., \"expected\": ... }} (one case per file)")
+            );
+        }
+    }
+
+    #[test]
+    fn expected_must_be_what_the_evaluators_compare() {
+        let yes = Value::from("yes");
+        let err = uncomparable_expected(Some(&yes), true).unwrap();
+        assert!(err.starts_with("`expected` is a string, which the suite's evaluators (strict, field_accuracy) cannot compare"), "{err}");
+        assert!(uncomparable_expected(Some(&Value::from(3)), true)
+            .unwrap()
+            .contains("a number"));
+        assert!(
+            uncomparable_expected(Some(&yes), false).is_none(),
+            "a code_judge takes any JSON"
+        );
+        for fine in [serde_json::json!([]), serde_json::json!({"a": 1})] {
+            assert!(uncomparable_expected(Some(&fine), true).is_none());
+        }
+        assert!(uncomparable_expected(None, true).is_none());
     }
 
     #[test]

@@ -48,6 +48,17 @@ pub fn for_recording() -> Option<FakeOpenAi> {
     })
 }
 
+/// How the fake misbehaves, for the failure scenarios.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fault {
+    /// It answers as the real API does.
+    None,
+    /// It takes a request and sends nothing for this long (then answers, to a client long gone).
+    Hang(Duration),
+    /// A streamed answer stops before its `data: [DONE]`.
+    CutStream,
+}
+
 /// What the fake saw, once stopped.
 #[derive(Debug, PartialEq)]
 pub struct Seen {
@@ -59,6 +70,11 @@ pub struct Seen {
 impl FakeOpenAi {
     /// Starts the server; each answer takes at least `delay` (to see calls overlap).
     pub fn start(delay: Duration) -> FakeOpenAi {
+        FakeOpenAi::start_with(delay, Fault::None)
+    }
+
+    /// Starts the server with a fault.
+    pub fn start_with(delay: Duration, fault: Fault) -> FakeOpenAi {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("a loopback port"));
         let port = server.server_addr().to_ip().expect("a TCP port").port();
         let counters = Arc::new(Counters::default());
@@ -69,7 +85,7 @@ impl FakeOpenAi {
                 while let Ok(request) = server.recv() {
                     let counters = counters.clone();
                     workers.push(std::thread::spawn(move || {
-                        answer(request, &counters, delay)
+                        answer(request, &counters, delay, fault)
                     }));
                 }
                 for w in workers {
@@ -111,7 +127,7 @@ fn content_type(value: &str) -> tiny_http::Header {
     tiny_http::Header::from_bytes(&b"Content-Type"[..], value.as_bytes()).expect("a header")
 }
 
-fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration) {
+fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration, fault: Fault) {
     let authorized = request
         .headers()
         .iter()
@@ -131,7 +147,10 @@ fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration)
     let now = counters.running.fetch_add(1, SeqCst) + 1;
     counters.peak.fetch_max(now, SeqCst);
     counters.calls.fetch_add(1, SeqCst);
-    std::thread::sleep(delay);
+    std::thread::sleep(match fault {
+        Fault::Hang(hang) => hang,
+        _ => delay,
+    });
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or("gpt-4o-mini").to_string();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -150,7 +169,10 @@ fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration)
         }
         let usage = json!({ "id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model, "choices": [],
             "usage": { "prompt_tokens": prompt_tokens, "completion_tokens": reply.split(' ').count(), "total_tokens": 0 } });
-        out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+        out.push_str(&format!("data: {usage}\n\n"));
+        if fault != Fault::CutStream {
+            out.push_str("data: [DONE]\n\n");
+        }
         tiny_http::Response::from_string(out)
             .with_header(content_type("text/event-stream; charset=utf-8"))
     } else {
