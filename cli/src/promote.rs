@@ -1,7 +1,7 @@
 //! `cargo proposal-eval promote`: turns a completed draft into an active case.
 
 use crate::args::{flag_value, UsageError};
-use crate::files::{display, fixture_files, pretty_json, write_atomic};
+use crate::files::{display, pretty_json, write_atomic};
 use crate::out::{out, outln};
 use chrono::{SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
@@ -16,8 +16,8 @@ Promote a drafted eval case to an active case.
 Usage: cargo proposal-eval promote ID [--suite DIR]
 
 ID is the draft's eval_test_id (eval_<suggestion_id>) or its suggestion id. The draft is looked
-for in every fixture under DIR (default: the current folder; recordings/, target/ and hidden
-folders are skipped).
+for in every *.json file under DIR, every suite below it included (default: the current folder,
+such as the crate root; recordings/, target/ and hidden folders are skipped).
 
 The draft must be complete: it needs an `expected` key (the proposals a correct reply
 produces; the draft's assertions are the rubric to write it from). Promoting sets `status` to
@@ -80,7 +80,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
 pub fn run(options: Options) -> Result<i32, String> {
     let id = &options.id;
     let mut matches = Vec::new();
-    let files = fixture_files(&options.suite);
+    let files = candidates(&options.suite);
     for file in &files {
         let Ok(text) = std::fs::read_to_string(file) else {
             continue;
@@ -164,6 +164,27 @@ pub fn run(options: Options) -> Result<i32, String> {
         draft.eval_test_id
     );
     Ok(0)
+}
+
+/// Every `*.json` file below `root` that may be a fixture: in any suite, so that `promote` finds
+/// a draft from the crate root, whose suites each hold a `proposal-eval.toml` (the front ends'
+/// rule would skip them as nested suites). Recordings, `target/` and hidden entries are not.
+fn candidates(root: &std::path::Path) -> Vec<PathBuf> {
+    let skipped = |entry: &walkdir::DirEntry| {
+        let name = entry.file_name().to_string_lossy();
+        entry.depth() > 0
+            && (name.starts_with('.')
+                || (entry.file_type().is_dir() && matches!(&*name, "target" | "recordings")))
+    };
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| !skipped(e))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "json"))
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    files.sort();
+    files
 }
 
 trait NoneOrNull {

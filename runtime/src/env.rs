@@ -250,15 +250,46 @@ pub(crate) fn crate_root() -> std::path::PathBuf {
         .unwrap_or_else(|| ".".into())
 }
 
-/// The package of the running test (`CARGO_PKG_NAME`, set by cargo and nextest), read once.
+/// The crate root of the first suite this process made (the macro's is compiled in), for
+/// [`package_name`] outside cargo.
+static SUITE_CRATE_ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Notes the crate root of a suite; the first one noted names the package outside cargo.
+pub(crate) fn note_crate_root(root: &std::path::Path) {
+    let _ = SUITE_CRATE_ROOT.set(root.to_path_buf());
+}
+
+/// The package of the running test, read once: `CARGO_PKG_NAME`, set by cargo and nextest; for
+/// a test binary started by hand, `[package] name` in the `Cargo.toml` of its suite's crate
+/// root (else of [`crate_root`]), so its results are filed under its package, not "unknown".
 pub(crate) fn package_name() -> Option<&'static str> {
     static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {
         std::env::var("CARGO_PKG_NAME")
             .ok()
             .filter(|s| !s.is_empty())
+            .or_else(|| {
+                let root = SUITE_CRATE_ROOT.get().cloned().unwrap_or_else(crate_root);
+                manifest_package(&std::fs::read_to_string(root.join("Cargo.toml")).ok()?)
+            })
     })
     .as_deref()
+}
+
+/// `[package] name` of a `Cargo.toml`'s text.
+fn manifest_package(manifest: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Manifest {
+        package: Option<Package>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Package {
+        name: String,
+    }
+    toml::from_str::<Manifest>(manifest)
+        .ok()?
+        .package
+        .map(|p| p.name)
 }
 
 /// The running test binary's target name (`evals` for `tests/evals.rs`), without cargo's hash
@@ -419,6 +450,15 @@ mod tests {
             err.starts_with("PROPOSAL_EVAL_UPSTREAM: `http://127.0.0.1:/v1` has an empty port"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_package_is_read_from_a_manifest() {
+        let manifest =
+            "[package]\nname = \"support-agent\"\nversion = \"0.1.0\"\n[dependencies]\nx = \"1\"\n";
+        assert_eq!(manifest_package(manifest).as_deref(), Some("support-agent"));
+        assert_eq!(manifest_package("[workspace]\nmembers = []\n"), None);
+        assert_eq!(manifest_package("not toml ["), None);
     }
 
     #[test]

@@ -31,7 +31,13 @@ fn promote_activates_a_completed_draft_in_place() {
         "suite/drafts/eval_s1.json",
         &serde_json::to_string(&fixture).unwrap(),
     );
-    // By suggestion id, from the crate root (the default --suite is the current folder).
+    // By suggestion id, from the crate root (the default --suite is the current folder), where
+    // the suite is a folder with its own config, and a build folder holds a copy to skip.
+    env.write("suite/proposal-eval.toml", "");
+    env.write(
+        "target/copy/eval_s1.json",
+        &serde_json::to_string(&fixture).unwrap(),
+    );
     let out = env.run(&["promote", "s1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("promoted eval_s1"), "{}", out.stdout);

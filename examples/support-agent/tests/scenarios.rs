@@ -66,6 +66,15 @@ fn main() -> ExitCode {
             bad_fixtures,
         ),
         Trial::test("a_suite_folder_without_fixtures_fails_the_run", empty_suite),
+        Trial::test(
+            "a_zeroed_input_hash_is_named_as_edited_not_changed_and_unchanged",
+            zeroed_input_hash,
+        ),
+        Trial::test("several_name_filters_select_as_in_libtest", several_filters),
+        Trial::test(
+            "a_test_binary_started_outside_cargo_reports_under_its_package",
+            outside_cargo,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -705,7 +714,7 @@ fn bad_fixtures() -> Result<(), Failed> {
         "/bad_input/array.json:1:1: a fixture is a JSON object, and this file holds an array: write { \"input\": ..., \"expected\": ... } (one case per file)",
         "/bad_input/expected_yes.json: `expected` is a string, which the suite's evaluators (strict, field_accuracy) cannot compare: write the proposals the code should produce as a list (`[{...}]`) or one object (`{...}`); only a code_judge alone takes any JSON",
     ] {
-        check(run.text.contains(&needle), &format!("the failure says `{needle}`"), &run)?;
+        check(run.text.contains(needle), &format!("the failure says `{needle}`"), &run)?;
     }
     // The suite's calls and the BOM case's one; none for the two bad fixtures.
     if seen.calls != CALLS + 1 {
@@ -743,4 +752,116 @@ fn empty_suite() -> Result<(), Failed> {
         "it says why",
         &run,
     )
+}
+
+fn zeroed_input_hash() -> Result<(), Failed> {
+    let suite = Suite::with_recordings("zeroed");
+    let file = suite.dir.join("recordings/no_order_number.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let hash = recorded["input_sha256"].as_str().unwrap().to_string();
+    let zeros = "0".repeat(64);
+    std::fs::write(&file, text.replace(&hash, &zeros)).unwrap();
+    let run = suite.run_with(&[], &["--exact", "zeroed::no_order_number"]);
+    check(!run.success, "the edited recording is stale", &run)?;
+    check(
+        run.text.contains(&format!(
+            "stale recording target/tmp/support-{}/zeroed/recordings/no_order_number.json: it was made from other sources\n  the recording's input_sha256 ({zeros}) is not the hash of its input, which is the case's input now (sha256 {hash}): the hash was edited; re-recording writes it right\nre-record just this case: ",
+            std::process::id()
+        )) || run.text.contains(&format!(
+            "/zeroed/recordings/no_order_number.json: it was made from other sources\n  the recording's input_sha256 ({zeros}) is not the hash of its input, which is the case's input now (sha256 {hash}): the hash was edited; re-recording writes it right\nre-record just this case: "
+        )),
+        "the message says the hash was edited",
+        &run,
+    )?;
+    check(
+        !run.text.contains("unchanged") && !run.text.contains("input changed"),
+        "it says neither `changed` nor `unchanged` of the input",
+        &run,
+    )
+}
+
+fn several_filters() -> Result<(), Failed> {
+    let suite = Suite::with_recordings("filters");
+    // `cargo test -- shipped unknown`: the tests whose names hold either.
+    let run = suite.run_with(&[], &["shipped", "unknown"]);
+    check(
+        run.success
+            && run.verdicts.keys().collect::<Vec<_>>()
+                == ["filters::not_shipped_yet", "filters::unknown_order"],
+        "two substring filters run the two tests that match one",
+        &run,
+    )?;
+    let run = suite.run_with(
+        &[],
+        &[
+            "--exact",
+            "filters::no_order_number",
+            "--test-threads",
+            "1",
+            "filters::where_is_my_order",
+        ],
+    );
+    check(
+        run.success
+            && run.verdicts.keys().collect::<Vec<_>>()
+                == ["filters::no_order_number", "filters::where_is_my_order"],
+        "two exact names run those two tests",
+        &run,
+    )
+}
+
+fn outside_cargo() -> Result<(), Failed> {
+    let suite = Suite::with_recordings("outside_cargo");
+    let exe = std::env::current_exe().unwrap();
+    // `target/debug/deps/scenarios-<hash>`: the report's entries are in `target/proposal-eval`.
+    let entries = exe
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .join("proposal-eval/entries");
+    // Started by hand from the crate root, with none of cargo's variables.
+    let out = Command::new(&exe)
+        .env_remove("CARGO_PKG_NAME")
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("RECORD")
+        .env("SUPPORT_AGENT_SUITE", &suite.dir)
+        .env("NO_COLOR", "1")
+        .args(["--exact", "outside_cargo::no_order_number"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        return Err(format!("the binary started by hand fails:\n{text}").into());
+    }
+    // This run's suite copy, as its report entries name it.
+    let copy = format!("support-{}/outside_cargo", std::process::id());
+    let filed_under = |package: &str| {
+        // The process's own entry file, or the merged one once a later run folded it in.
+        std::fs::read_dir(entries.join(package).join("scenarios"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .any(|text| {
+                text.lines().any(|line| {
+                    line.contains(&copy) && line.contains("\"case\":\"no_order_number\"")
+                })
+            })
+    };
+    if !filed_under("support-agent") || filed_under("unknown") {
+        return Err(format!(
+            "the case is not reported under its package support-agent (in {})\n{text}",
+            entries.display()
+        )
+        .into());
+    }
+    Ok(())
 }

@@ -14,7 +14,7 @@ use crate::run::case::{Case, CaseOutput};
 use crate::suite::discovery::{Stamp, StatusCache};
 use crate::suite::fixture::FixturePath;
 use crate::suite::{LoadedCase, PendingCase, Suite};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -188,7 +188,8 @@ impl Harness {
 
     /// [`Harness::run`] past its one generic step, so the rest is compiled once, in this crate.
     fn run_case_fn(self, f: Arc<SharedCaseFn>) -> ExitCode {
-        let args = Arguments::from_args();
+        let command_line = super::filters::CommandLine::from_env();
+        let args = &command_line.args;
         let mut suite = Suite::new(
             crate::env::crate_root(),
             &self.fixtures,
@@ -228,7 +229,11 @@ impl Harness {
             );
             return ExitCode::from(101);
         }
-        let full_run = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
+        let full_run = args.filter.is_none()
+            && command_line.filters.is_empty()
+            && args.skip.is_empty()
+            && !args.list
+            && !args.ignored;
         // The cases, for the orphan check at the end of a whole run over a recorded suite: one
         // string, each case ended by a NUL (no path holds one), not a string per case (at
         // 100,000 fixtures 2.5 MB instead of 6).
@@ -259,9 +264,12 @@ impl Harness {
             (cache, names, stamps)
         });
         // nextest runs one process per test with `--exact NAME`: parse only that fixture.
-        let wanted = |name: &str| match (&args.filter, args.exact) {
-            (Some(filter), true) => filter == name,
-            _ => true,
+        let wanted = |name: &str| {
+            command_line.selects(name)
+                && match (&args.filter, args.exact) {
+                    (Some(filter), true) => filter == name,
+                    _ => true,
+                }
         };
         // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses them at
         // compile time; here the second is a failing test saying so. Found by the names' hashes
@@ -371,7 +379,7 @@ impl Harness {
                 .with_ignored_flag(ignored),
             );
         }
-        let conclusion = libtest_mimic::run(&args, trials);
+        let conclusion = libtest_mimic::run(args, trials);
         // The orphan check and the report rebuild read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {

@@ -707,10 +707,25 @@ fn stale_message(
         "stale recording {}: it was made from other sources\n",
         suite.relative(recording_file)
     );
+    // The recording's copy of the input is the current input: a different `input_sha256` is a
+    // hash that was edited, not an input that changed, and is said so (never "changed" and
+    // "unchanged" together).
+    let same_input = recorded_input.is_some_and(|recorded| recorded == input);
     for change in changes {
-        message.push_str(&format!("  {change}\n"));
+        match change {
+            sources::SourceChange::Input { recorded, current } if same_input => {
+                message.push_str(&format!(
+                    "  the recording's input_sha256 ({recorded}) is not the hash of its input, which is the case's input now (sha256 {current}): the hash was edited; re-recording writes it right\n"
+                ));
+            }
+            change => message.push_str(&format!("  {change}\n")),
+        }
     }
+    let input_hash_listed = changes
+        .iter()
+        .any(|c| matches!(c, sources::SourceChange::Input { .. }));
     match recorded_input {
+        Some(_) if same_input && input_hash_listed => {}
         Some(recorded) if recorded != input => {
             message.push_str("input, recorded vs current:\n");
             message.push_str(&proposal_eval_engine::render::line_diff(
@@ -722,10 +737,7 @@ fn stale_message(
             ));
         }
         Some(_) => message.push_str("the case's input is unchanged\n"),
-        None if changes
-            .iter()
-            .any(|c| matches!(c, sources::SourceChange::Input { .. })) =>
-        {
+        None if input_hash_listed => {
             message.push_str(&format!(
                 "(the recording keeps no copy of an input over {} KiB, so there is no diff to show)\n",
                 recording::INPUT_COPY_LIMIT / 1024

@@ -45,6 +45,7 @@ impl Suite {
         recordings: Option<&Path>,
         model: Option<ModelFactory>,
     ) -> Suite {
+        crate::env::note_crate_root(&crate_root);
         let dir = crate_root.join(fixtures);
         let name = dir
             .file_name()
