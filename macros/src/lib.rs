@@ -147,6 +147,8 @@ impl FixtureFacts {
 /// Only a well-formed fixture (known keys only) with a known non-active status is ignored: a typo
 /// in `status` or anywhere else must fail the test, as the harness does, never turn it off.
 fn ignored(text: &str) -> bool {
+    // A byte order mark is accepted, as the runtime's parser does.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Most fixtures set no status: found without parsing them (the macro runs unoptimized, and a
     // parse of every fixture is most of its time). A key written with escapes is parsed.
     if !text.contains("status") && !text.contains("\\u") {
@@ -395,4 +397,16 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
             #body
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_draft_with_a_byte_order_mark_is_ignored_as_the_harness_does() {
+        assert!(super::ignored("\u{feff}{\"status\": \"draft\"}"));
+        assert!(!super::ignored("\u{feff}{\"status\": \"active\"}"));
+        assert!(!super::ignored(
+            "\u{feff}{\"status\": \"draft\", \"typo\": 1}"
+        ));
+    }
 }
