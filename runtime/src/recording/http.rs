@@ -997,6 +997,32 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_call_says_what_happened_in_words() {
+        use std::io::{Error, ErrorKind};
+        let wait = Duration::from_secs(2);
+        let refused = Error::from(ErrorKind::ConnectionRefused);
+        assert_eq!(
+            failure_text("POST", "http://127.0.0.1:9/v1/chat", &refused, wait),
+            format!("POST http://127.0.0.1:9/v1/chat: the upstream refused the connection (is it running, on this port?) ({refused})")
+        );
+        for (error, says) in [
+            (
+                ureq::Error::Timeout(ureq::Timeout::PerRead).into_io(),
+                "the upstream did not answer within 2 s ([http] timeout_s = 2 in proposal-eval.toml bounds each wait; raise it for a slower upstream)",
+            ),
+            (ureq::Error::HostNotFound.into_io(), "the upstream's host name was not found"),
+            (ureq::Error::ConnectionFailed.into_io(), "the upstream refused the connection"),
+            (Error::from(ErrorKind::UnexpectedEof), "the upstream closed the connection"),
+            (Error::from(ErrorKind::ConnectionReset), "the upstream closed the connection"),
+            (Error::other("tls"), "the call to the upstream failed"),
+        ] {
+            let text = what_failed(&error, wait);
+            assert!(text.starts_with(says), "{text}");
+            assert!(text.ends_with(&format!("({error})")), "{text}");
+        }
+    }
+
+    #[test]
     fn a_stream_of_a_known_api_needs_its_end_marker() {
         let chunk = json!({"data": {"object": "chat.completion.chunk", "choices": []}});
         let done = json!({"text": "[DONE]"});
