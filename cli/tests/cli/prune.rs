@@ -171,3 +171,57 @@ fn a_file_that_is_not_a_recording_is_never_pruned() {
         );
     }
 }
+
+/// Issue 24: a `proposal-eval.toml` added to a subfolder of a suite (to change `matching` for
+/// those cases) made it a suite of its own: its cases' recordings were called orphans, and
+/// `prune --yes` deleted them. It is a nested config now: the cases stay in the suite.
+#[test]
+fn a_nested_config_keeps_its_cases_and_prune_deletes_none_of_their_recordings() {
+    let env = crate_with_suite("[strict]\nmatching = \"ordered\"\n");
+    for case in ["a", "sub/b", "sub/c", "sub/deeper/d"] {
+        simple(&env, case);
+        record(&env, case, &[]);
+    }
+    env.write(
+        "suite/sub/proposal-eval.toml",
+        "[strict]\nmatching = \"any_order\"\n",
+    );
+    let before = env.snapshot();
+    let status = env.run(&["status"]);
+    assert_eq!(
+        (status.code, status.stdout.as_str()),
+        (
+            0,
+            "suite (suite, crate .)\n  fresh         a\n  fresh         sub/b\n  fresh         sub/c\n  fresh         sub/deeper/d\n4 case(s): 4 fresh, 0 stale, 0 no recording, 0 orphaned, 0 unreadable\n"
+        ),
+        "{}",
+        status.stderr
+    );
+    // Named on the command line, the nested folder stands for the suite around it.
+    assert_eq!(env.run(&["status", "suite/sub"]).stdout, status.stdout);
+    let out = env.run(&["prune", "--yes"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "no orphaned recordings\n")
+    );
+    assert_eq!(env.snapshot(), before, "prune deleted nothing");
+    assert_eq!(env.run(&["status", "--check"]).code, 0);
+
+    // A nested config that does not read fails its cases' check, naming the file and the
+    // place; their recordings are still theirs.
+    env.write("suite/sub/proposal-eval.toml", "[strict]\nmatchng = 1\n");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "unreadable    sub/b: bad suite config: suite/sub/proposal-eval.toml:2:1: unknown field `matchng`"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = env.run(&["prune", "--yes"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "no orphaned recordings\n")
+    );
+}
