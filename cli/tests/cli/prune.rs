@@ -225,3 +225,123 @@ fn a_nested_config_keeps_its_cases_and_prune_deletes_none_of_their_recordings() 
         (0, "no orphaned recordings\n")
     );
 }
+
+mod layouts {
+    use crate::common::Env;
+    use crate::recordings::{crate_with_suite, recording_at};
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// What a config file in a layout holds: nothing, a setting, or something that does not
+    /// read (alone, or once merged).
+    const CONFIGS: &[&str] = &[
+        "",
+        "[strict]\nmatching = \"any_order\"\n",
+        "[recording]\nvalidation = \"skip\"\n",
+        "[strict\n",
+        "[strict]\nmatchng = 1\n",
+        "evaluators = [\"field_accuracy\"]\n",
+    ];
+
+    /// A suite layout: fixtures at paths up to three folders deep, config files in some
+    /// folders (the suite's own included, `""`), recordings of some fixtures, and recordings of
+    /// cases that have no fixture (orphans).
+    #[derive(Debug)]
+    struct Layout {
+        fixtures: BTreeSet<String>,
+        configs: Vec<(&'static str, &'static str)>,
+        recorded: BTreeSet<String>,
+        orphans: BTreeSet<String>,
+    }
+
+    fn case_path() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(prop::sample::select(vec!["a", "b", "sub"]), 0..3),
+            prop::sample::select(vec!["one", "two", "three"]),
+        )
+            .prop_map(|(folders, file)| {
+                let mut path = folders.join("/");
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path + file
+            })
+    }
+
+    fn layout() -> impl Strategy<Value = Layout> {
+        (
+            prop::collection::btree_set(case_path(), 1..8),
+            prop::collection::vec(
+                (
+                    prop::sample::select(vec!["", "a", "b", "sub", "a/b", "sub/a", "a/sub/b"]),
+                    prop::sample::select(CONFIGS),
+                ),
+                0..4,
+            ),
+            prop::collection::btree_set(case_path(), 0..4),
+            any::<prop::sample::Index>(),
+        )
+            .prop_map(|(fixtures, configs, orphans, split)| {
+                let recorded = fixtures
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| (i + split.index(3)) % 3 != 0)
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                let orphans = orphans.difference(&fixtures).cloned().collect();
+                Layout {
+                    fixtures,
+                    configs,
+                    recorded,
+                    orphans,
+                }
+            })
+    }
+
+    fn write(layout: &Layout) -> Env {
+        let env = crate_with_suite("");
+        for case in &layout.fixtures {
+            env.write(
+                &format!("suite/{case}.json"),
+                &format!("{{ \"input\": {{ \"m\": \"{case}\" }}, \"expected\": [] }}\n"),
+            );
+        }
+        for (folder, text) in &layout.configs {
+            let folder = if folder.is_empty() {
+                "suite".to_string()
+            } else {
+                format!("suite/{folder}")
+            };
+            env.write(&format!("{folder}/proposal-eval.toml"), text);
+        }
+        for case in layout.recorded.iter().chain(&layout.orphans) {
+            recording_at(&env, &format!("suite/recordings/{case}.json"), case);
+        }
+        env
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// For any layout, `prune --yes` deletes exactly the recordings of cases without a
+        /// fixture: never one whose case's fixture exists, whatever config files lie where.
+        #[test]
+        fn prune_never_deletes_a_recording_whose_fixture_exists(layout in layout()) {
+            let env = write(&layout);
+            let out = env.run(&["prune", "--yes"]);
+            prop_assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+            for case in &layout.recorded {
+                let file = format!("suite/recordings/{case}.json");
+                prop_assert!(env.path(&file).is_file(), "{} was deleted:\n{}", file, out.stdout);
+            }
+            for case in &layout.orphans {
+                let file = format!("suite/recordings/{case}.json");
+                prop_assert!(!env.path(&file).exists(), "{} was kept:\n{}", file, out.stdout);
+            }
+            for case in &layout.fixtures {
+                let fixture = format!("suite/{case}.json");
+                prop_assert!(env.path(&fixture).is_file(), "{} was deleted", fixture);
+            }
+        }
+    }
+}
