@@ -198,6 +198,8 @@ pub(crate) struct Core {
     calls: usize,
     /// In replay: which recorded calls have been handed out (by their place in the recording).
     served: Vec<bool>,
+    /// In replay: every recorded call before this place has been handed out.
+    first_unserved: usize,
     /// While recording: one place per call, filled when its answer is complete.
     slots: Vec<Option<Interaction>>,
     failure: Option<String>,
@@ -221,6 +223,7 @@ impl Core {
             digests: None,
             calls: 0,
             served: Vec::new(),
+            first_unserved: 0,
             slots: Vec::new(),
             failure: None,
             model_failed: None,
@@ -374,18 +377,25 @@ impl Core {
             unreachable!("replay() is called in replay only")
         };
         self.served.resize(recorded.len(), false);
-        let unserved: Vec<usize> = (0..recorded.len()).filter(|&i| !self.served[i]).collect();
-        if unserved.is_empty() {
-            return Err(LlmError::TooManyCalls {
-                recorded: recorded.len(),
-            });
+        // Calls made one after another are served in order: the served ones at the start are
+        // skipped without a look, so a long sequential case costs no more than before.
+        while self.served.get(self.first_unserved) == Some(&true) {
+            self.first_unserved += 1;
+        }
+        let (served, first, len) = (&self.served, self.first_unserved, recorded.len());
+        let unserved = || (first..len).filter(|&i| !served[i]);
+        if unserved().next().is_none() {
+            return Err(LlmError::TooManyCalls { recorded: len });
         }
         let by_digest = self.digests.as_ref().and_then(|d| {
-            unserved.iter().copied().find(|&i| {
-                d.digests.get(i).is_some_and(|digest| {
-                    compared_body(&recorded[i], call)
-                        .is_some_and(|body| request_digest(body) == *digest)
-                })
+            // The call's body is hashed once, whichever recorded call it is compared with.
+            let body = match call {
+                Call::Complete(request) => request,
+                Call::Http { body, .. } => body,
+            };
+            let digest = request_digest(body);
+            unserved().find(|&i| {
+                d.digests.get(i) == Some(&digest) && compared_body(&recorded[i], call).is_some()
             })
         });
         let found = match by_digest {
@@ -394,9 +404,9 @@ impl Core {
                 // No digest fits: the requests are read again from the file, and compared as a
                 // recording read whole is (ignored paths removed, redacted places equal).
                 if let Some(digests) = self.digests.take() {
-                    reload_requests(recorded, &self.served, &digests)?;
+                    reload_requests(recorded, served, &digests)?;
                 }
-                unserved.iter().copied().find(|&i| {
+                unserved().find(|&i| {
                     compared_pair(
                         &recorded[i],
                         call,
@@ -408,6 +418,7 @@ impl Core {
             }
         };
         let Some(place) = found else {
+            let unserved: Vec<usize> = unserved().collect();
             let (closest, diff) = closest_diff(
                 recorded,
                 &unserved,
