@@ -1,4 +1,5 @@
 use crate::recordings::*;
+use serde_json::json;
 
 #[test]
 fn lists_orphans_and_deletes_them_only_with_yes() {
@@ -206,6 +207,27 @@ fn a_nested_config_keeps_its_cases_and_prune_deletes_none_of_their_recordings() 
     );
     assert_eq!(env.snapshot(), before, "prune deleted nothing");
     assert_eq!(env.run(&["status", "--check"]).code, 0);
+
+    // The nested config's `validation` is its cases': under `skip` their stale recordings do
+    // not fail the check, while the suite's (strict) still holds for the others.
+    env.write(
+        "suite/sub/proposal-eval.toml",
+        "[recording]\nvalidation = \"skip\"\n",
+    );
+    fixture(
+        &env,
+        "sub/b",
+        json!({ "input": { "message": "edited" }, "expected": [] }),
+    );
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains("stale         sub/b"), "{}", out.stdout);
+    fixture(
+        &env,
+        "a",
+        json!({ "input": { "message": "edited" }, "expected": [] }),
+    );
+    assert_eq!(env.run(&["status", "--check"]).code, 1);
 
     // A nested config that does not read fails its cases' check, naming the file and the
     // place; their recordings are still theirs.

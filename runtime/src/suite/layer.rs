@@ -136,3 +136,90 @@ impl Layers {
         layer
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proposal_eval_engine::compare::Matching;
+
+    fn write(dir: &Path, relative: &str, text: &str) {
+        let path = dir.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn shown(file: &Path) -> PathBuf {
+        PathBuf::from(file.file_name().unwrap())
+    }
+
+    #[test]
+    fn each_folder_gets_the_configs_on_its_way_merged_outermost_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        write(
+            dir,
+            "proposal-eval.toml",
+            "[strict]\nmatching = \"any_order\"\n",
+        );
+        write(
+            dir,
+            "a/proposal-eval.toml",
+            "[recording]\nvalidation = \"skip\"\n",
+        );
+        write(
+            dir,
+            "a/b/c/proposal-eval.toml",
+            "[strict]\nmatching = \"ordered\"\n",
+        );
+        let layers = Layers::new(Layer::suite(dir.join("proposal-eval.toml")));
+        let config = |relative: &str| layers.of(dir, relative, shown).config.clone().unwrap();
+        assert_eq!(config("x.json").strict.matching, Matching::AnyOrder);
+        assert_eq!(config("b/x.json").strict.matching, Matching::AnyOrder);
+        let a = config("a/x.json");
+        assert_eq!(
+            (a.strict.matching, a.recording.validation),
+            (Matching::AnyOrder, crate::recording::Validation::Skip)
+        );
+        let deep = config("a/b/c/d/x.json");
+        assert_eq!(
+            (deep.strict.matching, deep.recording.validation),
+            (Matching::Ordered, crate::recording::Validation::Skip)
+        );
+        // One layer per folder with a config, shared by its cases.
+        assert!(Arc::ptr_eq(
+            &layers.of(dir, "a/b/c/x.json", shown),
+            &layers.of(dir, "a/b/c/d/y.json", shown)
+        ));
+        assert!(Arc::ptr_eq(
+            &layers.of(dir, "b/x.json", shown),
+            layers.suite()
+        ));
+    }
+
+    #[test]
+    fn below_a_config_that_does_not_read_or_one_built_in_rust_a_nested_file_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        write(dir, "proposal-eval.toml", "evaluatorz = []\n");
+        write(dir, "a/proposal-eval.toml", "");
+        let layers = Layers::new(Layer::suite(dir.join("proposal-eval.toml")));
+        let suite_error = layers.suite().config.clone().unwrap_err();
+        let nested = layers.of(dir, "a/x.json", shown);
+        assert_eq!(nested.config.clone().unwrap_err(), suite_error);
+
+        let layers = Layers::new(Layer::built(
+            SuiteConfig::default(),
+            dir.join("proposal-eval.toml"),
+        ));
+        assert!(layers.of(dir, "x.json", shown).config.is_ok());
+        let err = layers
+            .of(dir, "a/x.json", shown)
+            .config
+            .clone()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "proposal-eval.toml: the suite's config is built in Rust (`Harness::with_config`), so this nested config cannot be merged over it: put its settings in the Rust config, or give the harness no built config"
+        );
+    }
+}
