@@ -27,7 +27,8 @@ Usage: cargo proposal-eval status [PATH...] [--check] [--format text|json]
 
 Each PATH is a suite folder, or a folder searched for suites. Default: the current folder.
 Below it, a suite is a folder that
-  - holds a proposal-eval.toml, or
+  - holds a proposal-eval.toml, unless it lies inside another suite (then the file is a
+    nested config of that suite, whose cases stay in it; such a PATH stands for that suite), or
   - holds a recordings/ folder with a recording in it, or
   - is named by `#[proposal_eval(fixtures = \"...\")]` or `Harness::new(\"...\")` (a string
     literal, relative to the crate root) in a .rs file under a crate's tests/ folder.

@@ -4,7 +4,9 @@
 //! (`#[proposal_eval(fixtures = "...")]`, `Harness::new("...")`). So below a searched folder a
 //! suite is a folder that
 //!
-//! 1. holds a `proposal-eval.toml`; or
+//! 1. holds a `proposal-eval.toml`, unless it lies inside another suite: then that file is a
+//!    nested config, which applies to the cases below it, and they belong to the suite around it
+//!    (named on the command line, such a folder stands for that suite); or
 //! 2. holds a `recordings/` folder with at least one recording in it (a suite that has been
 //!    recorded, even if its test code or all its fixtures are gone, so its orphans are seen); or
 //! 3. is named by a string literal in `#[proposal_eval(fixtures = "...")]` or `Harness::new("...")`
@@ -112,6 +114,8 @@ fn search(root: &Path) -> BTreeMap<PathBuf, Option<PathBuf>> {
             || !(name.starts_with('.')
                 || (e.file_type().is_dir() && (name == "target" || name == "recordings")))
     });
+    // Folders found only for their config file: perhaps nested configs of a suite around them.
+    let mut config_only = Vec::new();
     for entry in walk.filter_map(Result::ok) {
         if !entry.file_type().is_dir() {
             continue;
@@ -120,8 +124,11 @@ fn search(root: &Path) -> BTreeMap<PathBuf, Option<PathBuf>> {
         if dir.join("Cargo.toml").is_file() {
             crates.push(dir.to_path_buf());
         }
-        if dir.join(proposal_eval_naming::CONFIG_FILE).is_file() || has_recordings(dir) {
+        if has_recordings(dir) {
             found.insert(dir.to_path_buf(), None);
+        } else if dir.join(proposal_eval_naming::CONFIG_FILE).is_file() {
+            found.insert(dir.to_path_buf(), None);
+            config_only.push(dir.to_path_buf());
         }
     }
     for crate_root in crates {
@@ -129,12 +136,35 @@ fn search(root: &Path) -> BTreeMap<PathBuf, Option<PathBuf>> {
             if let Ok(dir) = crate_root.join(&named).canonicalize() {
                 if dir.is_dir() && dir.starts_with(root) {
                     // The crate naming it wins over the nearest Cargo.toml above it.
+                    config_only.retain(|d| *d != dir);
                     found.insert(dir, Some(crate_root.clone()));
                 }
             }
         }
     }
+    for dir in config_only {
+        let around = dir
+            .ancestors()
+            .skip(1)
+            .find(|a| found.contains_key(*a))
+            .or_else(|| enclosing_suite(&dir))
+            .map(Path::to_path_buf);
+        if let Some(around) = around {
+            found.remove(&dir);
+            found.entry(around).or_default();
+        }
+    }
     found
+}
+
+/// The suite a folder lies in, when one of its ancestors below its crate root (the nearest
+/// `Cargo.toml`) holds a config file or recordings: its config is then a nested one.
+fn enclosing_suite(dir: &Path) -> Option<&Path> {
+    dir.ancestors()
+        .skip(1)
+        .take_while(|a| !a.join("Cargo.toml").is_file())
+        .filter(|a| a.join(proposal_eval_naming::CONFIG_FILE).is_file() || has_recordings(a))
+        .last()
 }
 
 /// Whether `dir/recordings/` holds a file that parses as a recording.

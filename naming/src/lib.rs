@@ -86,9 +86,11 @@ pub const CONFIG_FILE: &str = "proposal-eval.toml";
 
 /// The fixture files of the suite folder `suite`: every `*.json` file below it, recursively,
 /// as `/`-separated paths relative to `suite`, sorted. Skipped: entries whose name starts with
-/// `.` (`.proposal-eval/`, editors' files, temp files of atomic writes), the recordings folder
-/// `recordings`, and any folder holding its own [`CONFIG_FILE`] (a suite of its own). Links are
-/// followed; a link that leads back to a folder being walked is not walked twice.
+/// `.` (`.proposal-eval/`, editors' files, temp files of atomic writes) and the recordings folder
+/// `recordings`. A subfolder holding its own [`CONFIG_FILE`] is walked like any other: that file
+/// is a nested config, which applies to the cases below it, and its cases
+/// stay in the suite. Links are followed; a link that leads back to a folder being walked is not
+/// walked twice.
 ///
 /// ```
 /// # let root = std::env::temp_dir().join(format!("naming-doc-{}", std::process::id()));
@@ -99,7 +101,7 @@ pub const CONFIG_FILE: &str = "proposal-eval.toml";
 /// # }
 /// use proposal_eval_naming::fixture_files;
 /// let found = fixture_files(&root, &root.join("recordings")).unwrap();
-/// assert_eq!(found, ["a.json", "sub/b.json"]);
+/// assert_eq!(found, ["a.json", "nested/d.json", "sub/b.json"]);
 /// # std::fs::remove_dir_all(&root).unwrap();
 /// ```
 pub fn fixture_files(
@@ -157,10 +159,7 @@ fn walk(
             }
         };
         if kind.is_dir() {
-            let path = entry.path();
-            if !path.join(CONFIG_FILE).is_file() {
-                walk(&path, &relative(), recordings, walking, out)?;
-            }
+            walk(&entry.path(), &relative(), recordings, walking, out)?;
         } else if kind.is_file() && name.ends_with(".json") {
             out.push(relative());
         }

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         return match std::env::var("SUPPORT_AGENT_CLIENT").as_deref() {
             Ok("blocking") => harness.run(suite::support_blocking),
             Ok("terse") => harness.run(suite::support_terse),
+            Ok("fan_out") => harness.run_async(suite::support_fan_out),
             _ => harness.run_async(suite::support),
         };
     }
@@ -40,6 +41,10 @@ fn main() -> ExitCode {
             changed_request,
         ),
         Trial::test("concurrent_cases_stay_within_max_concurrency", concurrency),
+        Trial::test(
+            "a_fan_out_case_replays_100_times_whatever_order_its_calls_arrive_in",
+            fan_out,
+        ),
         Trial::test("the_budget_stops_live_calls", budget),
         Trial::test(
             "the_budget_is_shared_by_the_processes_of_one_nextest_run",
@@ -104,6 +109,47 @@ impl Suite {
             .unwrap();
         }
         suite
+    }
+
+    /// A suite of `copies` fan-out cases: each the four fixtures of `fixtures/support` as one
+    /// inbox (their messages, their orders together, their expected actions one after another).
+    fn fan_out(name: &str, copies: usize) -> Suite {
+        let suite = Suite::new(name);
+        let (mut messages, mut orders, mut expected) = (vec![], serde_json::Map::new(), vec![]);
+        for (file, _) in suite.fixtures() {
+            let path = suite.dir.join(&file);
+            let fixture: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            std::fs::remove_file(path).unwrap();
+            messages.push(fixture["input"]["message"].clone());
+            orders.extend(fixture["input"]["orders"].as_object().unwrap().clone());
+            expected.extend(fixture["expected"].as_array().unwrap().clone());
+        }
+        assert_eq!(messages.len(), CASES);
+        let inbox = serde_json::json!({
+            "description": "Four customers at once: four tool calls at once, then three streamed replies",
+            "input": { "messages": messages, "orders": orders },
+            "expected": expected,
+        });
+        for n in 0..copies {
+            let text = serde_json::to_string_pretty(&inbox).unwrap();
+            std::fs::write(suite.dir.join(format!("inbox_{n:03}.json")), text).unwrap();
+        }
+        suite
+    }
+
+    /// The fixtures of the copy: file name and text.
+    fn fixtures(&self) -> BTreeMap<String, String> {
+        std::fs::read_dir(&self.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".json"))
+            .map(|name| {
+                let text = std::fs::read_to_string(self.dir.join(&name)).unwrap();
+                (name, text)
+            })
+            .collect()
     }
 
     fn new(name: &str) -> Suite {
@@ -343,6 +389,56 @@ fn concurrency() -> Result<(), Failed> {
         run.success && seen.peak > 2,
         &format!("unbounded, the upstream saw {seen:?}"),
         &run,
+    )
+}
+
+/// A case that handles four messages at once (four tool calls at once, then three streamed
+/// replies at once) is recorded through the proxy, then replayed 100 times (100 copies of the
+/// case, four at a time), each copy starting its messages in another order than the recording:
+/// every replay passes, offline.
+fn fan_out() -> Result<(), Failed> {
+    const COPIES: usize = 100;
+    let client = ("SUPPORT_AGENT_CLIENT", "fan_out");
+    let suite = Suite::fan_out("fan_out", COPIES);
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let recorded = suite.record(&upstream, &[client], 4);
+    let seen = upstream.stop();
+    check(
+        recorded.success && recorded.verdicts.len() == COPIES,
+        "recording passes every copy",
+        &recorded,
+    )?;
+    if seen.calls != COPIES * CALLS || seen.refused != 0 {
+        return Err(format!("the upstream saw {seen:?}\n{}", recorded.text).into());
+    }
+    let files = suite.recordings();
+    let inbox = serde_json::from_str::<serde_json::Value>(&files["inbox_000.json"]).unwrap();
+    let calls = inbox["interactions"].as_array().unwrap();
+    let streamed = calls
+        .iter()
+        .filter(|c| {
+            c["http"]["content_type"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("text/event-stream")
+        })
+        .count();
+    if (calls.len(), streamed) != (CALLS, 3) {
+        return Err(format!("the recording holds other calls than the agent's:\n{inbox:#}").into());
+    }
+
+    // Replay with the upstream stopped, the messages of each copy started in another order.
+    let replayed = suite.run(&[client, ("SUPPORT_AGENT_FAN_OUT_STAGGER", "1")], 4);
+    let passed = replayed.verdicts.values().filter(|v| *v == "ok").count();
+    check(
+        replayed.success && passed == COPIES,
+        &format!("{passed} of {COPIES} replays pass"),
+        &replayed,
+    )?;
+    check(
+        suite.recordings() == files,
+        "replay leaves the recordings as they were",
+        &replayed,
     )
 }
 

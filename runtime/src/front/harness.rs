@@ -198,7 +198,7 @@ impl Harness {
             self.model,
         );
         if let Some(config) = self.built_config {
-            suite.config = Ok(config);
+            suite.set_built_config(config);
         }
         let suite = Arc::new(suite);
         // nextest runs one process per test with `--exact NAME`: when the name maps straight
@@ -438,13 +438,8 @@ fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<String>> {
     {
         return None;
     }
-    // What discovery would skip or flag: a folder on the way that is a suite of its own, or
-    // another file of the same folder that makes the same test name.
+    // What discovery would flag: another file of the same folder that makes the same test name.
     let parent = fixture.absolute.parent()?;
-    let nested = parent
-        .ancestors()
-        .take_while(|dir| *dir != suite.dir)
-        .any(|dir| dir.join(crate::naming::CONFIG_FILE).is_file());
     let file_name = fixture.absolute.file_name()?.to_string_lossy().into_owned();
     let target = crate::naming::identifier(file_name.strip_suffix(".json")?);
     let twins = std::fs::read_dir(parent).ok()?.flatten().any(|e| {
@@ -455,7 +450,7 @@ fn direct_fixture(suite: &Suite, name: &str) -> Option<Vec<String>> {
                 .strip_suffix(".json")
                 .is_some_and(|stem| same_identifier(stem, &target))
     });
-    (!nested && !twins).then(|| vec![fixture.relative])
+    (!twins).then(|| vec![fixture.relative])
 }
 
 /// Whether `stem` makes the identifier `target`. The identifier of an ASCII stem is the stem

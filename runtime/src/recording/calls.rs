@@ -25,12 +25,23 @@ pub enum LlmError {
         /// The command that records the case.
         record_command: String,
     },
-    /// Replay, and the request differs from the recorded one at this index.
+    /// Replay, and the request equals none of the recorded calls not yet served (calls are
+    /// matched in any order, so that calls made at once replay whatever order they arrive in).
     RequestDiffers {
-        /// 0-based index of the call.
+        /// 0-based index of the call, in the order the code made its calls.
         index: usize,
-        /// A diff of the recorded request (`-`) and this one (`+`).
+        /// 0-based place in the recording of the closest call not yet served: the one diffed.
+        closest: usize,
+        /// How many recorded calls were not yet served.
+        unserved: usize,
+        /// A diff of the closest recorded request (`-`) and this one (`+`).
         diff: String,
+    },
+    /// Replay of a large recording, whose requests are read again to compare a call that fits
+    /// no recorded digest, and the file could not be read again.
+    RecordingUnreadable {
+        /// The file and why.
+        message: String,
     },
     /// Replay, and the code made more calls than the recording has.
     TooManyCalls {
@@ -70,10 +81,25 @@ impl fmt::Display for LlmError {
                 f,
                 "no recording for this case, and it calls the model; record it with:\n  {record_command}"
             ),
-            LlmError::RequestDiffers { index, diff } => write!(
-                f,
-                "request [{index}] differs from the recorded one (re-record if the change is intended):\n{diff}"
-            ),
+            LlmError::RequestDiffers {
+                index,
+                closest,
+                unserved,
+                diff,
+            } => {
+                let which = if closest == index {
+                    "the recorded one".to_string()
+                } else if *unserved == 1 {
+                    format!("recorded call [{closest}], the only one not yet served")
+                } else {
+                    format!("each of the {unserved} recorded calls not yet served; the closest is recorded call [{closest}]")
+                };
+                write!(
+                    f,
+                    "request [{index}] differs from {which} (re-record if the change is intended):\n{diff}"
+                )
+            }
+            LlmError::RecordingUnreadable { message } => write!(f, "{message}"),
             LlmError::TooManyCalls { recorded } => write!(
                 f,
                 "the code made call [{recorded}] but the recording has only {recorded} call(s); re-record if the change is intended"
@@ -170,6 +196,10 @@ pub(crate) struct Core {
     /// Replay of a large recording: the digests of the recorded requests, which are not held.
     digests: Option<SampleDigests>,
     calls: usize,
+    /// In replay: which recorded calls have been handed out (by their place in the recording).
+    served: Vec<bool>,
+    /// In replay: every recorded call before this place has been handed out.
+    first_unserved: usize,
     /// While recording: one place per call, filled when its answer is complete.
     slots: Vec<Option<Interaction>>,
     failure: Option<String>,
@@ -192,6 +222,8 @@ impl Core {
             redactor: Redactor::default(),
             digests: None,
             calls: 0,
+            served: Vec::new(),
+            first_unserved: 0,
             slots: Vec::new(),
             failure: None,
             model_failed: None,
@@ -289,53 +321,7 @@ impl Core {
             Mode::Missing { record_command } => Err(LlmError::NoRecording {
                 record_command: record_command.clone(),
             }),
-            Mode::Replay { recorded } => match recorded.get_mut(index) {
-                None => Err(LlmError::TooManyCalls {
-                    recorded: recorded.len(),
-                }),
-                Some(interaction) => {
-                    let digest = self
-                        .digests
-                        .as_ref()
-                        .and_then(|d| d.digests.get(index).map(|digest| (d, *digest)));
-                    let diff = match digest {
-                        Some((digests, digest)) => digest_diff(
-                            interaction,
-                            digest,
-                            digests,
-                            index,
-                            call,
-                            &self.ignore_request_paths,
-                            &self.redactor,
-                        ),
-                        None => call_diff(
-                            interaction,
-                            call,
-                            &self.ignore_request_paths,
-                            &self.redactor,
-                        ),
-                    };
-                    match diff {
-                        // Each recorded call is handed out once (the index only grows), so
-                        // its request and answer are moved, not copied: the rest is cloned
-                        // after they are taken.
-                        None => {
-                            let taken = Interaction {
-                                request: std::mem::take(&mut interaction.request),
-                                response: std::mem::take(&mut interaction.response),
-                                ..interaction.clone()
-                            };
-                            self.totals.add_call(
-                                taken.usage.as_ref(),
-                                taken.latency_ms,
-                                &self.costs.pricing,
-                            );
-                            Ok(Turn::Replayed(Box::new(taken)))
-                        }
-                        Some(diff) => Err(LlmError::RequestDiffers { index, diff }),
-                    }
-                }
-            },
+            Mode::Replay { .. } => self.replay(index, call),
             Mode::Record { factory, model } => {
                 let needs_model = matches!(call, Call::Complete(_));
                 // A panic in the user's model is the model's failure, not the case's: it is
@@ -380,6 +366,86 @@ impl Core {
             }
         }
         turn
+    }
+
+    /// Replay of the call made `index`th: the first recorded call not yet served that equals
+    /// it, in recorded order, so that calls made at once (`futures::join!`, threads) replay in
+    /// whatever order they arrive. A call equal to none fails with the diff against the closest
+    /// unserved one.
+    fn replay(&mut self, index: usize, call: &Call<'_>) -> Result<Turn, LlmError> {
+        let Mode::Replay { recorded } = &mut self.mode else {
+            unreachable!("replay() is called in replay only")
+        };
+        self.served.resize(recorded.len(), false);
+        // Calls made one after another are served in order: the served ones at the start are
+        // skipped without a look, so a long sequential case costs no more than before.
+        while self.served.get(self.first_unserved) == Some(&true) {
+            self.first_unserved += 1;
+        }
+        let (served, first, len) = (&self.served, self.first_unserved, recorded.len());
+        let unserved = || (first..len).filter(|&i| !served[i]);
+        if unserved().next().is_none() {
+            return Err(LlmError::TooManyCalls { recorded: len });
+        }
+        let by_digest = self.digests.as_ref().and_then(|d| {
+            // The call's body is hashed once, whichever recorded call it is compared with.
+            let body = match call {
+                Call::Complete(request) => request,
+                Call::Http { body, .. } => body,
+            };
+            let digest = request_digest(body);
+            unserved().find(|&i| {
+                d.digests.get(i) == Some(&digest) && compared_body(&recorded[i], call).is_some()
+            })
+        });
+        let found = match by_digest {
+            Some(i) => Some(i),
+            None => {
+                // No digest fits: the requests are read again from the file, and compared as a
+                // recording read whole is (ignored paths removed, redacted places equal).
+                if let Some(digests) = self.digests.take() {
+                    reload_requests(recorded, served, &digests)?;
+                }
+                unserved().find(|&i| {
+                    compared_pair(
+                        &recorded[i],
+                        call,
+                        &self.ignore_request_paths,
+                        &self.redactor,
+                    )
+                    .is_none()
+                })
+            }
+        };
+        let Some(place) = found else {
+            let unserved: Vec<usize> = unserved().collect();
+            let (closest, diff) = closest_diff(
+                recorded,
+                &unserved,
+                index,
+                call,
+                &self.ignore_request_paths,
+                &self.redactor,
+            );
+            return Err(LlmError::RequestDiffers {
+                index,
+                closest,
+                unserved: unserved.len(),
+                diff,
+            });
+        };
+        self.served[place] = true;
+        let interaction = &mut recorded[place];
+        // Each recorded call is handed out once, so its request and answer are moved, not
+        // copied: the rest is cloned after they are taken.
+        let taken = Interaction {
+            request: std::mem::take(&mut interaction.request),
+            response: std::mem::take(&mut interaction.response),
+            ..interaction.clone()
+        };
+        self.totals
+            .add_call(taken.usage.as_ref(), taken.latency_ms, &self.costs.pricing);
+        Ok(Turn::Replayed(Box::new(taken)))
     }
 
     /// A live call's answer came whole: it takes its place in the recording, and its cost
@@ -529,48 +595,43 @@ pub(crate) struct SampleDigests {
     pub(crate) digests: Vec<RequestDigest>,
 }
 
-/// [`call_diff`] for a recorded interaction whose request is held as its digest: the same call
-/// when the call's upstream, method and path are the recorded ones and its request has the
-/// digest. Otherwise the recorded request is read again from the file and compared as
-/// [`call_diff`] compares it, which also shows the diff: a request that differs only where the
-/// recording has `"<redacted>"` or where `ignore` paths are still replays.
-fn digest_diff(
-    recorded: &mut Interaction,
-    digest: RequestDigest,
+/// A replay of a large recording held only the digests of its requests, and no digest fits a
+/// call: the requests of the calls not yet served are read again from the file.
+fn reload_requests(
+    recorded: &mut [Interaction],
+    served: &[bool],
     digests: &SampleDigests,
-    index: usize,
-    call: &Call<'_>,
-    ignore: &[Pattern],
-    redactor: &Redactor,
-) -> Option<String> {
-    if compared_body(recorded, call).is_some_and(|request| request_digest(request) == digest) {
-        return None;
-    }
+) -> Result<(), LlmError> {
     let file = digests.file.display();
-    let read = crate::recording::Recording::read(&digests.file);
-    let request = match read {
+    let failed = |message: String| {
+        Err(LlmError::RecordingUnreadable {
+            message: format!("{file}: {message}"),
+        })
+    };
+    let requests = match crate::recording::Recording::read(&digests.file) {
         Ok(Some(recording)) => recording
             .samples
             .into_iter()
             .nth(digests.sample)
-            .and_then(|s| s.interactions.into_iter().nth(index))
-            .map(|i| i.request),
+            .map(|s| s.interactions),
         Ok(None) => None,
         Err(e) => {
-            return Some(format!(
-                "the recorded request cannot be read again to compare it: {e}"
+            return failed(format!(
+                "the recorded requests cannot be read again to compare them: {e}"
             ))
         }
     };
-    match request {
-        Some(request) => recorded.request = request,
-        None => {
-            return Some(format!(
-                "the recording {file} changed while the case replayed it: run the case again"
-            ))
+    let Some(requests) = requests.filter(|r| r.len() == recorded.len()) else {
+        return failed(
+            "the recording changed while the case replayed it: run the case again".into(),
+        );
+    };
+    for ((interaction, again), served) in recorded.iter_mut().zip(requests).zip(served) {
+        if !served {
+            interaction.request = again.request;
         }
     }
-    call_diff(recorded, call, ignore, redactor)
+    Ok(())
 }
 
 /// The call's request or body, to be compared with the recorded one, when the call is of the
@@ -594,66 +655,51 @@ fn compared_body<'a>(recorded: &Interaction, call: &Call<'a>) -> Option<&'a Valu
     }
 }
 
-/// How a recorded interaction differs from a call: `None` when it is the same call.
+/// What is compared of a recorded interaction and a call, when they differ: the recorded side
+/// and the call's side, ready for a line diff; `None` when they are the same call.
 ///
 /// An `llm.complete` call is compared on its request; an HTTP call first on its upstream,
-/// method and path, then on its JSON body. Either way the body is compared as
-/// [`request_diff`] compares requests (`ignore` paths removed, redacted places equal).
-fn call_diff(
+/// method and path, then on its JSON body. Either way the bodies are compared with `ignore`
+/// paths removed from both and the call's redacted (a recorded `"<redacted>"` equals whatever
+/// the call holds there); the call's side is shown redacted too, so a secret it carries is never
+/// printed.
+fn compared_pair(
     recorded: &Interaction,
     call: &Call<'_>,
     ignore: &[Pattern],
     redactor: &Redactor,
-) -> Option<String> {
-    let describe_recorded = || match &recorded.http {
-        None => serde_json::json!({ "llm.complete": recorded.request }),
-        Some(h) => serde_json::json!({
-            "http": { "upstream": h.upstream, "method": h.method, "path": h.path },
-            "body": recorded.request,
-        }),
+) -> Option<(Value, Value)> {
+    let Some(body) = compared_body(recorded, call) else {
+        let recorded_side = match &recorded.http {
+            None => serde_json::json!({ "llm.complete": recorded.request }),
+            Some(h) => serde_json::json!({
+                "http": { "upstream": h.upstream, "method": h.method, "path": h.path },
+                "body": recorded.request,
+            }),
+        };
+        let call_side = match call {
+            Call::Complete(request) => {
+                serde_json::json!({ "llm.complete": redactor.replayed(&recorded.request, request) })
+            }
+            Call::Http {
+                upstream,
+                method,
+                path,
+                body,
+            } => serde_json::json!({
+                "http": { "upstream": upstream, "method": method, "path": path },
+                "body": redactor.replayed(&recorded.request, body),
+            }),
+        };
+        return Some((recorded_side, call_side));
     };
-    match compared_body(recorded, call) {
-        Some(body) => request_diff(&recorded.request, body, ignore, redactor),
-        None => {
-            let current = match call {
-                Call::Complete(request) => {
-                    serde_json::json!({ "llm.complete": redactor.replayed(&recorded.request, request) })
-                }
-                Call::Http {
-                    upstream,
-                    method,
-                    path,
-                    body,
-                } => serde_json::json!({
-                    "http": { "upstream": upstream, "method": method, "path": path },
-                    "body": redactor.replayed(&recorded.request, body),
-                }),
-            };
-            Some(proposal_eval_engine::render::line_diff(
-                &describe_recorded(),
-                &current,
-                "recorded request",
-                "this request",
-                false,
-            ))
-        }
-    }
-}
-
-/// `None` when the requests are equal once `ignore` paths are removed from both and the current
-/// one is redacted (a recorded `"<redacted>"` equals whatever the request holds there);
-/// otherwise a line diff of the pretty JSON. The diff shows the current request redacted too, so
-/// a secret it carries is never printed and a redacted place that fits is no difference.
-fn request_diff(
-    recorded: &Value,
-    current: &Value,
-    ignore: &[Pattern],
-    redactor: &Redactor,
-) -> Option<String> {
-    if recorded == current {
+    if recorded.request == *body {
         return None;
     }
-    let current = redactor.replayed(recorded, current);
+    let current = redactor.replayed(&recorded.request, body);
+    if ignore.is_empty() {
+        return (recorded.request != current).then(|| (recorded.request.clone(), current));
+    }
     let strip = |v: &Value| {
         let mut v = v.clone();
         for pattern in ignore {
@@ -663,15 +709,51 @@ fn request_diff(
         }
         v
     };
-    let differs = |a: &Value, b: &Value| {
-        (a != b).then(|| {
-            proposal_eval_engine::render::line_diff(a, b, "recorded request", "this request", false)
-        })
-    };
-    if ignore.is_empty() {
-        differs(recorded, &current)
-    } else {
-        differs(&strip(recorded), &strip(&current))
+    let (recorded, current) = (strip(&recorded.request), strip(&current));
+    (recorded != current).then_some((recorded, current))
+}
+
+/// For a call equal to no unserved recorded call: the place of the closest one and the diff
+/// against it. Closest: a call of the same kind (both `llm.complete`, or HTTP to the same
+/// upstream, method and path) before one of another; then the fewest changed lines; then the
+/// call's own place (`index`), as a sequential program's calls line up; then recorded order.
+fn closest_diff(
+    recorded: &[Interaction],
+    unserved: &[usize],
+    index: usize,
+    call: &Call<'_>,
+    ignore: &[Pattern],
+    redactor: &Redactor,
+) -> (usize, String) {
+    let mut best: Option<((bool, usize, bool, usize), String)> = None;
+    for &place in unserved {
+        let Some((old, new)) = compared_pair(&recorded[place], call, ignore, redactor) else {
+            continue;
+        };
+        let diff = proposal_eval_engine::render::line_diff(
+            &old,
+            &new,
+            "recorded request",
+            "this request",
+            false,
+        );
+        let changed = diff
+            .lines()
+            .filter(|l| {
+                (l.starts_with('-') && !l.starts_with("---"))
+                    || (l.starts_with('+') && !l.starts_with("+++"))
+            })
+            .count();
+        let other_kind = compared_body(&recorded[place], call).is_none();
+        let rank = (other_kind, changed, place != index, place);
+        if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+            best = Some((rank, diff));
+        }
+    }
+    match best {
+        Some(((.., place), diff)) => (place, diff),
+        // Every unserved call equals this one: not reached, as the first of them is served.
+        None => (unserved[0], String::new()),
     }
 }
 

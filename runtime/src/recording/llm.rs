@@ -288,6 +288,122 @@ mod tests {
         assert!(llm.finish_failure().unwrap().contains("call [2]"));
     }
 
+    /// Fan-out: calls made at once arrive in any order; each is served the first recorded call
+    /// not yet served that equals it, so every order of arrival replays.
+    #[test]
+    fn calls_replay_in_any_order_of_arrival() {
+        let recorded: Vec<Interaction> = (0..4)
+            .map(|i| interaction(json!({ "ask": i }), json!(format!("answer {i}"))))
+            .collect();
+        // Every permutation of four calls (Heap's order would do; a plain product is clearer).
+        let mut orders = Vec::new();
+        for a in 0..4 {
+            for b in (0..4).filter(|&b| b != a) {
+                for c in (0..4).filter(|&c| c != a && c != b) {
+                    orders.push([a, b, c, 6 - a - b - c]);
+                }
+            }
+        }
+        assert_eq!(orders.len(), 24);
+        for order in orders {
+            let mut llm = Llm::replay(recorded.clone(), vec![], Redactor::default());
+            for i in order {
+                assert_eq!(
+                    llm.complete(&json!({ "ask": i })).unwrap(),
+                    json!(format!("answer {i}")),
+                    "{order:?}"
+                );
+            }
+            assert_eq!(llm.finish_failure(), None, "{order:?}");
+        }
+    }
+
+    /// Equal requests (the same question asked twice at once) are served in recorded order, and
+    /// each recorded call once.
+    #[test]
+    fn equal_requests_are_served_in_recorded_order_once_each() {
+        let mut llm = Llm::replay(
+            vec![
+                interaction(json!({ "ask": "same" }), json!("first")),
+                interaction(json!({ "ask": "other" }), json!("other")),
+                interaction(json!({ "ask": "same" }), json!("second")),
+            ],
+            vec![],
+            Redactor::default(),
+        );
+        assert_eq!(
+            llm.complete(&json!({ "ask": "same" })).unwrap(),
+            json!("first")
+        );
+        assert_eq!(
+            llm.complete(&json!({ "ask": "same" })).unwrap(),
+            json!("second")
+        );
+        let third = llm.complete(&json!({ "ask": "same" })).unwrap_err();
+        assert_eq!(
+            third.to_string(),
+            "request [2] differs from recorded call [1], the only one not yet served (re-record if the change is intended):\n\
+             --- recorded request\n\
+             +++ this request\n\
+             @@ -1,3 +1,3 @@\n \
+             {\n\
+             -  \"ask\": \"other\"\n\
+             +  \"ask\": \"same\"\n \
+             }\n"
+        );
+    }
+
+    /// A request equal to no unserved call is diffed against the closest unserved one (the
+    /// fewest changed lines), wherever it is in the recording, and its failure says which.
+    #[test]
+    fn a_request_equal_to_none_is_diffed_against_the_closest_unserved_call() {
+        let request = |city: &str, days: u32| json!({ "model": "m", "tool": "weather", "city": city, "days": days, "units": "metric" });
+        let mut llm = Llm::replay(
+            vec![
+                interaction(request("Paris", 3), json!("p")),
+                interaction(request("Oslo", 3), json!("o")),
+                interaction(request("Rome", 3), json!("r")),
+            ],
+            vec![],
+            Redactor::default(),
+        );
+        assert_eq!(llm.complete(&request("Paris", 3)).unwrap(), json!("p"));
+        let err = llm.complete(&request("Rome", 5)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LlmError::RequestDiffers {
+                    index: 1,
+                    closest: 2,
+                    unserved: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "request [1] differs from each of the 2 recorded calls not yet served; the closest is recorded call [2] (re-record if the change is intended):\n\
+             --- recorded request\n\
+             +++ this request\n\
+             @@ -1,6 +1,6 @@\n \
+             {\n   \
+             \"city\": \"Rome\",\n\
+             -  \"days\": 3,\n\
+             +  \"days\": 5,\n   \
+             \"model\": \"m\",\n   \
+             \"tool\": \"weather\",\n   \
+             \"units\": \"metric\"\n"
+        );
+        // The failure is kept; the calls that follow still replay in any order.
+        assert_eq!(llm.complete(&request("Rome", 3)).unwrap(), json!("r"));
+        assert_eq!(llm.complete(&request("Oslo", 3)).unwrap(), json!("o"));
+        assert!(llm
+            .finish_failure()
+            .unwrap()
+            .starts_with("request [1] differs from each of the 2 recorded calls"));
+    }
+
     #[test]
     fn a_changed_request_names_its_index_even_if_swallowed() {
         let mut llm = Llm::replay(

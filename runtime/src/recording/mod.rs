@@ -1588,6 +1588,26 @@ mod tests {
             replay(&request(&document, "sk-two")),
             (Ok(json!({"n": 1})), Ok(json!({"n": 2})), None)
         );
+        // The calls in the other order (made at once, they arrive as they arrive): each is
+        // served its recorded answer, by digest or by the requests read again.
+        for first in [redacted.clone(), request(&document, "sk-two")] {
+            let mut llm = Llm::replay(
+                lean.samples[0].interactions.clone(),
+                vec![],
+                Redactor::default(),
+            )
+            .with_digests(SampleDigests {
+                file: file.clone(),
+                sample: 0,
+                digests: expected.clone(),
+            });
+            assert_eq!(
+                llm.complete(&json!({"small": true})).unwrap(),
+                json!({"n": 2})
+            );
+            assert_eq!(llm.complete(&first).unwrap(), json!({"n": 1}));
+            assert_eq!(llm.finish_failure(), None);
+        }
         // Another document: the diff of the recorded request, read again.
         let changed = document.replacen("0042", "0043", 1);
         let (first, _, failure) = replay(&request(&changed, "sk-two"));

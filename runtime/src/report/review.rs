@@ -228,7 +228,8 @@ fn side(
         responses: Vec::new(),
         recorded_at: Some(now),
     };
-    let (config, fixture) = match (&suite.config, &loaded.file) {
+    let layer = suite.layer(&loaded.path.relative);
+    let (config, fixture) = match (&layer.config, &loaded.file) {
         (Err(e), _) => return failed(format!("bad suite config: {e}")),
         (_, Err(e)) => return failed(format!("bad fixture: {e}")),
         (Ok(config), Ok(fixture)) => (config, fixture),

@@ -83,6 +83,10 @@ pub struct CaseStatus {
     /// there is one: it waits for `cargo proposal-eval review`, `accept` or `reject`, and makes
     /// `status --check` fail.
     pub pending: Option<PathBuf>,
+    /// The `[recording] validation` of a nested config that applies to the case (a
+    /// `proposal-eval.toml` in a folder between the suite and the fixture), which
+    /// [`CaseStatus::fails_check`] uses over the suite's; `None` when the suite's applies.
+    pub validation: Option<Validation>,
 }
 
 impl CaseStatus {
@@ -92,6 +96,7 @@ impl CaseStatus {
     /// not either when the suite says `validation = "skip"`, as the tests replay it without
     /// looking.
     pub fn fails_check(&self, validation: Validation) -> bool {
+        let validation = self.validation.unwrap_or(validation);
         if !self.credentials.is_empty() || self.pending.is_some() {
             return true;
         }
@@ -142,7 +147,7 @@ impl SuiteStatus {
     ) -> std::io::Result<SuiteStatus> {
         let suite = Suite::new(crate_root.to_path_buf(), dir, config, recordings, None);
         let fixtures = suite.discover()?;
-        let (validation, config_error) = match &suite.config {
+        let (validation, config_error) = match suite.config() {
             Ok(config) => (config.recording.validation, None),
             Err(e) => (Validation::Strict, Some(e.to_string())),
         };
@@ -152,6 +157,17 @@ impl SuiteStatus {
         for path in &fixtures {
             let loaded = LoadedCase::load(&suite, path.clone());
             let mut state = state(&suite, &loaded);
+            // A nested config: its validation, or its error (the suite's own is `config_error`).
+            let layer = suite.layer(&path.relative);
+            let nested = !std::sync::Arc::ptr_eq(&layer, &suite.layer(""));
+            let case_validation = match &layer.config {
+                Ok(config) if nested => Some(config.recording.validation),
+                Err(e) if nested => {
+                    state = State::Unreadable(format!("bad suite config: {e}"));
+                    None
+                }
+                _ => None,
+            };
             let recording = suite.recording_file(path);
             let mut credentials = credentials::scan_file(&recording);
             // `a.pending.json` is the recording of a case named `a.pending` when there is one.
@@ -177,6 +193,7 @@ impl SuiteStatus {
                 state,
                 credentials,
                 pending,
+                validation: case_validation,
             });
         }
         let known: Vec<&str> = known.into_iter().collect();
@@ -222,6 +239,7 @@ impl SuiteStatus {
                 status: None,
                 state: State::Orphaned,
                 pending: None,
+                validation: None,
             });
         }
         Ok(SuiteStatus {

@@ -171,7 +171,8 @@ fn execute(
     result: &mut CaseResult,
 ) -> Result<(), String> {
     let settings = suite.settings.as_ref().map_err(|e| e.to_string())?;
-    let config = suite
+    let layer = suite.layer(&loaded.path.relative);
+    let config = layer
         .config
         .as_ref()
         .map_err(|e| format!("bad suite config: {e}"))?;

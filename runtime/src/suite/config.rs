@@ -108,33 +108,81 @@ crate::files::located_error! {
 impl SuiteConfig {
     /// Parses a config from TOML text; `file` is only used in error messages.
     pub fn from_toml_str(text: &str, file: impl AsRef<Path>) -> Result<SuiteConfig, ConfigError> {
-        let file = file.as_ref().to_path_buf();
-        let config: SuiteConfig = toml::from_str(text).map_err(|e| {
+        let file = file.as_ref();
+        let config = SuiteConfig::parse_alone(text, file)?;
+        config.validated(text, file)
+    }
+
+    /// Parses TOML text as a config without the checks across sections: what a nested config
+    /// file must pass on its own (an unknown key or a wrong type is its error, at its place).
+    fn parse_alone(text: &str, file: &Path) -> Result<SuiteConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
                 .map(|span| crate::files::line_column(text, span.start))
                 .unwrap_or((0, 0));
             ConfigError {
-                file: file.clone(),
+                file: file.to_path_buf(),
                 line,
                 column,
                 message: e.message().trim().to_string(),
             }
-        })?;
-        config.validate().map_err(|message| {
+        })
+    }
+
+    /// The config once the checks across sections pass; an error points at the `evaluators`
+    /// line of `text` when it has one.
+    fn validated(self, text: &str, file: &Path) -> Result<SuiteConfig, ConfigError> {
+        self.validate().map_err(|message| {
             // The checks are about the `evaluators` list: point at it when it is written.
             let line = text
                 .lines()
                 .position(|l| l.trim_start().starts_with("evaluators"))
                 .map_or(0, |n| n + 1);
             ConfigError {
-                file,
+                file: file.to_path_buf(),
                 line,
                 column: usize::from(line > 0),
                 message,
             }
         })?;
-        Ok(config)
+        Ok(self)
+    }
+
+    /// The config of the cases below a nested `proposal-eval.toml`: `nested` (its text, read
+    /// from `file`) over `under` (the TOML of the config it applies over), key by key: tables
+    /// are merged, any other value (a list included) replaces the one under it. Returns the
+    /// config and the merged TOML, for a file nested deeper still.
+    ///
+    /// The nested file is checked alone first, so that an unknown key or a wrong type is
+    /// reported at its line; the checks across sections apply to the merged whole.
+    pub(crate) fn merged_over(
+        under: &toml::Table,
+        nested: &str,
+        file: impl AsRef<Path>,
+    ) -> Result<(SuiteConfig, toml::Table), ConfigError> {
+        let file = file.as_ref();
+        SuiteConfig::parse_alone(nested, file)?;
+        let over: toml::Table = toml::from_str(nested).map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: e.message().trim().to_string(),
+        })?;
+        let mut merged = under.clone();
+        merge_tables(&mut merged, over);
+        let config: SuiteConfig = toml::Value::Table(merged.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError {
+                file: file.to_path_buf(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "{}, once merged over the suite's config (a nested config's keys replace the suite's one by one; tables are merged)",
+                    e.message().trim()
+                ),
+            })?;
+        Ok((config.validated(nested, file)?, merged))
     }
 
     /// Reads `proposal-eval.toml` from a suite folder; a folder without one gets the default.
@@ -155,6 +203,25 @@ impl SuiteConfig {
             message: format!("cannot read the config file: {e}"),
         })?;
         SuiteConfig::from_toml_str(&text, file)
+    }
+
+    /// The TOML of a config file, for nested files to merge over: empty when there is no file.
+    pub(crate) fn table_of(file: &Path) -> Result<toml::Table, ConfigError> {
+        if !file.exists() {
+            return Ok(toml::Table::new());
+        }
+        let text = std::fs::read_to_string(file).map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the config file: {e}"),
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: e.message().trim().to_string(),
+        })
     }
 
     /// Checks what serde cannot: relations between sections.
@@ -181,6 +248,21 @@ impl SuiteConfig {
             );
         }
         Ok(())
+    }
+}
+
+/// Puts `over` over `base`, key by key: a table over a table is merged the same way, any other
+/// value (a list, a list of tables, a string) replaces what was there.
+fn merge_tables(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(below)), toml::Value::Table(above)) => {
+                merge_tables(below, above)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
     }
 }
 
@@ -297,6 +379,60 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.line, 3, "{err}");
+    }
+
+    #[test]
+    fn a_nested_config_merges_key_by_key_and_its_lists_replace() {
+        use proposal_eval_engine::compare::Matching;
+        let suite = "evaluators = [\"strict\"]\n[strict]\nmatching = \"ordered\"\nignore_paths = [\"a\", \"b\"]\ndiscriminator = \"changeType\"\n[recording]\nvalidation = \"warn\"\n";
+        let under: toml::Table = toml::from_str(suite).unwrap();
+        let nested = "[strict]\nmatching = \"any_order\"\nignore_paths = [\"c\"]\n";
+        let (config, merged) =
+            SuiteConfig::merged_over(&under, nested, "s/sub/proposal-eval.toml").unwrap();
+        assert_eq!(config.strict.matching, Matching::AnyOrder);
+        // The list replaces the suite's; the table's other keys and the other tables stay.
+        assert_eq!(config.strict.ignore_paths.len(), 1);
+        assert!(config.strict.discriminator.is_some());
+        assert_eq!(
+            config.recording.validation,
+            crate::recording::Validation::Warn
+        );
+        // Deeper still: over the merged table.
+        let (deeper, _) =
+            SuiteConfig::merged_over(&merged, "[recording]\nvalidation = \"skip\"\n", "x.toml")
+                .unwrap();
+        assert_eq!(deeper.strict.matching, Matching::AnyOrder);
+        assert_eq!(
+            deeper.recording.validation,
+            crate::recording::Validation::Skip
+        );
+    }
+
+    #[test]
+    fn a_nested_configs_errors_name_it_and_their_place() {
+        let under: toml::Table = toml::from_str("[strict]\nmatching = \"ordered\"\n").unwrap();
+        let err = SuiteConfig::merged_over(
+            &under,
+            "\n[strict]\nmatchng = 1\n",
+            "s/sub/proposal-eval.toml",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("s/sub/proposal-eval.toml:3:1: unknown field `matchng`"),
+            "{err}"
+        );
+        // Valid alone, but the whole asks for what neither file gives.
+        let err = SuiteConfig::merged_over(
+            &under,
+            "evaluators = [\"field_accuracy\"]\n",
+            "s/sub/proposal-eval.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s/sub/proposal-eval.toml:1:1: `evaluators` names field_accuracy but [field_accuracy] lists no fields: add [[field_accuracy.fields]] entries"
+        );
     }
 
     #[test]

@@ -265,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn discovery_skips_recordings_hidden_and_nested_suites() {
+    fn discovery_skips_recordings_and_hidden_and_walks_nested_config_folders() {
         let dir = std::env::temp_dir().join(format!("pe-discover-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for f in [
@@ -283,8 +283,9 @@ mod tests {
         }
         let found = discover(&dir, &dir.join("recordings")).unwrap();
         let names: Vec<_> = found.iter().map(|f| f.relative.as_str()).collect();
-        assert_eq!(names, ["a.json", "sub/b.json"]);
-        assert_eq!(found[1].case_path(), "sub/b");
+        // A folder with its own config is a nested config of this suite: its cases stay here.
+        assert_eq!(names, ["a.json", "inner/x.json", "sub/b.json"]);
+        assert_eq!(found[2].case_path(), "sub/b");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

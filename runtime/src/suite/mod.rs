@@ -5,16 +5,18 @@ pub mod config;
 pub(crate) mod discovery;
 pub mod draft;
 pub mod fixture;
+pub(crate) mod layer;
 
 use crate::env::Settings;
 use crate::recording::model::ModelFactory;
 use crate::recording::sources::{self, CaseSources, Source, SourceError};
 
-use config::{ConfigError, SuiteConfig};
+use config::SuiteConfig;
 use fixture::{FixtureError, FixtureFile, FixturePath, Status};
+use layer::{Layer, Layers};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// A suite as both front ends see it: where things are and how it is configured.
 pub(crate) struct Suite {
@@ -25,12 +27,10 @@ pub(crate) struct Suite {
     pub dir: PathBuf,
     /// Absolute recordings folder.
     pub recordings: PathBuf,
-    pub config: Result<SuiteConfig, ConfigError>,
+    /// The suite's config, and those of its subfolders that hold one of their own.
+    layers: Layers,
     pub model: Option<ModelFactory>,
     pub settings: Result<Settings, crate::env::EnvError>,
-    /// The config file, whether it exists or not (for messages about what it says).
-    config_file: PathBuf,
-    suite_sources: OnceLock<Result<Vec<Source>, SourceError>>,
     /// The workspace root, real (links resolved): sources must lie below it.
     workspace: OnceLock<PathBuf>,
     /// Whether the recordings folder existed when a case first looked.
@@ -51,16 +51,11 @@ impl Suite {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "suite".into());
-        let (config, config_file) = match config {
-            Some(file) => (
-                SuiteConfig::load(&crate_root.join(file)),
-                crate_root.join(file),
-            ),
-            None => (
-                SuiteConfig::load_from_suite(&dir),
-                dir.join(crate::naming::CONFIG_FILE),
-            ),
+        let config_file = match config {
+            Some(file) => crate_root.join(file),
+            None => dir.join(crate::naming::CONFIG_FILE),
         };
+        let layers = Layers::new(Layer::suite(config_file));
         let recordings = recordings
             .map(|r| crate_root.join(r))
             .unwrap_or_else(|| dir.join("recordings"));
@@ -69,14 +64,32 @@ impl Suite {
             crate_root,
             dir,
             recordings,
-            config,
+            layers,
             model,
             settings: crate::env::settings().cloned(),
-            config_file,
-            suite_sources: OnceLock::new(),
             workspace: OnceLock::new(),
             recordings_found: OnceLock::new(),
         }
+    }
+
+    /// The suite's own config (its folder's `proposal-eval.toml`, the one the front end names,
+    /// or the one built in Rust).
+    pub fn config(&self) -> &Result<SuiteConfig, config::ConfigError> {
+        &self.layers.suite().config
+    }
+
+    /// The config of the case at `relative` (relative to the suite folder): the suite's, with
+    /// the nested configs of the folders on the way merged over it.
+    pub fn layer(&self, relative: &str) -> Arc<Layer> {
+        self.layers.of(&self.dir, relative, |file| {
+            PathBuf::from(crate::files::relative_slash(&self.crate_root, file))
+        })
+    }
+
+    /// Makes `config`, built in Rust, the suite's config.
+    pub fn set_built_config(&mut self, config: SuiteConfig) {
+        let file = self.layers.suite().file.clone();
+        self.layers = Layers::new(Layer::built(config, file));
     }
 
     /// A crate-relative, `/`-separated form of `path` for messages and recordings.
@@ -121,14 +134,14 @@ impl Suite {
         }
     }
 
-    /// The suite-wide sources (`[recording] sources` globs), hashed once per process.
-    fn suite_sources(&self) -> Result<&[Source], SourceError> {
-        let result = self.suite_sources.get_or_init(|| {
-            let globs = match &self.config {
+    /// The suite-wide sources (`[recording] sources` globs) of a layer, hashed once per process.
+    fn suite_sources<'a>(&self, layer: &'a Layer) -> Result<&'a [Source], SourceError> {
+        let result = layer.sources.get_or_init(|| {
+            let globs = match &layer.config {
                 Ok(config) => config.recording.sources.clone(),
                 Err(_) => Vec::new(),
             };
-            let written_in = self.relative(&self.config_file);
+            let written_in = self.relative(&layer.file);
             let mut found = Vec::new();
             for pattern in &globs {
                 for file in self.source_files(pattern, &written_in)? {
@@ -463,7 +476,8 @@ pub(crate) fn source_files(
             }
         }
     }
-    for source in suite.suite_sources()? {
+    let layer = suite.layer(&loaded.path.relative);
+    for source in suite.suite_sources(&layer)? {
         if !sources.iter().any(|s| s.path == source.path) {
             sources.push(source.clone());
         }

@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use proposal_eval::{Case, Llm};
-use support_agent::{Action, Agent};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use support_agent::{Action, Agent, Order};
 
 /// One fixture: `input.message` is the customer's message, `input.orders` the order system.
 /// An `async fn` case: with proposal-eval's `tokio` feature it runs on a tokio runtime, where
@@ -59,4 +62,45 @@ pub fn support_terse(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Ac
         })
         .collect();
     Ok(vec![Action::Reply { text: reply }])
+/// Fan-out: an inbox of several customers' messages (`input.messages`, one order system
+/// `input.orders`) handled at once, as a busy support desk would: the model is asked about every
+/// message at once, and their streamed replies overlap. The actions come out in message order.
+///
+/// With `SUPPORT_AGENT_FAN_OUT_STAGGER` set, each case starts its messages a few milliseconds
+/// apart in an order of its own (the cases of a run take the orders in turn), so that a replay
+/// meets the calls in another order than the recording did.
+pub async fn support_fan_out(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Action>> {
+    let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "no-key-needed-in-replay".into());
+    let agent = Agent::new(llm.base_url()?, key, "gpt-4o-mini");
+    let orders: BTreeMap<String, Order> = serde_json::from_value(case.input["orders"].clone())?;
+    let messages: Vec<String> = serde_json::from_value(case.input["messages"].clone())?;
+    let waits = stagger(messages.len());
+    let handled = messages.iter().zip(waits).map(|(message, wait)| {
+        let (agent, orders) = (&agent, &orders);
+        async move {
+            tokio::time::sleep(wait).await;
+            agent.handle(message, orders).await
+        }
+    });
+    let replies = futures_util::future::try_join_all(handled).await?;
+    Ok(replies.into_iter().flatten().collect())
+}
+
+/// How long each of `n` messages waits before it starts: nothing, or with
+/// `SUPPORT_AGENT_FAN_OUT_STAGGER` 5 ms per place in the next of the `n!` orders.
+fn stagger(n: usize) -> Vec<Duration> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    if std::env::var_os("SUPPORT_AGENT_FAN_OUT_STAGGER").is_none() {
+        return vec![Duration::ZERO; n];
+    }
+    // The k-th permutation of 0..n (factorial number system).
+    let mut k = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut left: Vec<usize> = (0..n).collect();
+    let mut waits = vec![Duration::ZERO; n];
+    for place in 0..n {
+        let message = left.remove(k % left.len());
+        k /= left.len() + 1;
+        waits[message] = Duration::from_millis(5 * place as u64);
+    }
+    waits
 }
