@@ -62,6 +62,8 @@ pub fn support_terse(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Vec<Ac
         })
         .collect();
     Ok(vec![Action::Reply { text: reply }])
+}
+
 /// Fan-out: an inbox of several customers' messages (`input.messages`, one order system
 /// `input.orders`) handled at once, as a busy support desk would: the model is asked about every
 /// message at once, and their streamed replies overlap. The actions come out in message order.
