@@ -10,6 +10,7 @@ use crate::recording::model::{Model, ModelError, ModelFactory};
 use crate::recording::upstream::HttpConfig;
 use crate::recording::usage::{Pricing, UsageTotals};
 use crate::recording::Interaction;
+use proposal_eval_engine::credentials::masked;
 use proposal_eval_engine::redact::Redactor;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -630,8 +631,8 @@ fn call_diff(
                 }),
             };
             Some(proposal_eval_engine::render::line_diff(
-                &describe_recorded(),
-                &current,
+                &masked(&describe_recorded()),
+                &masked(&current),
                 "recorded request",
                 "this request",
                 false,
@@ -643,7 +644,9 @@ fn call_diff(
 /// `None` when the requests are equal once `ignore` paths are removed from both and the current
 /// one is redacted (a recorded `"<redacted>"` equals whatever the request holds there);
 /// otherwise a line diff of the pretty JSON. The diff shows the current request redacted too, so
-/// a secret it carries is never printed and a redacted place that fits is no difference.
+/// a secret it carries is never printed and a redacted place that fits is no difference; what
+/// still looks like a credential (in a place the recording's rules do not redact) is masked in
+/// the diff on both sides.
 fn request_diff(
     recorded: &Value,
     current: &Value,
@@ -665,7 +668,13 @@ fn request_diff(
     };
     let differs = |a: &Value, b: &Value| {
         (a != b).then(|| {
-            proposal_eval_engine::render::line_diff(a, b, "recorded request", "this request", false)
+            proposal_eval_engine::render::line_diff(
+                &masked(a),
+                &masked(b),
+                "recorded request",
+                "this request",
+                false,
+            )
         })
     };
     if ignore.is_empty() {

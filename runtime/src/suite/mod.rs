@@ -120,6 +120,12 @@ impl Suite {
         }
     }
 
+    /// The config file, relative to the crate root, as messages name it (whether it exists or
+    /// not).
+    pub fn config_file_name(&self) -> String {
+        self.relative(&self.config_file)
+    }
+
     /// The suite-wide sources (`[recording] sources` globs), hashed once per process.
     fn suite_sources(&self) -> Result<&[Source], SourceError> {
         let result = self.suite_sources.get_or_init(|| {
