@@ -174,10 +174,17 @@ pub fn scan_file(file: &Path) -> Vec<Finding> {
 /// The fix for a finding, as a person reads it: the line to add to the suite config, or, for
 /// the copy of the case's input a recording keeps, the fixture to change.
 pub fn fix_text(finding: &Finding, config_file: &str) -> String {
+    let in_url_path = finding
+        .path
+        .0
+        .ends_with(&[Segment::Key("http".into()), Segment::Key("path".into())]);
     match finding.path.0.first() {
         Some(Segment::Key(key)) if key == "input" => {
             "it is in the case's `input`: take it out of the fixture".to_string()
         }
+        _ if in_url_path => "it is in the URL's path, which replay matches and redaction leaves \
+            as it is: send the key in a header or the query string"
+            .to_string(),
         _ => format!("add to `[recording]` in {config_file}: {}", finding.fix()),
     }
 }
@@ -293,6 +300,11 @@ mod tests {
                 "c"
             ),
             "it is in the case's `input`: take it out of the fixture"
+        );
+        let in_path = json!({ "interactions": [{ "http": { "path": "/bot/sk-0123456789abcdefghijkl/send" } }] });
+        assert_eq!(
+            fix_text(&scan_recording(&in_path)[0], "c"),
+            "it is in the URL's path, which replay matches and redaction leaves as it is: send the key in a header or the query string"
         );
     }
 
