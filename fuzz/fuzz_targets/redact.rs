@@ -56,7 +56,11 @@ fn decoded(text: &str) -> String {
 fn check_query(query: &str) {
     for redactor in [&Redactor::default(), configured()] {
         let once = redactor.redact_query(query);
-        assert_eq!(redactor.redact_query(&once), once, "not idempotent: {query:?}");
+        assert_eq!(
+            redactor.redact_query(&once),
+            once,
+            "not idempotent: {query:?}"
+        );
         let before: Vec<&str> = query.split('&').collect();
         let after: Vec<&str> = once.split('&').collect();
         assert_eq!(before.len(), after.len(), "{query:?} -> {once:?}");
@@ -86,7 +90,10 @@ fn check_headers(text: &str) {
     let mut headers = Map::new();
     for line in text.lines() {
         let (name, value) = line.split_once(':').unwrap_or((line, ""));
-        headers.insert(name.trim().to_string(), Value::String(value.trim().to_string()));
+        headers.insert(
+            name.trim().to_string(),
+            Value::String(value.trim().to_string()),
+        );
     }
     let original = Value::Object(headers);
     let mut once = original.clone();
@@ -100,7 +107,9 @@ fn check_headers(text: &str) {
         }
     }
     for finding in scan(&once) {
-        if let (Kind::KeyLike { .. }, Some(Segment::Key(name))) = (&finding.kind, finding.path.0.first()) {
+        if let (Kind::KeyLike { .. }, Some(Segment::Key(name))) =
+            (&finding.kind, finding.path.0.first())
+        {
             assert!(!is_secret_key(name), "{finding} in {once}");
         }
     }
