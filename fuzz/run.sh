@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh [--quick] [SECONDS] [TARGET...]
 #
-# SECONDS per target (default 300); TARGET among path, fixture, config, recording, dates
+# SECONDS per target (default 300); TARGET among path, fixture, config, recording, dates, redact
 # (default: all). `--quick`, what CI runs, builds without optimizations and without
 # AddressSanitizer: a third of the build time, for slower runs. Needs cargo-fuzz (`cargo install
 # cargo-fuzz`); the full build uses the nightly toolchain when it is installed.
@@ -28,7 +28,7 @@ shift || true
 cd "$(dirname "$0")"
 repo=$(cd .. && pwd)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(path fixture config recording dates)
+[ ${#targets[@]} -gt 0 ] || targets=(path fixture config recording dates redact)
 
 # Every file of the repository with this name pattern, outside build output and fuzz/ itself.
 repo_files() {
@@ -69,7 +69,11 @@ seed() {
     config) repo_files proposal-eval.toml | add "$dir" ;;
     recording) repo_files '*.json' | { grep '/recordings/' || true; } | add "$dir" ;;
     dates) toml_strings formats | add_lines "$dir" ;;
-    *) echo "unknown target $target (path, fixture, config, recording, dates)" >&2; exit 2 ;;
+    # The query strings recorded in the repository's recordings (the seeds carry the rest).
+    redact) repo_files '*.json' | { grep '/recordings/' || true; } |
+      { xargs -r grep -hoE '"query": *"[^"]*"' || true; } | sed -E 's/^"query": *"(.*)"$/\1/' |
+      sort -u | add_lines "$dir" ;;
+    *) echo "unknown target $target (path, fixture, config, recording, dates, redact)" >&2; exit 2 ;;
   esac
 }
 

@@ -12,6 +12,8 @@
 //! - [`render`]: failure text and diffs, apart from deciding.
 //! - [`dates`] and [`numbers`]: how a date or a number written as a string is read, one rule
 //!   each for the transformers and field accuracy.
+//! - [`credentials`]: what looks like a credential in a document or a query string, which is
+//!   never written to a recording.
 //! - [`redact`]: what is taken out of a model call before it is recorded, and how a replay
 //!   compares a request with a redacted one.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
@@ -41,12 +43,14 @@
 pub mod accuracy;
 mod assignment;
 pub mod compare;
+pub mod credentials;
 pub mod dates;
 pub mod fuzzy;
 pub mod json;
 pub mod normalize;
 pub mod numbers;
 pub mod path;
+mod query;
 pub mod redact;
 pub mod render;
 pub mod transform;

@@ -378,7 +378,7 @@ fn find_into(
     }
 }
 
-fn key_needs_quotes(key: &str, first: bool) -> bool {
+pub(crate) fn key_needs_quotes(key: &str, first: bool) -> bool {
     key.is_empty()
         || key.contains(['.', '[', ']', '*', '"', '\\'])
         || (first && key.starts_with('$'))

@@ -79,6 +79,26 @@ pub fn is_secret_key(key: &str) -> bool {
     SECRET_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
 }
 
+/// Query parameter names whose values are redacted on top of [`SECRET_KEYS`] (compared without
+/// regard to case, after decoding): the names APIs give a key or a signature passed in a URL
+/// (`?key=` for Google's APIs, `?sig=` in an Azure SAS URL).
+pub const SECRET_PARAMETERS: [&str; 4] = ["key", "token", "sig", "signature"];
+
+/// Whether a query parameter's (decoded) name names a credential: one of [`SECRET_KEYS`] or
+/// [`SECRET_PARAMETERS`], in any case.
+///
+/// ```
+/// use proposal_eval_engine::redact::is_secret_parameter;
+/// assert!(is_secret_parameter("key") && is_secret_parameter("api-key") && is_secret_parameter("API_KEY"));
+/// assert!(!is_secret_parameter("api-version"));
+/// ```
+pub fn is_secret_parameter(name: &str) -> bool {
+    is_secret_key(name)
+        || SECRET_PARAMETERS
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(name))
+}
+
 /// A `redact_values` regex: the substrings of string values it matches are redacted.
 ///
 /// The syntax is the `regex` crate's (no look-around, no back-references). A pattern that
@@ -214,6 +234,58 @@ impl Redactor {
         if !self.values.is_empty() {
             redact_strings(document, &self.values);
         }
+    }
+
+    /// Redacts a URL query string (without its `?`): the value of each parameter whose name
+    /// is a credential name ([`is_secret_parameter`]) or is matched by a `redact` path of one
+    /// key (`session_token`, `*_sig`) is written `<redacted>`, then the `redact_values`
+    /// patterns apply to the whole text. Everything else is kept byte for byte, so that names
+    /// are compared decoded (`api%2Dkey` is `api-key`) but never rewritten.
+    ///
+    /// ```
+    /// use proposal_eval_engine::redact::Redactor;
+    ///
+    /// let redactor = Redactor::new(vec!["session_token".parse().unwrap()], vec![]);
+    /// assert_eq!(
+    ///     redactor.redact_query("api-version=2024-06-01&api-key=0f1e2d3c&key=AIza0&session_token=t0k3n&q=a+b"),
+    ///     "api-version=2024-06-01&api-key=<redacted>&key=<redacted>&session_token=<redacted>&q=a+b"
+    /// );
+    /// ```
+    pub fn redact_query(&self, query: &str) -> String {
+        let mut out = String::with_capacity(query.len());
+        for (n, param) in crate::query::params(query).enumerate() {
+            if n > 0 {
+                out.push('&');
+            }
+            out.push_str(param.raw_name);
+            if let Some(value) = param.raw_value {
+                out.push('=');
+                let name = param.name();
+                if value != REDACTED && (is_secret_parameter(&name) || self.names_path(&name)) {
+                    out.push_str(REDACTED);
+                } else {
+                    out.push_str(value);
+                }
+            }
+        }
+        match redact_text(&out, &self.values) {
+            Some(redacted) => redacted,
+            None => out,
+        }
+    }
+
+    /// Whether a `redact` path names a top-level key called `name`.
+    fn names_path(&self, name: &str) -> bool {
+        if self.paths.is_empty() {
+            return false;
+        }
+        let mut document = serde_json::Map::new();
+        document.insert(name.to_string(), Value::Null);
+        let document = Value::Object(document);
+        // The key itself, not the root (which `**` also finds).
+        self.paths
+            .iter()
+            .any(|p| p.find(&document).iter().any(|at| at.0.len() == 1))
     }
 
     /// `current` (a request made during a replay) in the form that is compared with `recorded`
@@ -523,6 +595,45 @@ mod tests {
             ),
             json!({ "password": "<redacted>" })
         );
+    }
+
+    /// Both name styles (`api_key`, `api-key`, plain `key`), in any case and however they are
+    /// encoded, lose their value; a `redact` path of one key names a parameter; `redact_values`
+    /// applies to the whole query; the rest is kept as written.
+    #[test]
+    fn query_parameters_named_like_credentials_are_redacted() {
+        let plain = Redactor::default();
+        assert_eq!(
+            plain.redact_query(
+                "api_key=sk-live-1&key=AIza2&api-key=0123abcd&API%2DKEY=x&Token=t&sig=s%2Bt&q=a+b%20c&flag&=v&key"
+            ),
+            "api_key=<redacted>&key=<redacted>&api-key=<redacted>&API%2DKEY=<redacted>&Token=<redacted>&sig=<redacted>&q=a+b%20c&flag&=v&key"
+        );
+        assert_eq!(plain.redact_query(""), "");
+        assert_eq!(plain.redact_query("key="), "key=<redacted>");
+        assert_eq!(
+            plain.redact_query("api-version=2024-06-01&keys=1"),
+            "api-version=2024-06-01&keys=1"
+        );
+
+        let configured = redactor(&["session_token", "customer.id"], &[r"CUST-\d{4}"]);
+        assert_eq!(
+            configured.redact_query(
+                "session_token=abc&session=def&customer.id=1&note=CUST-1234%20x&key=k"
+            ),
+            "session_token=<redacted>&session=def&customer.id=1&note=<redacted>%20x&key=<redacted>"
+        );
+        // `**` finds the root too; only a parameter's own name counts.
+        assert_eq!(redactor(&["**"], &[]).redact_query("a=1"), "a=<redacted>");
+        // Redacting twice gives what redacting once gave.
+        for query in [
+            "key=a&b=CUST-1234",
+            "x=<redacted>&CUST-1234",
+            "session_token=<redacted>",
+        ] {
+            let once = configured.redact_query(query);
+            assert_eq!(configured.redact_query(&once), once, "{query}");
+        }
     }
 
     #[test]

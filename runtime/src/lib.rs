@@ -81,10 +81,11 @@
 //! # Design
 //!
 //! A pure engine and an I/O shell. [`path`], [`normalize`], [`transform`], [`compare`],
-//! [`accuracy`], [`fuzzy`] and [`redact`] come from the `proposal-eval-engine` crate: they take
-//! `serde_json::Value`s and a config and return a verdict, and that crate's dependencies cannot
-//! reach the file system, the clock, the environment or processes. This crate is the shell:
-//! suite files, recordings and the model handle, running a case, reports and judge processes.
+//! [`accuracy`], [`fuzzy`], [`redact`] and [`credentials`] come from the `proposal-eval-engine`
+//! crate: they take `serde_json::Value`s and a config and return a verdict, and that crate's
+//! dependencies cannot reach the file system, the clock, the environment or processes. This
+//! crate is the shell: suite files, recordings and the model handle, running a case, reports and
+//! judge processes.
 //! The macro generates one `#[test]` per fixture that calls one runtime function, so both front
 //! ends share every behaviour: names, verdicts and messages.
 //!
@@ -113,7 +114,9 @@ mod sys;
 use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
-pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
+pub use proposal_eval_engine::{
+    accuracy, compare, credentials, fuzzy, normalize, path, redact, transform,
+};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
 pub use recording::llm::Llm;

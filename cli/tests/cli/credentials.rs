@@ -101,7 +101,11 @@ fn check_fails_on_a_planted_credential_naming_file_and_path() {
     assert_eq!(case["case"], "a");
     assert_eq!(
         case["credentials"],
-        json!([{ "path": "interactions[0].request.headers.authorization", "kind": "a bearer token" }])
+        json!([{
+            "path": "interactions[0].request.headers.authorization",
+            "kind": "a bearer token",
+            "fix": "redact_values = [\"(?i)bearer[[:blank:]]+[A-Za-z0-9._~+/=-]{16,}\"]",
+        }])
     );
     assert_eq!(case["fails_check"], true);
 

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
             Ok("blocking") => harness.run(suite::support_blocking),
             Ok("terse") => harness.run(suite::support_terse),
             Ok("fan_out") => harness.run_async(suite::support_fan_out),
+            Ok("keys") => harness.run(suite::with_keys),
             _ => harness.run_async(suite::support),
         };
     }
@@ -39,6 +40,10 @@ fn main() -> ExitCode {
         Trial::test(
             "a_changed_request_fails_with_the_diff_and_the_rerecord_command",
             changed_request,
+        ),
+        Trial::test(
+            "keys_in_headers_queries_bodies_and_echoes_never_reach_a_recording",
+            keys_everywhere,
         ),
         Trial::test("concurrent_cases_stay_within_max_concurrency", concurrency),
         Trial::test(
@@ -152,12 +157,18 @@ impl Suite {
             .collect()
     }
 
-    fn new(name: &str) -> Suite {
+    /// An empty suite folder.
+    fn bare(name: &str) -> Suite {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("support-{}", std::process::id()))
             .join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        Suite { dir }
+    }
+
+    fn new(name: &str) -> Suite {
+        let Suite { dir } = Suite::bare(name);
         let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/support");
         for entry in std::fs::read_dir(from).unwrap().flatten() {
             if entry.path().is_file() {
@@ -365,6 +376,178 @@ fn changed_request() -> Result<(), Failed> {
         check(replay.text.contains(needle), &format!("the failure says `{needle}`"), &replay)?;
     }
     Ok(())
+}
+
+/// The keys of `suite::with_keys`: the first set records, the second replays.
+const KEYS: [[(&str, &str); 5]; 2] = [
+    [
+        (
+            "SUPPORT_AGENT_GOOGLE_KEY",
+            "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        ),
+        (
+            "SUPPORT_AGENT_AZURE_KEY",
+            "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+        ),
+        ("SUPPORT_AGENT_SESSION", "5e55106d00d5e55106d00d5e55106d00"),
+        ("SUPPORT_AGENT_USER_KEY", "sk-live-9a8b7c6d5e4f3a2b1c0d9e8f"),
+        (
+            "SUPPORT_AGENT_NOTE_KEY",
+            "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
+    ],
+    [
+        (
+            "SUPPORT_AGENT_GOOGLE_KEY",
+            "AIzaSyZ9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J",
+        ),
+        (
+            "SUPPORT_AGENT_AZURE_KEY",
+            "a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5",
+        ),
+        ("SUPPORT_AGENT_SESSION", "0dd5e55106d00dd5e55106d00dd5e551"),
+        ("SUPPORT_AGENT_USER_KEY", "sk-live-0f1e2d3c4b5a69788796a5b4"),
+        (
+            "SUPPORT_AGENT_NOTE_KEY",
+            "sk-ant-api03-ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210",
+        ),
+    ],
+];
+
+/// A request with a key in its header, its query (`api_key`, `key`, `api-key`,
+/// `session_token`), its body (`user`, `metadata.customer_note`) and the upstream's answer (the
+/// echoed note). Recorded with no redaction configured, nothing is written and the case names
+/// each place, what it looks like and the config line to add; with those lines, the recording
+/// holds none of the keys, replays with other keys, and a replay whose request changed shows a
+/// diff without them.
+fn keys_everywhere() -> Result<(), Failed> {
+    let suite = Suite::bare("keys");
+    std::fs::write(
+        suite.dir.join("keys_everywhere.json"),
+        r#"{ "input": { "message": "Hello, where is my parcel?" },
+  "expected": { "reply": "Could you tell me your order number (A-1234)?" } }
+"#,
+    )
+    .unwrap();
+    let client = ("SUPPORT_AGENT_CLIENT", "keys");
+    let mut first = KEYS[0].to_vec();
+    first.push(client);
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let refused = suite.record(&upstream, &first, 1);
+    check(
+        !refused.success,
+        "recording with the keys unredacted fails",
+        &refused,
+    )?;
+    check(
+        suite.recordings().is_empty(),
+        "nothing is written, not even a temp file",
+        &refused,
+    )?;
+    let start = refused.text.find("--- keys::keys_everywhere").unwrap_or(0);
+    let failure = &refused.text[start..];
+    let at = failure
+        .find("keys/recordings/keys_everywhere.json")
+        .unwrap_or(0);
+    let prefix = &failure[..at];
+    let prefix = &prefix[prefix.rfind('\n').map_or(0, |n| n + 1)..];
+    let failure = failure.replace(&format!("{prefix}keys/"), "<suite>/");
+    let expected = r#"<suite>/recordings/keys_everywhere.json was not written (a file already there is unchanged): it would hold what looks like a credential
+  interactions[0].http.query, parameter `session_token` (a key-like value of 32 characters under a name holding `token`)
+    fix: add to `[recording]` in <suite>/proposal-eval.toml: redact = ["session_token"]
+  interactions[0].request.metadata.customer_note (an sk-ant- Anthropic key)
+    fix: add to `[recording]` in <suite>/proposal-eval.toml: redact_values = ["sk-ant-[A-Za-z0-9_-]{20,}"]
+  interactions[0].request.user (an sk- API key)
+    fix: add to `[recording]` in <suite>/proposal-eval.toml: redact_values = ["sk-[A-Za-z0-9_-]{20,}"]
+  interactions[0].response.metadata.customer_note (an sk-ant- Anthropic key)
+    fix: add to `[recording]` in <suite>/proposal-eval.toml: redact_values = ["sk-ant-[A-Za-z0-9_-]{20,}"]
+redaction (the credential keys, `redact`, `redact_values`) ran before this check: docs/reference/recordings.md, "Redaction""#;
+    check(
+        failure.contains(expected),
+        &format!(
+            "the failure names each place, its kind and its fix:
+{expected}"
+        ),
+        &refused,
+    )?;
+    for (_, secret) in KEYS[0] {
+        check(
+            !refused.text.contains(secret),
+            &format!("the failure does not print {secret}"),
+            &refused,
+        )?;
+    }
+
+    // The lines the failure gave (one regex covers both `sk-` kinds): recorded, then replayed.
+    std::fs::write(
+        suite.dir.join("proposal-eval.toml"),
+        "[recording]\nredact = [\"session_token\"]\nredact_values = [\"sk-[A-Za-z0-9_-]{20,}\"]\n",
+    )
+    .unwrap();
+    let recorded = suite.record(&upstream, &first, 1);
+    let seen = upstream.stop();
+    check(
+        recorded.success,
+        "with the config lines it records",
+        &recorded,
+    )?;
+    check(
+        seen.calls == 2 && seen.refused == 0,
+        &format!("the key reached the upstream both times: {seen:?}"),
+        &recorded,
+    )?;
+    let files = suite.recordings();
+    let text = &files["keys_everywhere.json"];
+    for secret in KEYS[0].iter().map(|(_, s)| *s).chain([KEY, "Bearer"]) {
+        if text.contains(secret) {
+            return Err(format!("the recording holds {secret}:\n{text}").into());
+        }
+    }
+    let call = &serde_json::from_str::<serde_json::Value>(text).unwrap()["interactions"][0];
+    let written = [
+        (&call["http"]["query"], "api-version=2024-06-01&api_key=<redacted>&key=<redacted>&api-key=<redacted>&session_token=<redacted>"),
+        (&call["request"]["user"], "<redacted>"),
+        (&call["request"]["metadata"]["customer_note"], "the customer pasted <redacted>"),
+        (&call["response"]["metadata"]["customer_note"], "the customer pasted <redacted>"),
+    ];
+    for (value, expected) in written {
+        if value != expected {
+            return Err(format!("recorded {value}, expected {expected:?}:\n{text}").into());
+        }
+    }
+
+    // Replay with the other keys: every redacted place takes them.
+    let mut second = KEYS[1].to_vec();
+    second.extend([
+        client,
+        ("OPENAI_API_KEY", "sk-proj-OTHERother9876543210fedcbaFEDCBA"),
+    ]);
+    let replayed = suite.run(&second, 1);
+    check(replayed.success, "replay with other keys passes", &replayed)?;
+    // A changed request: the diff shows what changed, and none of the keys.
+    second.push(("SUPPORT_AGENT_MODEL", "gpt-4o"));
+    let changed = suite.run(&second, 1);
+    check(
+        !changed.success
+            && changed
+                .text
+                .contains("request [0] differs from the recorded one")
+            && changed.text.contains("+  \"model\": \"gpt-4o\","),
+        "a changed request fails with its diff",
+        &changed,
+    )?;
+    for secret in second.iter().map(|(_, s)| *s).filter(|s| s.len() > 16) {
+        check(
+            !changed.text.contains(secret),
+            &format!("the diff does not print {secret}"),
+            &changed,
+        )?;
+    }
+    check(
+        suite.recordings() == files,
+        "replays leave the recording as it was",
+        &changed,
+    )
 }
 
 fn concurrency() -> Result<(), Failed> {

@@ -10,6 +10,7 @@ use crate::recording::model::{Model, ModelError, ModelFactory};
 use crate::recording::upstream::HttpConfig;
 use crate::recording::usage::{Pricing, UsageTotals};
 use crate::recording::Interaction;
+use proposal_eval_engine::credentials::masked;
 use proposal_eval_engine::redact::Redactor;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -730,9 +731,11 @@ fn closest_diff(
         let Some((old, new)) = compared_pair(&recorded[place], call, ignore, redactor) else {
             continue;
         };
+        // What still looks like a credential (where the recording's rules do not redact) is
+        // masked on both sides, so a failure never prints a secret.
         let diff = proposal_eval_engine::render::line_diff(
-            &old,
-            &new,
+            &masked(&old),
+            &masked(&new),
             "recorded request",
             "this request",
             false,

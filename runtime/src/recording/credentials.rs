@@ -1,192 +1,164 @@
-//! Credentials in recordings: the strings that look like an API key, a token or a private key,
-//! which `cargo proposal-eval status --check` refuses in a recording.
+//! Credentials in recordings: where the rules of `proposal_eval_engine::credentials` look in a
+//! recording or a pending file, the check made before either is written, and the one that
+//! `cargo proposal-eval status --check` makes on the files (the same scan).
 //!
-//! Recordings are committed, so a key that redaction missed (a header under another name, a
-//! token inside a prompt) would be published with them. Redaction runs before every write; this
-//! is the check after it, on the files themselves, including ones written or edited by hand.
-//!
-//! Each kind is a prefix a provider gives its keys, followed by a token-like run of characters
-//! long enough that ordinary prose does not produce it; where the prefix alone is common (`sk-`,
-//! `Bearer`), the run must also hold both a letter and a digit, as generated keys do.
+//! Recordings are committed, so a key that redaction missed (a body field of another name, a
+//! token inside a prompt, a key the upstream echoes back) would be published with them. Every
+//! request, response and query string is redacted before a write; then the document that would
+//! be written is scanned, and a file that would hold a credential is not written at all: the case
+//! fails naming the JSON path, what it looks like and the config line that redacts it.
 //!
 //! ```
-//! use proposal_eval::__internal::recording::credentials::{looks_like, scan};
+//! use proposal_eval::__internal::recording::credentials::scan_recording;
 //! use serde_json::json;
 //!
-//! assert_eq!(looks_like("key AKIAIOSFODNN7EXAMPLE here"), Some("an AKIA AWS access key id"));
-//! assert_eq!(looks_like("risk-free and task-based, see sk-learn"), None);
-//! let found = scan(&json!({ "headers": { "x-token": "Bearer 4f9a8b7c6d5e4f3a2b1c" } }));
-//! assert_eq!(found[0].to_string(), "headers.x-token (a bearer token)");
+//! let recording = json!({ "interactions": [{
+//!     "request": { "metadata": { "customer_note": "my key is sk-live-9a8b7c6d5e4f3a2b1c0d" } },
+//!     "response": {},
+//!     "http": { "method": "POST", "path": "/v1/chat", "query": "user_token=0123456789abcdefXYZ", "status": 200 },
+//! }] });
+//! let found = scan_recording(&recording);
+//! assert_eq!(found[0].to_string(), "interactions[0].http.query, parameter `user_token` (a key-like value of 19 characters under a name holding `token`)");
+//! assert_eq!(found[0].fix().to_string(), r#"redact = ["user_token"]"#);
+//! assert_eq!(found[1].to_string(), "interactions[0].request.metadata.customer_note (an sk- API key)");
+//! assert_eq!(found[1].fix().to_string(), r#"redact_values = ["sk-[A-Za-z0-9_-]{20,}"]"#);
 //! ```
 
-use crate::path::Location;
-use regex::Regex;
+use crate::path::{Location, Segment};
+pub use proposal_eval_engine::credentials::{
+    looks_like, scan, scan_query, scan_under, Finding, Fix, Kind,
+};
 use serde_json::Value;
-use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// A string that looks like a credential, and where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    /// Where the string is, in the document scanned (for a recording file: from its root, as
-    /// `interactions[0].request.headers.authorization`).
-    pub path: Location,
-    /// What it looks like: `a bearer token`, `an AKIA AWS access key id`…
-    pub kind: &'static str,
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.path, self.kind)
-    }
-}
-
-/// One kind of credential: a regex whose group 1 is the token, and whether the token must hold
-/// both a letter and a digit.
-struct Detector {
-    kind: &'static str,
-    regex: Regex,
-    mixed: bool,
-}
-
-/// Before the prefix of a key: the start of the string, or a character that is not part of a
-/// token (so `task-` is not `sk-`).
-const START: &str = r"(?:^|[^A-Za-z0-9_\-])";
-/// After a key of fixed length: the end, or a character that is not part of a token.
-const END: &str = r"(?:$|[^A-Za-z0-9_\-])";
-
-fn detectors() -> &'static [Detector] {
-    static DETECTORS: OnceLock<Vec<Detector>> = OnceLock::new();
-    DETECTORS.get_or_init(|| {
-        let detector = |kind, pattern: String, mixed| Detector {
-            kind,
-            regex: Regex::new(&pattern).expect("the credential patterns are valid"),
-            mixed,
-        };
-        vec![
-            detector(
-                "a PEM private key",
-                r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)".into(),
-                false,
-            ),
-            detector(
-                "an sk-ant- Anthropic key",
-                format!(r"{START}(sk-ant-[A-Za-z0-9_\-]{{20,}})"),
-                true,
-            ),
-            detector(
-                "an sk-proj- OpenAI key",
-                format!(r"{START}(sk-proj-[A-Za-z0-9_\-]{{20,}})"),
-                true,
-            ),
-            detector(
-                "an sk- API key",
-                format!(r"{START}(sk-[A-Za-z0-9_\-]{{20,}})"),
-                true,
-            ),
-            detector(
-                "an sk_live_ Stripe key",
-                format!(r"{START}((?:sk|rk)_live_[A-Za-z0-9]{{20,}})"),
-                false,
-            ),
-            detector(
-                "an AKIA AWS access key id",
-                format!(r"{START}((?:AKIA|ASIA)[A-Z0-9]{{16}}){END}"),
-                false,
-            ),
-            detector(
-                "a ghp_ GitHub token",
-                format!(r"{START}(gh[pousr]_[A-Za-z0-9]{{36,}})"),
-                false,
-            ),
-            detector(
-                "a github_pat_ GitHub token",
-                format!(r"{START}(github_pat_[A-Za-z0-9_]{{22,}})"),
-                false,
-            ),
-            detector(
-                "an AIza Google API key",
-                format!(r"{START}(AIza[A-Za-z0-9_\-]{{35}}){END}"),
-                false,
-            ),
-            detector(
-                "a xox- Slack token",
-                format!(r"{START}(xox[abposr]-[A-Za-z0-9\-]{{10,}})"),
-                true,
-            ),
-            detector(
-                "a bearer token",
-                r"\b(?i:bearer)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)".into(),
-                true,
-            ),
-        ]
-    })
-}
-
-/// Whether a token holds a letter and a digit, as a generated key does and a word does not.
-fn mixed(token: &str) -> bool {
-    token.bytes().any(|b| b.is_ascii_digit()) && token.bytes().any(|b| b.is_ascii_alphabetic())
-}
-
-/// What `text` looks like, when it holds a credential: the first kind found.
-pub fn looks_like(text: &str) -> Option<&'static str> {
-    detectors().iter().find_map(|d| {
-        d.regex
-            .captures_iter(text)
-            .filter_map(|c| c.get(1))
-            .any(|token| !d.mixed || mixed(token.as_str()))
-            .then_some(d.kind)
-    })
-}
-
-/// Every string value of `document` that looks like a credential, in document order.
-pub fn scan(document: &Value) -> Vec<Finding> {
-    fn walk(value: &Value, path: &mut Vec<crate::path::Segment>, out: &mut Vec<Finding>) {
-        use crate::path::Segment;
-        match value {
-            Value::String(text) => {
-                if let Some(kind) = looks_like(text) {
-                    out.push(Finding {
-                        path: Location(path.clone()),
-                        kind,
-                    });
+/// Every string of a recording or pending file (as JSON) that looks like a credential, in
+/// document order, each with its path from the file's root. Requests, responses and the
+/// outputs of a pending file are the documents that redaction sees, so a finding there has its
+/// [`Finding::fix`] relative to them; an HTTP call's `query` is read as a query string.
+pub fn scan_recording(document: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Value::Object(map) = document else {
+        return scan(document);
+    };
+    for (key, value) in map {
+        let at = vec![Segment::Key(key.clone())];
+        match (key.as_str(), value) {
+            ("interactions", Value::Array(items)) => interactions(items, at, &mut out),
+            ("samples", Value::Array(samples)) => {
+                for (n, sample) in samples.iter().enumerate() {
+                    let mut at = at.clone();
+                    at.push(Segment::Index(n));
+                    match sample {
+                        Value::Object(sample) => {
+                            for (key, value) in sample {
+                                let mut at = at.clone();
+                                at.push(Segment::Key(key.clone()));
+                                match (key.as_str(), value) {
+                                    ("interactions", Value::Array(items)) => {
+                                        interactions(items, at, &mut out)
+                                    }
+                                    _ => placed(value, at, &mut out),
+                                }
+                            }
+                        }
+                        other => placed(other, at, &mut out),
+                    }
                 }
             }
-            Value::Object(map) => {
-                for (key, child) in map {
-                    path.push(Segment::Key(key.clone()));
-                    walk(child, path, out);
-                    path.pop();
+            ("review", Value::Object(sides)) => {
+                // `review.pending.output`: an output is redacted as a document of its own.
+                for (side, outcome) in sides {
+                    let mut at = at.clone();
+                    at.push(Segment::Key(side.clone()));
+                    match outcome {
+                        Value::Object(outcome) => {
+                            for (kind, value) in outcome {
+                                let mut at = at.clone();
+                                at.push(Segment::Key(kind.clone()));
+                                placed(value, at, &mut out);
+                            }
+                        }
+                        other => placed(other, at, &mut out),
+                    }
                 }
             }
-            Value::Array(items) => {
-                for (n, child) in items.iter().enumerate() {
-                    path.push(Segment::Index(n));
-                    walk(child, path, out);
-                    path.pop();
-                }
-            }
-            _ => {}
+            _ => placed(value, at, &mut out),
         }
     }
-    let mut out = Vec::new();
-    walk(document, &mut Vec::new(), &mut out);
     out
 }
 
-/// The credentials in a JSON file (a recording); none for a file that is missing or is not
-/// JSON, which the caller reports otherwise.
+/// The findings of each interaction: its request and response, its HTTP call's query string.
+fn interactions(items: &[Value], at: Vec<Segment>, out: &mut Vec<Finding>) {
+    for (n, interaction) in items.iter().enumerate() {
+        let mut at = at.clone();
+        at.push(Segment::Index(n));
+        let Value::Object(fields) = interaction else {
+            placed(interaction, at, out);
+            continue;
+        };
+        for (key, value) in fields {
+            let mut at = at.clone();
+            at.push(Segment::Key(key.clone()));
+            match (key.as_str(), value) {
+                ("http", Value::Object(http)) => {
+                    for (key, value) in http {
+                        let mut at = at.clone();
+                        at.push(Segment::Key(key.clone()));
+                        match (key.as_str(), value) {
+                            ("query", Value::String(query)) => {
+                                out.extend(scan_query(query).into_iter().map(|f| Finding {
+                                    path: Location(at.clone()),
+                                    document_at: at.len(),
+                                    ..f
+                                }));
+                            }
+                            _ => placed(value, at, out),
+                        }
+                    }
+                }
+                _ => placed(value, at, out),
+            }
+        }
+    }
+}
+
+/// The findings of `value`, a document found at `at`.
+fn placed(value: &Value, at: Vec<Segment>, out: &mut Vec<Finding>) {
+    let name = at.iter().rev().find_map(|s| match s {
+        Segment::Key(key) => Some(key.as_str()),
+        Segment::Index(_) => None,
+    });
+    out.extend(scan_under(value, name).into_iter().map(|f| {
+        let mut path = at.clone();
+        path.extend(f.path.0);
+        Finding {
+            path: Location(path),
+            document_at: at.len(),
+            ..f
+        }
+    }));
+}
+
+/// The credentials in a JSON file (a recording or a pending file); none for a file that is
+/// missing or is not JSON, which the caller reports otherwise.
 pub fn scan_file(file: &Path) -> Vec<Finding> {
     let Ok(bytes) = std::fs::read(file) else {
         return Vec::new();
     };
-    // Most recordings hold none of the prefixes: skip building the document for them. A file
-    // with escapes is always parsed, since `\u0041KIA` is `AKIA` once read.
+    // Most recordings hold neither a provider's prefix nor a string under a credential-like name
+    // (`prompt_tokens` holds a number): skip building the document for them. A file with
+    // escapes is always parsed, since `\u0041KIA` is `AKIA` once read.
     static PREFIXES: OnceLock<regex::bytes::Regex> = OnceLock::new();
     let prefixes = PREFIXES.get_or_init(|| {
         regex::bytes::Regex::new(
-            r"sk-|_live_|AKIA|ASIA|gh[pousr]_|github_pat_|AIza|xox[abposr]-|(?i:bearer)|PRIVATE KEY|\\[^n\x22\\]",
+            concat!(
+                r"sk-|_live_|AKIA|ASIA|gh[pousr]_|github_pat_|AIza|xox[abposr]-|(?i:bearer)|PRIVATE KEY",
+                // A string or a list as the value of a credential-like name, or a query string.
+                r#"|(?i:key|token|secret|password|auth)[^"]*"\s*:\s*[\["]|"query"\s*:\s*""#,
+                r"|\\[^n\x22\\]",
+            ),
         )
         .expect("the prefix pattern is valid")
     });
@@ -194,8 +166,26 @@ pub fn scan_file(file: &Path) -> Vec<Finding> {
         return Vec::new();
     }
     match serde_json::from_slice::<Value>(&bytes) {
-        Ok(document) => scan(&document),
+        Ok(document) => scan_recording(&document),
         Err(_) => Vec::new(),
+    }
+}
+
+/// The fix for a finding, as a person reads it: the line to add to the suite config, or, for
+/// the copy of the case's input a recording keeps, the fixture to change.
+pub fn fix_text(finding: &Finding, config_file: &str) -> String {
+    let in_url_path = finding
+        .path
+        .0
+        .ends_with(&[Segment::Key("http".into()), Segment::Key("path".into())]);
+    match finding.path.0.first() {
+        Some(Segment::Key(key)) if key == "input" => {
+            "it is in the case's `input`: take it out of the fixture".to_string()
+        }
+        _ if in_url_path => "it is in the URL's path, which replay matches and redaction leaves \
+            as it is: send the key in a header or the query string"
+            .to_string(),
+        _ => format!("add to `[recording]` in {config_file}: {}", finding.fix()),
     }
 }
 
@@ -203,10 +193,40 @@ pub fn scan_file(file: &Path) -> Vec<Finding> {
 /// what it looks like, and the fix.
 pub fn message(file: &str, findings: &[Finding]) -> String {
     let places: Vec<String> = findings.iter().map(Finding::to_string).collect();
+    let mut fixes: Vec<String> = findings
+        .iter()
+        .filter(|f| f.path.0.first() != Some(&Segment::Key("input".into())))
+        .map(|f| format!("`{}`", f.fix()))
+        .collect();
+    fixes.dedup();
+    let keep_out = if fixes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", and keep it out of the next recording with {} in `[recording]` of the suite config",
+            fixes.join(" and ")
+        )
+    };
     format!(
-        "{file}: holds what looks like a credential at {}; remove it from the file, and keep it out of the next recording with `[recording] redact` (paths) or `redact_values` (regexes) in the suite config",
+        "{file}: holds what looks like a credential at {}; remove it from the file{keep_out}",
         places.join(", ")
     )
+}
+
+/// Why a recording or pending file was not written: the file, and each credential with its
+/// fix, a line each.
+pub fn refusal(file: &str, findings: &[Finding], config_file: &str) -> String {
+    let mut text = format!(
+        "{file} was not written (a file already there is unchanged): it would hold what looks like a credential\n"
+    );
+    for finding in findings {
+        text.push_str(&format!(
+            "  {finding}\n    fix: {}\n",
+            fix_text(finding, config_file)
+        ));
+    }
+    text.push_str("redaction (the credential keys, `redact`, `redact_values`) ran before this check: docs/reference/recordings.md, \"Redaction\"");
+    text
 }
 
 #[cfg(test)]
@@ -215,90 +235,9 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn each_kind_is_found() {
-        let cases = [
-            ("sk-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "an sk- API key"),
-            ("key=sk-live-4f9a8b7c6d5e4f3a2b1c", "an sk- API key"),
-            (
-                "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-                "an sk-ant- Anthropic key",
-            ),
-            (
-                "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34",
-                "an sk-proj- OpenAI key",
-            ),
-            ("sk_live_51HxYzAbCdEfGhIjKlMnOpQr", "an sk_live_ Stripe key"),
-            ("AKIAIOSFODNN7EXAMPLE", "an AKIA AWS access key id"),
-            ("id: ASIAY34FZKBOKMUTVV7A.", "an AKIA AWS access key id"),
-            (
-                "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-                "a ghp_ GitHub token",
-            ),
-            (
-                "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
-                "a github_pat_ GitHub token",
-            ),
-            (
-                "https://maps.example/?key=AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-                "an AIza Google API key",
-            ),
-            (
-                "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-                "a xox- Slack token",
-            ),
-            ("xoxp-1234567890-abcdef", "a xox- Slack token"),
-            (
-                "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
-                "a bearer token",
-            ),
-            (
-                "authorization: bearer 0123456789abcdefXYZ",
-                "a bearer token",
-            ),
-            (
-                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow...",
-                "a PEM private key",
-            ),
-            ("-----BEGIN PRIVATE KEY-----", "a PEM private key"),
-            ("-----BEGIN OPENSSH PRIVATE KEY-----", "a PEM private key"),
-        ];
-        for (text, kind) in cases {
-            assert_eq!(looks_like(text), Some(kind), "{text}");
-        }
-    }
-
-    #[test]
-    fn prose_and_redacted_values_are_not_credentials() {
-        for text in [
-            "",
-            "<redacted>",
-            "Bearer <redacted>",
-            "Please change my payment to 120 EUR",
-            "a task-oriented, risk-averse, desk-bound analyst",
-            "sk-learn is a library; so is sk-image",
-            "sk-this-is-a-long-hyphenated-phrase-of-words",
-            "the bearer of this letter",
-            "Bearer authentication-without-any-digits",
-            "Bearer short1",
-            "AKIA is a prefix, AKIA1234 too short",
-            "AKIAIOSFODNN7EXAMPLEX2 is too long to be one",
-            "ghp_short",
-            "AIza but not long enough",
-            "xoxb-short",
-            "-----BEGIN PUBLIC KEY-----",
-            "-----BEGIN CERTIFICATE-----",
-            "The customer's IBAN is DE89370400440532013000",
-            "mask-1234567890abcdefghij",
-            "a mixed ASIAN market",
-        ] {
-            assert_eq!(looks_like(text), None, "{text}");
-        }
-    }
-
-    #[test]
-    fn scan_names_each_path_in_the_path_grammar() {
+    fn scan_recording_names_each_path_in_the_path_grammar() {
         let recording = json!({
-            "input": { "message": "hi" },
+            "input": { "message": "hi", "sig": "ghp_16C7e42F292c6912E7710c838347Ae178B4a" },
             "interactions": [
                 {
                     "request": {
@@ -306,21 +245,66 @@ mod tests {
                         "messages": ["fine", "token ghp_16C7e42F292c6912E7710c838347Ae178B4a"],
                     },
                     "response": { "text": "-----BEGIN EC PRIVATE KEY-----" },
+                    "http": { "method": "GET", "path": "/v1", "query": "a=1&key=<redacted>&my_secret=0123456789abcdefXY" },
                 },
             ],
         });
-        let found: Vec<String> = scan(&recording).iter().map(|f| f.to_string()).collect();
+        let found: Vec<String> = scan_recording(&recording)
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
         assert_eq!(
             found,
             [
+                "input.sig (a ghp_ GitHub token)",
+                "interactions[0].http.query, parameter `my_secret` (a key-like value of 18 characters under a name holding `secret`)",
                 r#"interactions[0].request.headers["x.key"] (an AKIA AWS access key id)"#,
                 "interactions[0].request.messages[1] (a ghp_ GitHub token)",
                 "interactions[0].response.text (a PEM private key)",
             ]
         );
         assert_eq!(
-            message("s/recordings/a.json", &scan(&recording)[..1]),
-            "s/recordings/a.json: holds what looks like a credential at interactions[0].request.headers[\"x.key\"] (an AKIA AWS access key id); remove it from the file, and keep it out of the next recording with `[recording] redact` (paths) or `redact_values` (regexes) in the suite config"
+            message("s/recordings/a.json", &scan_recording(&recording)[..3]),
+            "s/recordings/a.json: holds what looks like a credential at input.sig (a ghp_ GitHub token), interactions[0].http.query, parameter `my_secret` (a key-like value of 18 characters under a name holding `secret`), interactions[0].request.headers[\"x.key\"] (an AKIA AWS access key id); remove it from the file, and keep it out of the next recording with `redact = [\"my_secret\"]` and `redact_values = [\"(?:AKIA|ASIA)[A-Z0-9]{16}\"]` in `[recording]` of the suite config"
+        );
+    }
+
+    /// A pending file's outputs and a several-sample recording's interactions are documents
+    /// too: a fix is relative to them.
+    #[test]
+    fn samples_and_pending_outputs_are_scanned_as_documents() {
+        let pending = json!({
+            "samples": [{ "interactions": [{ "request": { "a": [{ "auth_key": "0123456789abcdefXY" }] }, "response": null }] }],
+            "review": { "pending": { "output": { "api_token": "0123456789abcdefXY" } }, "committed": { "error": "sk-0123456789abcdefghijkl" } },
+        });
+        let found = scan_recording(&pending);
+        let text: Vec<String> = found
+            .iter()
+            .map(|f| format!("{f} -> {}", fix_text(f, "s/proposal-eval.toml")))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "review.committed.error (an sk- API key) -> add to `[recording]` in s/proposal-eval.toml: redact_values = [\"sk-[A-Za-z0-9_-]{20,}\"]",
+                "review.pending.output.api_token (a key-like value of 18 characters under a name holding `token`) -> add to `[recording]` in s/proposal-eval.toml: redact = [\"api_token\"]",
+                "samples[0].interactions[0].request.a[0].auth_key (a key-like value of 18 characters under a name holding `key`) -> add to `[recording]` in s/proposal-eval.toml: redact = [\"a[*].auth_key\"]",
+            ]
+        );
+        assert_eq!(
+            refusal("s/recordings/p.pending.json", &found[..1], "s/proposal-eval.toml"),
+            "s/recordings/p.pending.json was not written (a file already there is unchanged): it would hold what looks like a credential\n  review.committed.error (an sk- API key)\n    fix: add to `[recording]` in s/proposal-eval.toml: redact_values = [\"sk-[A-Za-z0-9_-]{20,}\"]\nredaction (the credential keys, `redact`, `redact_values`) ran before this check: docs/reference/recordings.md, \"Redaction\""
+        );
+        assert_eq!(
+            fix_text(
+                &scan_recording(&json!({ "input": { "k": "AKIAIOSFODNN7EXAMPLE" } }))[0],
+                "c"
+            ),
+            "it is in the case's `input`: take it out of the fixture"
+        );
+        let in_path = json!({ "interactions": [{ "http": { "path": "/bot/sk-0123456789abcdefghijkl/send" } }] });
+        assert_eq!(
+            fix_text(&scan_recording(&in_path)[0], "c"),
+            "it is in the URL's path, which replay matches and redaction leaves as it is: send the key in a header or the query string"
         );
     }
 
@@ -341,6 +325,11 @@ mod tests {
         );
         let plain = write("plain.json", r#"{ "k": ["Bearer 0123456789abcdefXYZ"] }"#);
         assert_eq!(scan_file(&plain)[0].to_string(), "k[0] (a bearer token)");
+        let named = write(
+            "named.json",
+            r#"{ "Session-Token": "0123456789abcdefXYZ" }"#,
+        );
+        assert_eq!(scan_file(&named).len(), 1);
         assert!(scan_file(&write("broken.json", "{ \"k\": \"sk-")).is_empty());
         assert!(scan_file(&dir.path().join("missing.json")).is_empty());
     }

@@ -477,6 +477,28 @@ mod tests {
         assert_eq!(changed_lines, 2, "{failure}");
     }
 
+    /// A key the recording's rules do not cover (a field the code only now sends) makes the
+    /// request differ, and the diff says where without printing it.
+    #[test]
+    fn a_credential_in_a_new_place_is_masked_in_the_diff() {
+        let mut llm = Llm::replay(
+            vec![interaction(
+                json!({ "prompt": "hi", "user": "ada" }),
+                json!("x"),
+            )],
+            vec![],
+            Redactor::default(),
+        );
+        let sent = json!({ "prompt": "hi", "user": "sk-live-0f1e2d3c4b5a69788796a5b4" });
+        let failure = llm.complete(&sent).unwrap_err().to_string();
+        assert!(!failure.contains("sk-live"), "{failure}");
+        assert!(
+            failure.contains("-  \"user\": \"ada\"")
+                && failure.contains("+  \"user\": \"<redacted>\""),
+            "{failure}"
+        );
+    }
+
     #[test]
     fn recording_builds_the_model_only_when_called() {
         let built = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

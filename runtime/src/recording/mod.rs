@@ -119,6 +119,51 @@ impl RecordingConfig {
     }
 }
 
+/// Why a recording or a pending file was not written; either way the file is as it was.
+#[derive(Debug)]
+pub enum WriteError {
+    /// It would hold what looks like a credential (redaction has run): each one found.
+    Credentials(Vec<credentials::Finding>),
+    /// The file could not be written.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Credentials(found) => {
+                let places: Vec<String> = found.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "it would hold what looks like a credential at {}",
+                    places.join(", ")
+                )
+            }
+            WriteError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Io(e) => Some(e),
+            WriteError::Credentials(_) => None,
+        }
+    }
+}
+
+/// Writes a recording or pending file's document atomically, unless it holds what looks like
+/// a credential.
+pub(crate) fn write_checked(value: Value, file: &Path) -> Result<(), WriteError> {
+    let found = credentials::scan_recording(&value);
+    if !found.is_empty() {
+        return Err(WriteError::Credentials(found));
+    }
+    crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
+        .map_err(WriteError::Io)
+}
+
 /// One model call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -766,12 +811,15 @@ impl Recording {
         self
     }
 
-    /// Takes what `redactor` redacts out of every request and response, as is done before a
-    /// recording is written, so that no credential reaches the file.
+    /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
+    /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
         for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
+            if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
+                *query = redactor.redact_query(query);
+            }
         }
     }
 
@@ -792,9 +840,11 @@ impl Recording {
     /// responses are moved into the document written, not copied, and the text is written to
     /// the temp file as it is made, never held whole. A recording of a large document is
     /// written with no copy of it.
-    pub fn write_moved(self, file: &Path) -> std::io::Result<()> {
-        let value = self.into_value();
-        crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
+    ///
+    /// The document is scanned for credentials first ([`credentials::scan_recording`]): a
+    /// recording that would hold one is not written, and the file is left as it was.
+    pub fn write_moved(self, file: &Path) -> Result<(), WriteError> {
+        write_checked(self.into_value(), file)
     }
 
     /// The recording as JSON (what `serde_json::to_value` gives), its requests and responses

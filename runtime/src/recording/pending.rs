@@ -111,7 +111,9 @@ impl Pending {
     /// Writes the pending file as [`Pending::write`] does, consuming it: the recording's
     /// requests and responses are moved into what is written, not copied (see
     /// [`Recording::write_moved`]).
-    pub fn write_moved(self, file: &Path) -> std::io::Result<()> {
+    /// Like a recording, a pending file that would hold what looks like a credential is not
+    /// written.
+    pub fn write_moved(self, file: &Path) -> Result<(), super::WriteError> {
         let mut value = self.recording.into_value();
         if let Value::Object(map) = &mut value {
             map.insert(
@@ -119,9 +121,7 @@ impl Pending {
                 serde_json::to_value(&self.review).unwrap_or(Value::Null),
             );
         }
-        crate::files::replace_file_with(file, true, |out| {
-            super::canonical::write_pretty(&value, out)
-        })
+        super::write_checked(value, file)
     }
 
     /// Parses a pending file; `file` is used in error messages.
@@ -235,6 +235,44 @@ mod tests {
                 .samples,
             sampled.recording.samples
         );
+    }
+
+    /// A pending file, or a recording, that would hold a credential redaction missed (here in
+    /// an output, under a name no rule redacts) is not written, and the file there is kept.
+    #[test]
+    fn a_file_that_would_hold_a_credential_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.pending.json");
+        let mut leaky = pending();
+        leaky.review.pending =
+            Outcome::Output(serde_json::json!({ "note": "AKIAIOSFODNN7EXAMPLE" }));
+        leaky.redact(&Redactor::default());
+        let Err(super::super::WriteError::Credentials(found)) = leaky.clone().write_moved(&file)
+        else {
+            panic!("written")
+        };
+        assert_eq!(
+            found[0].to_string(),
+            "review.pending.output.note (an AKIA AWS access key id)"
+        );
+        assert!(!file.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no temp file either"
+        );
+
+        let committed = dir.path().join("a.json");
+        std::fs::write(&committed, "before").unwrap();
+        let mut recording = leaky.recording;
+        recording.samples[0].interactions[0].response =
+            serde_json::json!({ "session_token": "0123456789abcdefXYZ" });
+        let error = recording.write_moved(&committed).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "it would hold what looks like a credential at interactions[0].response.session_token (a key-like value of 19 characters under a name holding `token`)"
+        );
+        assert_eq!(std::fs::read_to_string(&committed).unwrap(), "before");
     }
 
     #[test]

@@ -336,7 +336,17 @@ impl SuiteStatus {
                     value["credentials"] = c
                         .credentials
                         .iter()
-                        .map(|f| serde_json::json!({ "path": f.path, "kind": f.kind }))
+                        .map(|f| {
+                            let mut found = serde_json::json!({
+                                "path": f.path,
+                                "kind": f.kind.to_string(),
+                                "fix": f.fix().to_string(),
+                            });
+                            if let Some(name) = &f.parameter {
+                                found["parameter"] = name.as_str().into();
+                            }
+                            found
+                        })
                         .collect();
                 }
                 value

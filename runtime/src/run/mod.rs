@@ -339,12 +339,9 @@ fn execute(
                     },
                 };
                 pending.redact(&config.recording.redactor());
-                pending.write_moved(&pending_file).map_err(|e| {
-                    format!(
-                        "cannot write the pending recording {}: {e}",
-                        suite.relative(&pending_file)
-                    )
-                })?;
+                pending
+                    .write_moved(&pending_file)
+                    .map_err(|e| write_failure(suite, &pending_file, "pending recording", e))?;
             } else if review {
                 // Nothing to review; the committed recording is never touched under review.
                 result.recording = RecordingUse::None;
@@ -369,12 +366,9 @@ fn execute(
                 );
                 // Credentials never reach the file; the code under test got the answers unredacted.
                 recording.redact(&config.recording.redactor());
-                recording.write_moved(&recording_file).map_err(|e| {
-                    format!(
-                        "cannot write the recording {}: {e}",
-                        suite.relative(&recording_file)
-                    )
-                })?;
+                recording
+                    .write_moved(&recording_file)
+                    .map_err(|e| write_failure(suite, &recording_file, "recording", e))?;
             } else {
                 // The case no longer calls the model: an old recording would make replays fail
                 // ("0 calls but the recording has 1") with no way to re-record it away.
@@ -693,6 +687,17 @@ fn committed_outcome(
             (None, Ok(value)) => Outcome::Output(value),
         },
     })
+}
+
+/// A case's failure when its recording or pending file was not written.
+fn write_failure(suite: &Suite, file: &Path, what: &str, error: recording::WriteError) -> String {
+    let name = suite.relative(file);
+    match error {
+        recording::WriteError::Credentials(found) => {
+            recording::credentials::refusal(&name, &found, &suite.config_file_name())
+        }
+        recording::WriteError::Io(e) => format!("cannot write the {what} {name}: {e}"),
+    }
 }
 
 fn stale_message(

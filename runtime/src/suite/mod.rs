@@ -134,6 +134,12 @@ impl Suite {
         }
     }
 
+    /// The suite's config file, relative to the crate root, as messages name it (whether it
+    /// exists or not).
+    pub fn config_file_name(&self) -> String {
+        self.relative(&self.layers.suite().file)
+    }
+
     /// The suite-wide sources (`[recording] sources` globs) of a layer, hashed once per process.
     fn suite_sources<'a>(&self, layer: &'a Layer) -> Result<&'a [Source], SourceError> {
         let result = layer.sources.get_or_init(|| {

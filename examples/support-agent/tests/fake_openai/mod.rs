@@ -3,9 +3,9 @@
 //!
 //! It answers like the real API: a request with tools gets a `lookup_order` tool call when the
 //! message names an order (`A-1234`), a streamed request gets its reply as chunks, then a usage
-//! chunk, then `[DONE]`. It refuses (401) a request without the expected key, so a passing
-//! recording shows the key reached it; it counts the calls it answered and the most it was
-//! answering at once.
+//! chunk, then `[DONE]`; a request's `metadata` is echoed back, as OpenAI's Responses API does.
+//! It refuses (401) a request without the expected key, so a passing recording shows the key
+//! reached it; it counts the calls it answered and the most it was answering at once.
 
 #![allow(dead_code)]
 
@@ -192,9 +192,14 @@ fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration,
                 json!({ "role": "assistant", "content": "Could you tell me your order number (A-1234)?" })
             }
         };
-        let body = json!({ "id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+        let mut reply = json!({ "id": "chatcmpl-fake", "object": "chat.completion", "model": model,
             "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
             "usage": { "prompt_tokens": prompt_tokens, "completion_tokens": 12, "total_tokens": prompt_tokens + 12 } });
+        // Echoed as OpenAI's Responses API echoes it: a key put there comes back.
+        if body.get("metadata").is_some() {
+            reply["metadata"] = body["metadata"].clone();
+        }
+        let body = reply;
         tiny_http::Response::from_string(body.to_string())
             .with_header(content_type("application/json"))
     };

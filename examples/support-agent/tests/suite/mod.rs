@@ -106,3 +106,35 @@ fn stagger(n: usize) -> Vec<Duration> {
     }
     waits
 }
+
+/// A case whose request carries keys everywhere a user's code may put one: the `Authorization`
+/// header, the query string (`api_key`, Google's `key`, Azure's `api-key`, a `session_token`),
+/// a body field of another name (`user`) and a note (`metadata.customer_note`) that the upstream
+/// echoes back, as OpenAI's Responses API does with `metadata`. The keys come from the
+/// environment, so that a replay can send other ones.
+pub fn with_keys(case: &Case, llm: &mut Llm) -> proposal_eval::Result<serde_json::Value> {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| format!("no-{name}"));
+    let model = std::env::var("SUPPORT_AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+    let url = format!(
+        "{}/chat/completions?api-version=2024-06-01&api_key={}&key={}&api-key={}&session_token={}",
+        llm.base_url()?,
+        var("OPENAI_API_KEY"),
+        var("SUPPORT_AGENT_GOOGLE_KEY"),
+        var("SUPPORT_AGENT_AZURE_KEY"),
+        var("SUPPORT_AGENT_SESSION"),
+    );
+    let body = serde_json::json!({
+        "model": model,
+        "messages": [{ "role": "user", "content": case.input["message"] }],
+        "user": var("SUPPORT_AGENT_USER_KEY"),
+        "metadata": { "customer_note": format!("the customer pasted {}", var("SUPPORT_AGENT_NOTE_KEY")) },
+    });
+    let response: serde_json::Value = reqwest::blocking::Client::new()
+        .post(url)
+        .bearer_auth(var("OPENAI_API_KEY"))
+        .json(&body)
+        .send()?
+        .error_for_status()?
+        .json()?;
+    Ok(serde_json::json!({ "reply": response["choices"][0]["message"]["content"] }))
+}
