@@ -49,4 +49,6 @@ pub mod numbers;
 pub mod path;
 pub mod redact;
 pub mod render;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod transform;
