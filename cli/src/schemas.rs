@@ -6,6 +6,8 @@
 //!   `UPDATE_SCHEMAS=1 cargo test -p cargo-proposal-eval --bin cargo-proposal-eval schemas`.
 //! - `the_repository_validates` checks every fixture, suite config and recording of every suite
 //!   of the repository against its schema: what the parser accepts, the schema accepts.
+//! - `the_drafts_page_validates` checks the suggestion records of docs/reference/drafts.md
+//!   (and `cli/tests/cli/report.rs` a report.json the `report` command writes).
 //! - `an_unknown_key_fails` checks that the schemas refuse what the parsers refuse most often.
 //!
 //! The schemas live here, not in the runtime, because the draft input's type is this crate's.
@@ -233,6 +235,26 @@ fn the_repository_validates() {
     assert!(fixtures.0 > 100, "fixtures checked: {fixtures:?}");
     assert!(configs.0 > 10, "configs checked: {configs:?}");
     assert!(recordings.0 > 50, "recordings checked: {recordings:?}");
+}
+
+/// The suggestion records that docs/reference/drafts.md shows (its last line is not JSON on
+/// purpose) are draft input.
+#[test]
+fn the_drafts_page_validates() {
+    let page = std::fs::read_to_string(repository().join("docs/reference/drafts.md")).unwrap();
+    let validator = validator("draft-input.json");
+    let mut records = 0;
+    for line in page.lines().filter(|l| l.starts_with("{\"suggestion_id\"")) {
+        let record: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(errors(&validator, &record), Vec::<String>::new(), "{line}");
+        records += 1;
+    }
+    assert!(records >= 4, "records found: {records}");
+    let no_id = serde_json::json!({ "type": "eval" });
+    assert_eq!(
+        errors(&validator, &no_id),
+        ["at ``: \"suggestion_id\" is a required property"]
+    );
 }
 
 #[test]
