@@ -16,6 +16,8 @@ mod prune;
 mod report;
 mod review;
 mod runlog;
+#[cfg(test)]
+mod schemas;
 mod status;
 mod suggestion;
 mod suites;

@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// One suggestion, as failure-analysis tooling writes it.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Deserialize)]
 pub struct Suggestion {
     /// Names the draft: `drafts/eval_<suggestion_id>.json`.
@@ -27,6 +28,7 @@ pub struct Suggestion {
 }
 
 /// `suggestion_content`.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct SuggestionContent {
     /// Short title.
@@ -38,6 +40,7 @@ pub struct SuggestionContent {
 }
 
 /// One production trace behind a suggestion.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Deserialize)]
 pub struct SourceTrace {
     /// The trace id in the tracing system.

@@ -55,6 +55,7 @@ use std::collections::BTreeMap;
 
 /// How expected and actual proposals are paired.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Matching {
     /// The n-th expected with the n-th actual.
@@ -84,7 +85,9 @@ pub enum Matching {
 /// # Ok::<(), proposal_eval_engine::path::PathError>(())
 /// ```
 #[derive(Clone, Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", schemars(transform = strict_aliases))]
 pub struct StrictConfig {
     /// `ordered` (default) or `any_order`.
     #[serde(default)]
@@ -94,12 +97,14 @@ pub struct StrictConfig {
     pub ignore_paths: Vec<Pattern>,
     /// The path read to pick a normalization rule (default `changeType`).
     #[serde(default, deserialize_with = "crate::path::deserialize_opt_location")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub discriminator: Option<Location>,
     /// `[[strict.normalization]]` rules; none means proposals are compared as they are.
     #[serde(default)]
     pub normalization: Vec<NormalizationRule>,
     /// `[strict.transformers."path"]`: transformers by the path they rewrite.
     #[serde(default, deserialize_with = "deserialize_transformers")]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, Transformer>"))]
     pub transformers: Vec<(Pattern, Transformer)>,
 }
 
@@ -900,4 +905,10 @@ impl<'v, S: Sink> Walker<'_, 'v, '_, S> {
         }
         self.matcher.truncate(child);
     }
+}
+
+/// The camelCase keys `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn strict_aliases(schema: &mut schemars::Schema) {
+    crate::schema::aliases(schema, &[("ignore_paths", "ignorePaths")]);
 }

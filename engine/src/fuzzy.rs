@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 /// Which similarity `match = "fuzzy"` computes (`algorithm = "..."`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Algorithm {
     /// `1 - distance / max(len)`: share of characters that need no edit (default).

@@ -53,4 +53,6 @@ pub mod path;
 mod query;
 pub mod redact;
 pub mod render;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod transform;

@@ -130,12 +130,14 @@ impl<'de> Deserialize<'de> for FieldSource {
 
 /// One `[[strict.normalization]]` rule.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NormalizationRule {
     /// The discriminator value this rule is for.
     pub when: Value,
     /// The normalized fields (output path, source), in output-path order.
     #[serde(deserialize_with = "deserialize_fields")]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, FieldSource>"))]
     pub fields: Vec<(Location, FieldSource)>,
 }
 

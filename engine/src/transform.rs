@@ -45,6 +45,7 @@ impl Context {
 
 /// The transforms that can be named in a config file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Builtin {
     /// `"YYYY-MM-DDT00:00:00Z"` of [`Context::now`]; ignores its input.
@@ -265,6 +266,7 @@ impl<'de> Deserialize<'de> for Transform {
 
 /// The modern way to say where a transformer applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// The field missing in expected gets `transform()`; present, it is compared as it is.
@@ -277,6 +279,7 @@ pub enum Strategy {
 
 /// Legacy `on_missing`: what to do on a side (of `apply_to`) where the field is missing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OnMissing {
     /// Leave it missing.
@@ -291,6 +294,7 @@ pub enum OnMissing {
 
 /// Legacy `on_existing`: what to do on a side (of `apply_to`) where the field is present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OnExisting {
     /// Replace it by `transform(value)`.
@@ -301,6 +305,7 @@ pub enum OnExisting {
 
 /// Legacy `apply_to`: which sides a transformer touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApplyTo {
     /// Expected and actual.
@@ -324,6 +329,7 @@ impl ApplyTo {
 
 /// Where a transformer's conditions are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConditionTarget {
     /// `self`: the proposal being transformed.
@@ -348,16 +354,27 @@ pub enum ConditionTarget {
 /// assert!(!c.holds(&json!({"changeType": "creation"})));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", schemars(transform = condition_aliases))]
 pub struct Condition {
     /// Where to read, relative to the proposal.
     #[serde(deserialize_with = "crate::path::deserialize_location")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub path: Location,
     /// Holds when the value equals any of these.
     #[serde(default, deserialize_with = "one_or_many_values")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::schema::OneOrMany<Value>>")
+    )]
     pub equals: Option<Vec<Value>>,
     /// Holds when the value (or its absence) equals none of these.
     #[serde(default, alias = "notEquals", deserialize_with = "one_or_many_values")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::schema::OneOrMany<Value>>")
+    )]
     pub not_equals: Option<Vec<Value>>,
     /// Holds when the field's presence is this.
     #[serde(default)]
@@ -474,6 +491,11 @@ fn one_or_many_conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Conditi
 /// assert_eq!(t.when.len(), 1);
 /// ```
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(with = "RawTransformer")
+)]
 #[serde(try_from = "RawTransformer")]
 pub struct Transformer {
     /// The transform.
@@ -552,7 +574,9 @@ impl Transformer {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", schemars(transform = transformer_aliases))]
 struct RawTransformer {
     transform: Transform,
     #[serde(default)]
@@ -560,6 +584,10 @@ struct RawTransformer {
     #[serde(default, alias = "conditionTarget")]
     condition_target: ConditionTarget,
     #[serde(default, deserialize_with = "one_or_many_conditions")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "crate::schema::OneOrMany<Condition>")
+    )]
     when: Vec<Condition>,
     #[serde(default, alias = "onMissing")]
     on_missing: Option<OnMissing>,
@@ -596,6 +624,26 @@ impl TryFrom<RawTransformer> for Transformer {
             ..base
         })
     }
+}
+
+/// The camelCase keys `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn condition_aliases(schema: &mut schemars::Schema) {
+    crate::schema::aliases(schema, &[("not_equals", "notEquals")]);
+}
+
+/// The camelCase keys `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn transformer_aliases(schema: &mut schemars::Schema) {
+    crate::schema::aliases(
+        schema,
+        &[
+            ("condition_target", "conditionTarget"),
+            ("on_missing", "onMissing"),
+            ("on_existing", "onExisting"),
+            ("apply_to", "applyTo"),
+        ],
+    );
 }
 
 #[cfg(test)]

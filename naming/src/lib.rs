@@ -200,6 +200,7 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "sources",
     "status",
     "draft",
+    "$schema",
 ];
 
 #[cfg(test)]

@@ -63,6 +63,11 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 /// "#).unwrap_err();
 /// assert!(err.to_string().contains("timeout_ms"));
 /// ```
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(with = "RawJudgeConfig")
+)]
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "RawJudgeConfig")]
 pub struct JudgeConfig {
@@ -80,6 +85,7 @@ pub struct JudgeConfig {
     pub config: Map<String, Value>,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
 struct RawJudgeConfig {
     name: String,

@@ -108,6 +108,8 @@ mod recording;
 mod repeat;
 mod report;
 mod run;
+#[cfg(feature = "schema")]
+mod schema;
 mod suite;
 mod sys;
 
@@ -200,6 +202,11 @@ pub mod __internal {
     }
     pub mod fixture {
         pub use crate::suite::fixture::*;
+    }
+    /// The JSON Schemas of the file formats, from which `schemas/` is generated.
+    #[cfg(feature = "schema")]
+    pub mod schema {
+        pub use crate::schema::*;
     }
     /// What `runtime/benches/proxy.rs` measures: the loopback server of a replaying `Llm`.
     pub mod llm {

@@ -119,6 +119,7 @@ impl<'de> Deserialize<'de> for PassRule {
 }
 
 /// `[run]` in `proposal-eval.toml`: how often each case runs and how its samples decide it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
@@ -131,6 +132,7 @@ pub struct RunConfig {
 }
 
 /// A repeated case's samples, as a report entry holds them.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Samples {
     /// Each sample's verdict, in order.
@@ -233,6 +235,7 @@ pub fn pass_hat_k(n: usize, c: usize, k: usize) -> f64 {
 }
 
 /// A suite's repeated cases, summed up.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepeatSummary {
     /// Cases with more than one sample.
@@ -286,6 +289,29 @@ impl RepeatSummary {
             self.flaky.len(),
             k = self.k
         )
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for PassRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PassRule".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "When a case with several samples passes: \"all\", \"majority\" or { at_least = K }.",
+            "anyOf": [
+                { "enum": ["all", "majority"] },
+                { "type": "string", "pattern": "^at_least [1-9][0-9]*$" },
+                {
+                    "type": "object",
+                    "properties": { "at_least": { "type": "integer", "minimum": 1 } },
+                    "required": ["at_least"],
+                    "additionalProperties": false,
+                },
+            ],
+        })
     }
 }
 

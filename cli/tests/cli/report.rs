@@ -183,6 +183,21 @@ fn rebuilds_the_report_from_entries_and_prints_a_table() {
         serde_json::from_str(&env.read("target/proposal-eval/report.json")).unwrap();
     assert_eq!(report["totals"]["cases"], 4, "{report:#}");
     assert_eq!(report["unreadable_entries"].as_array().unwrap().len(), 3);
+    // The report as written is what schemas/report.json describes.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../schemas/report.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&report)
+        .map(|e| format!("at `{}`: {e}", e.instance_path()))
+        .collect();
+    assert_eq!(errors, Vec::<String>::new(), "schemas/report.json");
     let page = env.read("target/proposal-eval/report.html");
     assert!(page.contains("EOF while parsing a string"), "{page}");
     assert_eq!(report["totals"]["passed"], 2);

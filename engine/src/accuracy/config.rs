@@ -14,6 +14,7 @@ pub(super) const SCORE_EPSILON: f64 = 1e-9;
 
 /// How the counted fields become one score (`aggregation = "..."`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregation {
     /// `sum(weight of hits) / sum(weight of counted fields)` (default).
@@ -25,6 +26,7 @@ pub enum Aggregation {
 
 /// The match type of a field (`match = "..."`), without its options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     /// Deep equality (default).
@@ -52,6 +54,7 @@ impl MatchKind {
 
 /// How two arrays are compared element by element (`array_match = "..."`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ArrayMatch {
     /// Element `i` against element `i` (default).
@@ -107,6 +110,11 @@ impl Matcher {
 /// options panic on a malformed path or an option that does not apply to the match type, the
 /// same mistakes that are errors in `proposal-eval.toml`.
 #[derive(Clone, PartialEq, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(with = "RawFieldSpec")
+)]
 #[serde(try_from = "RawFieldSpec")]
 pub struct FieldSpec {
     /// The field: a concrete path, or a pattern naming every location it matches in `expected`.
@@ -181,6 +189,11 @@ impl fmt::Debug for FieldSpec {
 /// assert!(err.to_string().contains("numeric_tolerance"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(with = "RawConfig")
+)]
 #[serde(try_from = "RawConfig")]
 pub struct FieldAccuracyConfig {
     /// How the counted fields become one score.
@@ -445,6 +458,7 @@ fn names(pattern: &Pattern, location: &Location) -> bool {
 
 /// The TOML shape of a field: flat, as users write it; checked and turned into a [`FieldSpec`].
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawFieldSpec {
     path: Pattern,
@@ -573,6 +587,7 @@ impl TryFrom<RawFieldSpec> for FieldSpec {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     #[serde(default)]

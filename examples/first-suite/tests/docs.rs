@@ -8,7 +8,8 @@
 //! |---|---|
 //! | `file PATH` | the block is the whole file `PATH` of this crate |
 //! | `part PATH` | the block is a contiguous part of that file |
-//! | `cargo-toml` | every key of the block is in this crate's `Cargo.toml` with the same value (`proposal-eval = "0.1"` stands for the path dependency) |
+//! | `cargo-toml` | every key of the block is in this crate's `Cargo.toml` with the same value (`proposal-eval = { git = REPOSITORY }` stands for the path dependency); the guide's blocks also make the new crate of `docs::guide_dependency_line_builds` |
+//! | `cargo-toml published` | the line for after publication: `proposal-eval = "V"` with `V` a prefix of the workspace's version |
 //! | `config` / `config-error FILE` | a `proposal-eval.toml` that parses / that fails with the message in the next block |
 //! | `fixture` / `fixture-error FILE` | a fixture that parses / that fails with the message in the next block |
 //! | `recording` | a recording file that parses |
@@ -31,6 +32,8 @@
 
 #[path = "../guide/lib_before_fix.rs"]
 mod before_fix;
+#[path = "support/fresh_crate.rs"]
+mod fresh_crate;
 #[allow(dead_code)]
 mod live_model;
 #[path = "support/stand_in.rs"]
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
             "docs::recordings_are_what_the_code_records",
             recordings_reproduce,
         ),
+        Trial::test("docs::guide_dependency_line_builds", guide_dependency_line),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -162,6 +166,21 @@ fn recordings_reproduce() -> Result<(), Failed> {
     if compared == 0 {
         return Err("no committed recording".into());
     }
+    Ok(())
+}
+
+/// A new crate made of the guide's `Cargo.toml` lines builds against a clone of this
+/// repository's `HEAD` and runs one case (see `support/fresh_crate.rs`).
+fn guide_dependency_line() -> Result<(), Failed> {
+    let guide = docs_dir().join("guide.md");
+    let mut tables = Vec::new();
+    for block in blocks(&guide)? {
+        if block.check.as_deref() == Some("cargo-toml") {
+            tables
+                .push(toml::from_str(&block.text).map_err(|e| format!("{}: {e}", block.place()))?);
+        }
+    }
+    fresh_crate::build_and_run(&crate_root(), &tables)?;
     Ok(())
 }
 
@@ -358,6 +377,7 @@ fn check_block(block: &Block, prev: Option<&Block>, next: Option<&Block>) -> Res
                 ));
             }
         }
+        "cargo-toml" if rest == "published" => check_published(&block.text)?,
         "cargo-toml" => check_cargo_toml(&block.text)?,
         "config" => {
             parse::SuiteConfig::from_toml_str(&block.text, "proposal-eval.toml")
@@ -442,9 +462,7 @@ fn check_cargo_toml(text: &str) -> Result<(), String> {
                     let same = match (key.as_str(), found) {
                         ("proposal-eval", Some(toml::Value::Table(dep))) => {
                             dep.get("path").and_then(|p| p.as_str()) == Some("../../runtime")
-                                && value
-                                    .as_str()
-                                    .is_some_and(|v| proposal_eval_version().starts_with(v))
+                                && is_the_git_line(value)
                         }
                         (_, found) => found == Some(value),
                     };
@@ -474,15 +492,40 @@ fn check_cargo_toml(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The runtime's version, from its manifest.
-fn proposal_eval_version() -> String {
+/// `{ git = "<the workspace's repository>" }`, and nothing else.
+fn is_the_git_line(value: &toml::Value) -> bool {
+    value.as_table().is_some_and(|dep| {
+        dep.len() == 1
+            && dep.get("git").and_then(|g| g.as_str()) == Some(&workspace_package("repository"))
+    })
+}
+
+/// `[dev-dependencies] proposal-eval = "V"`, `V` a prefix of the runtime's version.
+fn check_published(text: &str) -> Result<(), String> {
+    let block: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    let version = block
+        .get("dev-dependencies")
+        .and_then(|deps| deps.get("proposal-eval"))
+        .and_then(|v| v.as_str())
+        .ok_or("expected `[dev-dependencies] proposal-eval = \"VERSION\"`")?;
+    let ours = workspace_package("version");
+    if !ours.starts_with(version) {
+        return Err(format!(
+            "proposal-eval = \"{version}\" does not match the crates' version {ours}"
+        ));
+    }
+    Ok(())
+}
+
+/// A key of the root manifest's `[workspace.package]` (the runtime's version, repository).
+fn workspace_package(key: &str) -> String {
     std::fs::read_to_string(crate_root().join("../../Cargo.toml"))
         .ok()
         .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
         .and_then(|t| {
             t.get("workspace")?
                 .get("package")?
-                .get("version")?
+                .get(key)?
                 .as_str()
                 .map(str::to_string)
         })

@@ -54,6 +54,7 @@ pub const SAMPLES_FORMAT: u32 = 3;
 pub const INPUT_COPY_LIMIT: u64 = 64 * 1024;
 
 /// What to do with a stale recording.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Validation {
@@ -67,6 +68,7 @@ pub enum Validation {
 }
 
 /// `[recording]` in `proposal-eval.toml`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(transform = recording_config_aliases))]
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingConfig {
@@ -165,6 +167,7 @@ pub(crate) fn write_checked(value: Value, file: &Path) -> Result<(), WriteError>
 }
 
 /// One model call.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Interaction {
@@ -204,6 +207,7 @@ impl Interaction {
 
 /// The HTTP side of a recorded call: what is matched besides the JSON body, and what is served
 /// back besides it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpExchange {
@@ -236,6 +240,7 @@ impl HttpExchange {
 }
 
 /// One sample of a case: the model calls of one run of its code.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
@@ -269,8 +274,13 @@ pub struct Recording {
 
 /// A recording as it is written: `interactions` for one sample (formats 1 and 2), `samples` for
 /// several (format 3).
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields, rename = "Recording")
+)]
 #[derive(Serialize)]
-struct Written<'a> {
+pub(crate) struct Written<'a> {
     format: u32,
     case: &'a str,
     recorded_at: DateTime<Utc>,
@@ -1053,6 +1063,15 @@ fn case_of(relative: &Path) -> Option<String> {
         .collect::<Vec<_>>()
         .join("/");
     text.strip_suffix(".json").map(str::to_string)
+}
+
+/// The camelCase keys `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn recording_config_aliases(schema: &mut schemars::Schema) {
+    proposal_eval_engine::schema::aliases(
+        schema,
+        &[("ignore_request_paths", "ignoreRequestPaths")],
+    );
 }
 
 #[cfg(test)]

@@ -234,6 +234,7 @@ impl<'de> Deserialize<'de> for UpstreamName {
 /// assert_eq!(config.http.upstream.unwrap().as_str(), "https://api.openai.com/v1");
 /// assert_eq!(config.http.upstreams.len(), 1);
 /// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpConfig {
@@ -344,6 +345,32 @@ impl HttpConfig {
                 }
             }
         }
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for UpstreamUrl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UpstreamUrl".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^https?://",
+            "description": "A base URL, http:// or https://.",
+        })
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for UpstreamName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UpstreamName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "pattern": "^[A-Za-z0-9_-]+$" })
     }
 }
 

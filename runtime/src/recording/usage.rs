@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 /// assert_eq!(Usage::from_response(&openai), Some(Usage::new(12, 30).with_model("gpt-4o-mini")));
 /// assert_eq!(Usage::from_response(&json!({ "text": "no usage here" })), None);
 /// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
@@ -108,6 +109,7 @@ impl Completion {
 }
 
 /// `[pricing."MODEL"]` in the suite config: US dollars per million tokens.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pricing {
@@ -151,6 +153,7 @@ pub fn cost(pricing: &BTreeMap<String, Pricing>, usage: &Usage) -> Option<f64> {
 
 /// The model calls of one case (or of a suite, summed): how many, their tokens, the time they
 /// took when recorded, and their estimated cost.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UsageTotals {
     /// Model calls made (recorded ones replayed included).

@@ -51,6 +51,7 @@ use std::sync::Mutex;
 pub const FORMAT: u32 = 1;
 
 /// One evaluator's result in an entry.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorEntry {
     /// `strict`, `field_accuracy`, or `code_judge:<name>`.
@@ -73,6 +74,7 @@ pub struct EvaluatorEntry {
 }
 
 /// One field of a field-accuracy verdict.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldEntry {
     /// The field's path.
@@ -82,6 +84,7 @@ pub struct FieldEntry {
 }
 
 /// One case's result, as its entry file holds it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// The package of the test binary (`CARGO_PKG_NAME`).
@@ -591,6 +594,7 @@ pub(crate) fn finish_at_exit() {
 }
 
 /// The pass/fail counts and recording use of a group of cases.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     /// Cases with an entry.
@@ -643,6 +647,7 @@ impl Totals {
 }
 
 /// How many scores fell in `[from, to)` (the last bucket includes 1).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bucket {
     /// Lower bound.
@@ -680,6 +685,7 @@ fn distribution(scores: impl Iterator<Item = f64>) -> Vec<Bucket> {
 }
 
 /// One evaluator across a suite.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorSummary {
     /// `strict`, `field_accuracy`, or `code_judge:<name>`.
@@ -697,6 +703,7 @@ pub struct EvaluatorSummary {
 }
 
 /// One field across every case of a suite.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldAccuracy {
     /// The field's path.
@@ -710,6 +717,7 @@ pub struct FieldAccuracy {
 }
 
 /// One suite, as run by one test binary.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteReport {
     /// The suite's name.
@@ -738,6 +746,7 @@ pub struct SuiteReport {
 }
 
 /// `report.json`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// [`FORMAT`].

@@ -55,6 +55,7 @@ fn test_target() -> Option<String> {
 }
 
 /// How a case's recording was used.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordingUse {

@@ -28,6 +28,7 @@ use serde::Deserialize;
 use std::path::Path;
 
 /// Which evaluators a suite runs. A case passes when every selected evaluator passes.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Evaluator {
@@ -55,6 +56,7 @@ fn default_evaluators() -> Vec<Evaluator> {
 }
 
 /// A whole suite configuration.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteConfig {

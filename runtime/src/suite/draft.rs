@@ -60,6 +60,7 @@ use sha2::{Digest, Sha256};
 pub const KEY: &str = "draft";
 
 /// A drafted eval case's lineage, rubric and provenance: the value of a fixture's `draft` key.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Draft {
@@ -85,6 +86,7 @@ pub struct Draft {
 }
 
 /// Lineage of a drafted case: the suggestion and the production traces behind it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DraftSource {
@@ -103,6 +105,7 @@ pub struct DraftSource {
 }
 
 /// The rubric of a drafted case: what a correct reply must and must not contain.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Assertions {
@@ -123,6 +126,7 @@ pub struct Assertions {
 }
 
 /// Who wrote a draft's current content.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EditSource {
@@ -145,6 +149,7 @@ impl EditSource {
 /// How a draft was generated. Dashboards read these documents by the key names, so `model`,
 /// `temperature`, `prompt_hash`, `response_sha256` and `run_id` are always written (`model` and
 /// `temperature` as `null` when the generator did not report them).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(transform = generator_meta_aliases))]
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorMeta {
@@ -217,6 +222,12 @@ pub fn content_sha256(fixture: &Value) -> String {
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
+}
+
+/// The older key names `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn generator_meta_aliases(schema: &mut schemars::Schema) {
+    proposal_eval_engine::schema::aliases(schema, &[("prompt_hash", "prompt_sha256")]);
 }
 
 #[cfg(test)]

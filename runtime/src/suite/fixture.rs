@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Whether a case runs.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -25,6 +26,7 @@ pub enum Status {
 }
 
 /// The content of a fixture file, as written.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(transform = fixture_aliases))]
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FixtureFile {
@@ -49,6 +51,10 @@ pub struct FixtureFile {
     /// Lineage and rubric of a case drafted from a production failure.
     #[serde(default)]
     pub draft: Option<super::draft::Draft>,
+    /// The JSON Schema an editor checks the file against (`schemas/fixture.json` of this
+    /// repository, by URL or relative path); not read otherwise.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
 }
 
 crate::files::located_error! {
@@ -154,6 +160,18 @@ pub fn discover(suite: &Path, recordings: &Path) -> std::io::Result<Vec<FixtureP
         .collect())
 }
 
+/// The camelCase keys `#[serde(alias)]` accepts, in the JSON Schema too.
+#[cfg(feature = "schema")]
+fn fixture_aliases(schema: &mut schemars::Schema) {
+    proposal_eval_engine::schema::aliases(
+        schema,
+        &[
+            ("expected", "expectedDataProposal"),
+            ("ignore_paths", "ignorePaths"),
+        ],
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +243,18 @@ mod tests {
             assert!(uncomparable_expected(Some(&fine), true).is_none());
         }
         assert!(uncomparable_expected(None, true).is_none());
+    }
+
+    #[test]
+    fn a_schema_key_is_accepted_and_not_a_check() {
+        let f = FixtureFile::parse(
+            br#"{"$schema": "../../schemas/fixture.json", "input": 1, "expected": []}"#,
+            "a.json",
+        )
+        .unwrap();
+        assert_eq!(f.schema.as_deref(), Some("../../schemas/fixture.json"));
+        let err = FixtureFile::parse(br#"{"$schemas": "x"}"#, "a.json").unwrap_err();
+        assert!(err.message.contains("unknown field `$schemas`"), "{err}");
     }
 
     #[test]
