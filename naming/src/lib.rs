@@ -201,6 +201,7 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "sources",
     "status",
     "draft",
+    "rubric",
 ];
 
 #[cfg(test)]

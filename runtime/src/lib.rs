@@ -99,6 +99,7 @@ mod files;
 mod front;
 mod judge;
 mod layout;
+mod llm_judge;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod panics;
@@ -113,7 +114,9 @@ mod sys;
 use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
-pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
+pub use proposal_eval_engine::{
+    accuracy, compare, fuzzy, normalize, path, redact, rubric, transform,
+};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
 pub use recording::llm::Llm;
@@ -144,6 +147,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ```
 pub mod config {
     pub use crate::judge::JudgeConfig;
+    pub use crate::llm_judge::LlmJudgeConfig;
     pub use crate::recording::upstream::{HttpConfig, UpstreamName, UpstreamUrl};
     pub use crate::recording::usage::Pricing;
     pub use crate::recording::{RecordingConfig, Validation};

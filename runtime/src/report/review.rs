@@ -259,6 +259,11 @@ fn side(
         usage: None,
         samples: None,
     };
+    // The verdicts this side's recording holds, when they are of this output.
+    let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
+        let judgement = recording.judge.as_ref()?;
+        Some(crate::llm_judge::Judged::of(&rubric, &judgement.verdicts))
+    });
     let verdict = crate::run::evaluate(
         suite,
         config,
@@ -267,6 +272,7 @@ fn side(
         &case,
         actual,
         &name,
+        judged.as_ref(),
         &mut result,
     );
     let score = (!result.evaluators.is_empty()).then(|| {

@@ -27,6 +27,8 @@ pub(crate) struct Suite {
     pub recordings: PathBuf,
     pub config: Result<SuiteConfig, ConfigError>,
     pub model: Option<ModelFactory>,
+    /// The judge model of `Harness::judge` / `judge = path`; `[judge]`'s when `None`.
+    pub judge: Option<ModelFactory>,
     pub settings: Result<Settings, crate::env::EnvError>,
     /// The config file, whether it exists or not (for messages about what it says).
     config_file: PathBuf,
@@ -70,6 +72,7 @@ impl Suite {
             recordings,
             config,
             model,
+            judge: None,
             settings: crate::env::settings().cloned(),
             config_file,
             suite_sources: OnceLock::new(),
