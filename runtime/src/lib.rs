@@ -173,6 +173,9 @@ pub mod __internal {
     pub mod judge {
         pub use crate::judge::*;
     }
+    pub mod judge_calibration {
+        pub use crate::llm_judge::calibration::*;
+    }
     pub mod process {
         pub use crate::process::*;
     }

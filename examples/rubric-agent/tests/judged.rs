@@ -64,6 +64,10 @@ fn main() -> ExitCode {
             judge_error,
         ),
         Trial::test("judged::three_samples_decide_by_majority", majority),
+        Trial::test(
+            "judged::a_failure_is_advisory_until_the_judge_agrees_with_the_labels",
+            calibration,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -268,6 +272,49 @@ fn majority() -> Result<(), Failed> {
             "the judge part should hold 3 calls and the majority verdict:\n{judged:#}"
         )
         .into());
+    }
+    Ok(())
+}
+
+/// `[judge] min_agreement`: labels the judge agrees with make its failures fail the test;
+/// labels it disagrees with (kappa below the bar) make them advisory: the test passes, saying why.
+fn calibration() -> Result<(), Failed> {
+    let copy = Copy::new("calibration")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    copy.edit(
+        &format!("{SUITE}/proposal-eval.toml"),
+        "model = \"judge-1\"",
+        "model = \"judge-1\"\nmin_agreement = 0.8\nmin_labels = 2",
+    )?;
+    let labels = |forbidden_holds: bool| {
+        format!(
+            "{}\n{}\n",
+            json!({"case": CASE, "statement": "Recommends exactly one laptop that is in stock", "holds": true}),
+            json!({"case": CASE, "statement": "Recommends a discontinued SKU", "holds": forbidden_holds}),
+        )
+    };
+    let labels_file = copy.root.join(SUITE).join("judge-labels.jsonl");
+    // The person agrees with the judge (both say the forbidden statement holds): kappa 1, and
+    // the rubric's failure fails the test.
+    std::fs::write(&labels_file, labels(true)).map_err(|e| e.to_string())?;
+    let (model, judge) = (agent(), judge(&[0]));
+    let out = copy.recording("1", &model, &judge);
+    copy.fails_with(&out, &[&format!("shop/{CASE}: rubric FAILED (score 0.50)")])?;
+    // The person disagrees: kappa 0 on 2 labels, below the bar; the same verdicts replayed
+    // pass, and the output says why.
+    std::fs::write(&labels_file, labels(false)).map_err(|e| e.to_string())?;
+    let stopped = judge_url_of_stopped();
+    let out = copy.run(&[
+        ("RECORD", "0"),
+        ("OPENAI_BASE_URL", stopped.as_str()),
+        (AGENT_URL, stopped.as_str()),
+    ])?;
+    copy.passes(&out)?;
+    let note = format!(
+        "note: {TEST}: rubric failed (score 0.50), advisory: the test passes because the judge agrees with the human labels at Cohen's kappa 0.00 on 2 label(s), below [judge] min_agreement = 0.8; label the judge's verdicts in {SUITE}/judge-labels.jsonl; `cargo proposal-eval judge` shows the agreement\n  [1] forbidden: \"Recommends a discontinued SKU\": holds (SKU-456 is discontinued)"
+    );
+    if !out.1.contains(&note) {
+        return Err(format!("the output does not say\n{note}\n---- it says:\n{}", out.1).into());
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! names what changed. The prompt, the answer's shape and the grading are the engine's
 //! ([`proposal_eval_engine::rubric`]).
 
+pub mod calibration;
 pub mod config;
 
 use crate::recording::model::ModelFactory;
@@ -35,7 +36,23 @@ pub struct Judgement {
     /// The judge's calls, one per sample.
     pub calls: Vec<Interaction>,
     /// The verdict on each statement, in order (the majority over the samples).
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<RecordedVerdict>,
+}
+
+/// The judge's verdict on one statement, as recorded: with the statement's text, so that a
+/// reader (and `cargo proposal-eval judge`, matching human labels) knows what it is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedVerdict {
+    /// The statement's number.
+    pub id: usize,
+    /// The statement's whole text.
+    pub statement: String,
+    /// Whether it holds of the output.
+    pub holds: bool,
+    /// The judge's reason.
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// What a judgement depends on, part by part: hashes of the large parts, values of the small.
@@ -215,12 +232,22 @@ pub(crate) fn judge_live(
         .take_recorded()
         .ok_or_else(|| "judge error: a judge call failed".to_string())?;
     let key = question.key();
+    let verdicts = rubric::majority(&samples)
+        .into_iter()
+        .zip(question.rubric.statements())
+        .map(|(v, statement)| RecordedVerdict {
+            id: v.id,
+            statement: statement.text,
+            holds: v.holds,
+            reason: v.reason,
+        })
+        .collect();
     Ok(Judgement {
         key_sha256: key.key_sha256,
         parts: key.parts,
         recorded_at: Utc::now(),
         calls,
-        verdicts: rubric::majority(&samples),
+        verdicts,
     })
 }
 
@@ -269,13 +296,16 @@ fn openai_factory(_config: &LlmJudgeConfig) -> Result<ModelFactory, String> {
 pub(crate) enum Judged {
     /// The verdict.
     Verdict(RubricVerdict),
+    /// A failing verdict that does not fail the test: the judge is not calibrated enough
+    /// (`[judge] min_agreement`); the reason says why.
+    Advisory(RubricVerdict, String),
     /// A judge error: the case fails as such, never as a verdict.
     Error(String),
 }
 
 impl Judged {
     /// Grades `rubric` by `verdicts`.
-    pub(crate) fn of(rubric: &Rubric, verdicts: &[Verdict]) -> Judged {
+    pub(crate) fn of(rubric: &Rubric, verdicts: &[RecordedVerdict]) -> Judged {
         let statements = rubric.statements();
         if verdicts.len() != statements.len() {
             return Judged::Error(format!(
@@ -284,7 +314,15 @@ impl Judged {
                 statements.len()
             ));
         }
-        Judged::Verdict(rubric::grade(&statements, verdicts))
+        let verdicts: Vec<Verdict> = verdicts
+            .iter()
+            .map(|v| Verdict {
+                id: v.id,
+                holds: v.holds,
+                reason: v.reason.clone(),
+            })
+            .collect();
+        Judged::Verdict(rubric::grade(&statements, &verdicts))
     }
 }
 

@@ -41,11 +41,40 @@ pub(crate) fn case_rubric(config: &SuiteConfig, fixture: &FixtureFile) -> Option
 }
 
 impl RubricStep<'_> {
+    /// [`RubricStep::graded`], with a failing verdict made advisory (the test passes, and a
+    /// note says why) while the judge is below the suite's calibration bar.
+    pub(crate) fn judge<'s>(
+        &self,
+        rubric: &Rubric,
+        output: &Value,
+        trajectory: Option<&Value>,
+        recorded: Option<Judgement>,
+        sources: &dyn Fn() -> &'s CaseSources,
+    ) -> Result<Judged, String> {
+        let judged = self.graded(rubric, output, trajectory, recorded, sources)?;
+        let Judged::Verdict(verdict) = judged else {
+            return Ok(judged);
+        };
+        if verdict.passed {
+            return Ok(Judged::Verdict(verdict));
+        }
+        let Some(why) = self.suite.judge_advisory().clone() else {
+            return Ok(Judged::Verdict(verdict));
+        };
+        eprintln!(
+            "note: {}: rubric failed (score {}), advisory: the test passes because {why}\n{}",
+            self.name,
+            super::format_score(verdict.score),
+            verdict.render().trim_end()
+        );
+        Ok(Judged::Advisory(verdict, why))
+    }
+
     /// The rubric graded on `output`: from the recorded judgement `recorded` when its key is the
     /// current one, else from the judge, live, when this run records. `Err` fails the case
     /// before it is evaluated (stale or missing verdicts under replay; a judge part that cannot
     /// be written).
-    pub(crate) fn judge<'s>(
+    fn graded<'s>(
         &self,
         rubric: &Rubric,
         output: &Value,
@@ -184,6 +213,24 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
         Some(Judged::Error(error)) => {
             let rendered = error.lines().map(|l| format!("  {l}\n")).collect();
             (0.0, false, error.clone(), vec![error.clone()], rendered)
+        }
+        Some(Judged::Advisory(verdict, why)) => {
+            let passing = verdict.statements.iter().filter(|g| g.passed).count();
+            (
+                verdict.score,
+                true,
+                format!(
+                    "advisory: {passing} of {} statement(s) pass; the test passes because {why}",
+                    verdict.statements.len()
+                ),
+                verdict
+                    .statements
+                    .iter()
+                    .filter(|g| !g.passed)
+                    .map(|g| g.line())
+                    .collect(),
+                String::new(),
+            )
         }
         Some(Judged::Verdict(verdict)) => {
             let passing = verdict.statements.iter().filter(|g| g.passed).count();
