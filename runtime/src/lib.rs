@@ -176,6 +176,9 @@ pub mod __internal {
     pub mod judge_calibration {
         pub use crate::llm_judge::calibration::*;
     }
+    pub mod llm_judge {
+        pub use crate::llm_judge::{Judgement, KeyParts, RecordedVerdict};
+    }
     pub mod process {
         pub use crate::process::*;
     }

@@ -68,6 +68,10 @@ fn main() -> ExitCode {
             "judged::a_failure_is_advisory_until_the_judge_agrees_with_the_labels",
             calibration,
         ),
+        Trial::test(
+            "judged::review_puts_new_verdicts_in_the_pending_file",
+            review,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -315,6 +319,39 @@ fn calibration() -> Result<(), Failed> {
     );
     if !out.1.contains(&note) {
         return Err(format!("the output does not say\n{note}\n---- it says:\n{}", out.1).into());
+    }
+    Ok(())
+}
+
+/// `RECORD=review`: the agent and the judge are called, their answers and verdicts go to the
+/// pending file, and the committed recording stays as it is.
+fn review() -> Result<(), Failed> {
+    let copy = Copy::new("review")?;
+    let committed = std::fs::read(copy.recording_file()).map_err(|e| e.to_string())?;
+    let (model, judge) = (agent(), judge(&[0]));
+    let out = copy.recording("review", &model, &judge);
+    copy.fails_with(
+        &out,
+        &[
+            &format!("shop/{CASE}: rubric FAILED (score 0.50)"),
+            "pending review in",
+        ],
+    )?;
+    expect_calls(&model.stop(), 1, "the agent's model")?;
+    expect_calls(&judge.stop(), 1, "the judge")?;
+    if std::fs::read(copy.recording_file()).map_err(|e| e.to_string())? != committed {
+        return Err("RECORD=review changed the committed recording".into());
+    }
+    let pending = copy.recording_file().with_extension("pending.json");
+    let pending: Value = serde_json::from_str(
+        &std::fs::read_to_string(&pending).map_err(|e| format!("{}: {e}", pending.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let verdict = &pending["judge"]["verdicts"][1];
+    if verdict["holds"] != true || verdict["reason"] != "SKU-456 is discontinued" {
+        return Err(
+            format!("the pending file does not hold the new verdicts:\n{pending:#}").into(),
+        );
     }
     Ok(())
 }

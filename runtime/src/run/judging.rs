@@ -186,6 +186,12 @@ impl RubricStep<'_> {
                 Vec::new(),
             ),
         };
+        if recording.format == 1 {
+            // A judge part makes it format 4, which depends on the input, not the fixture file:
+            // the agent's part is fresh (else it was recorded again), so it is migrated as
+            // `cargo proposal-eval migrate` would.
+            recording = recording.migrated(sources);
+        }
         recording.judge = Some(judgement);
         recording.redact(&redactor);
         recording.write_moved(self.recording_file).map_err(|e| {

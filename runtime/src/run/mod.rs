@@ -876,6 +876,7 @@ pub(crate) fn evaluate(
                         candidate_answer: actual.clone(),
                         reference_answer: expected.clone(),
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
+                        rubric: fixture.rubric(),
                     };
                     let verdict = crate::judge::run(judge, &suite.crate_root, &input);
                     result.evaluators.push(EvaluatorResult {
