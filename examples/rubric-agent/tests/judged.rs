@@ -26,6 +26,8 @@ const CHILD: &str = "RUBRIC_AGENT_CHILD";
 const AGENT_URL: &str = "RUBRIC_AGENT_BASE_URL";
 /// Text the child's agent appends to its reply: the code under test changed.
 const EDIT: &str = "RUBRIC_AGENT_EDIT";
+/// Set: the child's judge is `own_judge` (Harness::judge), not `[judge]`'s.
+const OWN_JUDGE: &str = "RUBRIC_AGENT_OWN_JUDGE";
 const KEY: &str = "sk-test-rubric-agent-0123456789abcdef";
 const SUITE: &str = "fixtures/shop";
 const CASE: &str = "drafts/eval_sugg_abc123";
@@ -40,13 +42,31 @@ fn shop(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
     Ok(output)
 }
 
+/// A judge of one's own (any `Model`): it answers the verdict object itself.
+fn own_judge() -> impl proposal_eval::Model {
+    |request: &Value| -> Result<Value, proposal_eval::ModelError> {
+        let prompt = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default();
+        let in_stock = prompt.contains("which is in stock");
+        Ok(json!({"verdicts": [
+            {"id": 0, "holds": in_stock, "reason": "own judge: in stock"},
+            {"id": 1, "holds": false, "reason": "own judge: not discontinued"},
+        ]}))
+    }
+}
+
 fn agent_model() -> ChatCompletions {
     ChatCompletions::new().base_url(std::env::var(AGENT_URL).unwrap_or_default())
 }
 
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
-        return Harness::new(SUITE).model(agent_model).run(shop);
+        let harness = Harness::new(SUITE).model(agent_model);
+        if std::env::var_os(OWN_JUDGE).is_some() {
+            return harness.judge(own_judge).run(shop);
+        }
+        return harness.run(shop);
     }
     let args = Arguments::from_args();
     let trials = vec![
@@ -72,6 +92,7 @@ fn main() -> ExitCode {
             "judged::review_puts_new_verdicts_in_the_pending_file",
             review,
         ),
+        Trial::test("judged::harness_judge_takes_any_model", own),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -352,6 +373,34 @@ fn review() -> Result<(), Failed> {
         return Err(
             format!("the pending file does not hold the new verdicts:\n{pending:#}").into(),
         );
+    }
+    Ok(())
+}
+
+/// `Harness::judge`: the verdicts are this model's; `[judge]`'s endpoint gets no call.
+fn own() -> Result<(), Failed> {
+    let copy = Copy::new("own")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    let (model, judge) = (agent(), judge(&[0]));
+    let out = copy.run(&[
+        ("RECORD", "1"),
+        ("OPENAI_BASE_URL", &judge.url),
+        (AGENT_URL, &model.url),
+        ("OPENAI_API_KEY", KEY),
+        (OWN_JUDGE, "1"),
+    ])?;
+    copy.passes(&out)?;
+    expect_calls(&judge.stop(), 0, "[judge]'s endpoint")?;
+    let recording: Value = serde_json::from_str(
+        &std::fs::read_to_string(copy.recording_file()).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    if recording["judge"]["verdicts"][0]["reason"] != "own judge: in stock" {
+        return Err(format!(
+            "the verdicts are not the own judge's:\n{:#}",
+            recording["judge"]
+        )
+        .into());
     }
     Ok(())
 }
