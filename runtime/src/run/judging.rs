@@ -101,48 +101,9 @@ impl RubricStep<'_> {
             config: judge,
         };
         let key = question.key();
-        let rejudge = self
-            .record_command
-            .replacen("RECORD=1 ", "RECORD=stale ", 1);
-        let shown = self.suite.relative(self.recording_file);
-        let live = match self.used {
-            RecordingUse::Recorded | RecordingUse::Pending => true,
-            RecordingUse::Stale => unreachable!("a stale recording fails the case before"),
-            RecordingUse::Replayed | RecordingUse::ReplayedStale | RecordingUse::None => {
-                match recorded {
-                    Some(j) if j.key_sha256 == key.key_sha256 => {
-                        return Ok(Judged::of(rubric, &j.verdicts))
-                    }
-                    Some(j) => {
-                        let what = llm_judge::changes(&j.parts, &key.parts).join(", ");
-                        let message = format!(
-                            "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
-                        );
-                        match (self.record, self.config.recording.validation) {
-                            (RecordMode::Stale, _) => true,
-                            (_, Validation::Strict) => return Err(message),
-                            (_, Validation::Warn) => {
-                                eprintln!("warning: {}: {message}", self.name);
-                                return Ok(Judged::of(rubric, &j.verdicts));
-                            }
-                            (_, Validation::Skip) => return Ok(Judged::of(rubric, &j.verdicts)),
-                        }
-                    }
-                    None if matches!(self.record, RecordMode::Stale | RecordMode::All) => true,
-                    None => {
-                        return Err(format!(
-                            "no recorded judge verdicts for this case's rubric{}; record them: {rejudge}",
-                            if self.recording_file.exists() {
-                                format!(" in {shown}")
-                            } else {
-                                String::new()
-                            }
-                        ))
-                    }
-                }
-            }
-        };
-        debug_assert!(live);
+        if let Some(replayed) = self.replayed(rubric, recorded, &key)? {
+            return Ok(replayed);
+        }
         let factory = llm_judge::model_factory(self.suite.judge.as_ref(), judge)?;
         let judgement = match llm_judge::judge_live(factory, &question) {
             Ok(judgement) => judgement,
@@ -152,6 +113,54 @@ impl RubricStep<'_> {
         let judged = Judged::of(rubric, &judgement.verdicts);
         self.store(judgement, sources())?;
         Ok(judged)
+    }
+
+    /// The rubric graded from the recorded judgement when this run uses it (`Some`); `None` when
+    /// the judge is to be asked live (the agent's part was recorded in this run, or the verdicts
+    /// are stale or missing under `RECORD=stale` / `1`). Stale or missing verdicts under replay
+    /// fail the case, naming what changed and the command that re-judges it.
+    fn replayed(
+        &self,
+        rubric: &Rubric,
+        recorded: Option<Judgement>,
+        key: &llm_judge::JudgeKey,
+    ) -> Result<Option<Judged>, String> {
+        if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
+            return Ok(None);
+        }
+        let rejudge = self
+            .record_command
+            .replacen("RECORD=1 ", "RECORD=stale ", 1);
+        let shown = self.suite.relative(self.recording_file);
+        let Some(j) = recorded else {
+            if matches!(self.record, RecordMode::Stale | RecordMode::All) {
+                return Ok(None);
+            }
+            let place = if self.recording_file.exists() {
+                format!(" in {shown}")
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "no recorded judge verdicts for this case's rubric{place}; record them: {rejudge}"
+            ));
+        };
+        if j.key_sha256 == key.key_sha256 {
+            return Ok(Some(Judged::of(rubric, &j.verdicts)));
+        }
+        let what = llm_judge::changes(&j.parts, &key.parts).join(", ");
+        let message = format!(
+            "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
+        );
+        match (self.record, self.config.recording.validation) {
+            (RecordMode::Stale | RecordMode::All, _) => Ok(None),
+            (_, Validation::Strict) => Err(message),
+            (_, Validation::Warn) => {
+                eprintln!("warning: {}: {message}", self.name);
+                Ok(Some(Judged::of(rubric, &j.verdicts)))
+            }
+            (_, Validation::Skip) => Ok(Some(Judged::of(rubric, &j.verdicts))),
+        }
     }
 
     /// Writes `judgement` into the case's recording (its pending one under `RECORD=review`),
