@@ -206,6 +206,44 @@ pub mod __internal {
     pub mod fixture {
         pub use crate::suite::fixture::*;
     }
+    /// What `runtime/benches/rubric.rs` measures: one case of a suite run as a test runs it
+    /// (fixture read and parsed, recording read and checked, replay, judge key, evaluators),
+    /// without the report and libtest around it.
+    pub mod case_run {
+        use std::path::Path;
+        use std::sync::Arc;
+
+        pub use crate::llm_judge::{JudgeKey, Question};
+
+        /// A suite opened as the harness opens it.
+        pub struct OpenSuite(Arc<crate::suite::Suite>);
+
+        impl OpenSuite {
+            /// The suite folder `fixtures` (relative to `crate_root`), its config read.
+            pub fn open(crate_root: &Path, fixtures: &Path) -> OpenSuite {
+                let suite =
+                    crate::suite::Suite::new(crate_root.to_path_buf(), fixtures, None, None, None);
+                OpenSuite(Arc::new(suite))
+            }
+
+            /// Runs the case `relative` (`cases/c00001.json`) with `f`; its failure message.
+            pub fn run<F, R>(&self, relative: &str, f: F) -> Result<(), String>
+            where
+                F: Fn(&crate::Case, &mut crate::Llm) -> R,
+                R: crate::CaseOutput,
+            {
+                let path = crate::suite::fixture::FixturePath {
+                    relative: relative.to_string(),
+                    absolute: self.0.dir.join(relative),
+                };
+                let mut loaded = crate::suite::LoadedCase::load(&self.0, path);
+                let result = crate::run::run_case(&self.0, &mut loaded, &|case, llm| {
+                    f(case, llm).into_output()
+                });
+                result.failure.map_or(Ok(()), Err)
+            }
+        }
+    }
     /// What `runtime/benches/proxy.rs` measures: the loopback server of a replaying `Llm`.
     pub mod llm {
         /// An `Llm` replaying `interactions` in order (no ignore paths, default redaction).
