@@ -9,6 +9,7 @@ mod compare;
 mod draft;
 mod files;
 mod generate;
+mod judge;
 mod migrate;
 mod out;
 mod promote;
@@ -40,6 +41,7 @@ Commands:
   report    Rebuild the run report (report.json, report.html) and summarize it
   compare   Compare a run report with a baseline; exit 1 on a regression
   migrate   Rewrite fresh recordings of an older format in the current one
+  judge     Show how recorded rubric verdicts agree with human labels (judge-labels.jsonl)
   review    Show the pending recordings (RECORD=review) with both verdicts; accept or reject each
   accept    Replace committed recordings by their pending ones
   reject    Delete pending recordings
@@ -81,6 +83,7 @@ fn run(argv: Vec<OsString>) -> u8 {
         "report" => report::parse(parser).map(|o| o.map(report::run)),
         "compare" => compare::parse(parser).map(|o| o.map(compare::run)),
         "migrate" => migrate::parse(parser).map(|o| o.map(migrate::run)),
+        "judge" => judge::parse(parser).map(|o| o.map(judge::run)),
         "review" => review::parse(review::Action::Review, parser).map(|o| o.map(review::run)),
         "accept" => review::parse(review::Action::Accept, parser).map(|o| o.map(review::run)),
         "reject" => review::parse(review::Action::Reject, parser).map(|o| o.map(review::run)),
@@ -103,6 +106,7 @@ fn run(argv: Vec<OsString>) -> u8 {
                     | "report"
                     | "compare"
                     | "migrate"
+                    | "judge"
                     | "review"
                     | "accept"
                     | "reject"

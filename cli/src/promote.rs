@@ -20,7 +20,8 @@ for in every *.json file under DIR, every suite below it included (default: the 
 such as the crate root; recordings/, target/ and hidden folders are skipped).
 
 The draft must be complete: it needs an `expected` key (the proposals a correct reply
-produces; the draft's assertions are the rubric to write it from). Promoting sets `status` to
+produces) or a rubric (`rubric`, or non-empty `draft.assertions`: statements graded by the
+suite's [judge] model). Promoting sets `status` to
 `active`, `draft.edit_source` to `human` and `draft.updated_at` to now; everything else, including
 the `draft` lineage, stays.
 
@@ -126,10 +127,15 @@ pub fn run(options: Options) -> Result<i32, String> {
     let expected = fixture
         .get("expected")
         .or_else(|| fixture.get("expectedDataProposal"));
-    if expected.is_none_or_null() {
+    // A rubric (its own, or the draft's assertions) is a check of its own, graded by the judge.
+    let rubric = fixture.get("rubric").is_some_and(|r| !r.is_null())
+        || !draft.assertions.required.is_empty()
+        || !draft.assertions.forbidden.is_empty();
+    if expected.is_none_or_null() && !rubric {
         return Err(format!(
-            "{shown} is not complete: it has no `expected`. Add the proposals a correct reply \
-             produces (the draft's assertions are the rubric), then run \
+            "{shown} is not complete: it has no `expected` and no rubric. Add the proposals a \
+             correct reply produces (`expected`), or statements it must and must not satisfy \
+             (`rubric`, or `draft.assertions`, graded by the [judge] model), then run \
              `cargo proposal-eval promote {id}` again"
         ));
     }

@@ -494,6 +494,13 @@ fn show(
             }
         }
     }
+    let verdicts = evaluated.verdicts();
+    if !verdicts.is_empty() {
+        outln!("  rubric verdicts, committed -> pending:");
+        for l in verdicts.lines() {
+            outln!("    {l}");
+        }
+    }
     let diff = evaluated.diff(color);
     if diff.is_empty() {
         outln!("  the responses are equal");

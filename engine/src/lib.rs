@@ -16,6 +16,8 @@
 //!   never written to a recording.
 //! - [`redact`]: what is taken out of a model call before it is recorded, and how a replay
 //!   compares a request with a redacted one.
+//! - [`rubric`]: rubric statements, the judge's prompt and answer, grading and agreement with
+//!   human labels.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -53,6 +55,7 @@ pub mod path;
 mod query;
 pub mod redact;
 pub mod render;
+pub mod rubric;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod transform;

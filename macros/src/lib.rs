@@ -33,6 +33,7 @@ use proposal_eval_naming as naming;
 /// | `config = "file"` | the suite config, instead of `<suite>/proposal-eval.toml` |
 /// | `recordings = "dir"` | the recordings folder, instead of `<suite>/recordings` |
 /// | `model = path` | a `fn() -> impl Model`, called only when a case records |
+/// | `judge = path` | a `fn() -> impl Model`: the rubric judge, instead of `[judge]`'s OpenAI-compatible one; called only when verdicts are recorded |
 ///
 /// The function takes `(&Case, &mut Llm)` and returns `Vec<T: Serialize>`, `serde_json::Value`
 /// or a `Result` of either. It may be `async fn`, driven on the test's thread: with the runtime's
@@ -69,6 +70,7 @@ struct Args {
     config: Option<LitStr>,
     recordings: Option<LitStr>,
     model: Option<syn::Path>,
+    judge: Option<syn::Path>,
 }
 
 impl Args {
@@ -93,6 +95,8 @@ impl Args {
             self.recordings = Some(string(&meta)?);
         } else if meta.path.is_ident("model") {
             self.model = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("judge") {
+            self.judge = Some(meta.value()?.parse()?);
         } else {
             let name = meta
                 .path
@@ -100,7 +104,7 @@ impl Args {
                 .map(|i| i.to_string())
                 .unwrap_or_else(|| "this".into());
             return Err(meta.error(format!(
-                "unknown argument `{name}`; the arguments are fixtures = \"folder\" (required), config = \"file\", recordings = \"folder\", model = path::to::fn"
+                "unknown argument `{name}`; the arguments are fixtures = \"folder\" (required), config = \"file\", recordings = \"folder\", model = path::to::fn, judge = path::to::fn"
             )));
         }
         Ok(())
@@ -297,12 +301,13 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         }
         None => quote!(::core::option::Option::None),
     };
-    let model = match &args.model {
+    let boxed = |path: &Option<syn::Path>| match path {
         Some(path) => {
             quote!(::core::option::Option::Some(|| ::proposal_eval::__macro_support::boxed_model(#path())))
         }
         None => quote!(::core::option::Option::None),
     };
+    let (model, judge) = (boxed(&args.model), boxed(&args.judge));
     let config_track = config_file.map(|f| {
         let file = f.to_string_lossy().into_owned();
         quote!(
@@ -390,6 +395,7 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
                     config: #config,
                     recordings: #recordings,
                     model: #model,
+                    judge: #judge,
                 };
             fn __run(relative: &'static str) {
                 ::proposal_eval::__macro_support::run(&__SUITE, relative, #call)

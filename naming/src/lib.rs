@@ -201,6 +201,7 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "status",
     "draft",
     "$schema",
+    "rubric",
 ];
 
 #[cfg(test)]

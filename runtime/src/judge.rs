@@ -1,7 +1,8 @@
 //! External judge scripts (`[[code_judge]]`): a command that reads one JSON object on stdin and
 //! prints a verdict on stdout.
 //!
-//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case"}` and
+//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case"}` (and
+//! `rubric`, `{"required": [...], "forbidden": [...]}`, when the case has one) and
 //! prints `{"score", "hits", "misses", "reasoning"}`. `score` is required (a number, clamped to
 //! 0..=1); `hits` and `misses` are optional lists (strings, or any JSON shown compactly);
 //! `reasoning` is an optional string; other keys are ignored. The case passes this judge when
@@ -27,6 +28,7 @@
 //!     candidate_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     reference_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     case: json!({"description": "one box"}),
+//!     rubric: None,
 //! });
 //! println!("{}: {}", verdict.name, verdict.reasoning);
 //! ```
@@ -199,6 +201,8 @@ pub struct JudgeInput {
     pub reference_answer: Value,
     /// The whole case, for judges that need more (description, sources, ...).
     pub case: Value,
+    /// The case's rubric (`rubric`, or a draft's assertions), when it has one.
+    pub rubric: Option<crate::rubric::Rubric>,
 }
 
 /// Why a judge scored 0 without giving a score of its own.
@@ -339,6 +343,8 @@ struct Stdin<'a> {
     reference_answer: &'a Value,
     config: &'a Map<String, Value>,
     case: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rubric: Option<&'a crate::rubric::Rubric>,
 }
 
 const STDOUT_LIMIT: usize = 16 << 20;
@@ -370,6 +376,7 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
         reference_answer: &input.reference_answer,
         config: &config.config,
         case: &input.case,
+        rubric: input.rubric.as_ref(),
     })
     .unwrap_or_else(|_| b"{}".to_vec());
     match execute(config, crate_root, stdin_json) {

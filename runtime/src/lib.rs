@@ -100,6 +100,7 @@ mod files;
 mod front;
 mod judge;
 mod layout;
+mod llm_judge;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod panics;
@@ -117,7 +118,7 @@ use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{
-    accuracy, compare, credentials, fuzzy, normalize, path, redact, transform,
+    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, transform,
 };
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
@@ -149,6 +150,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ```
 pub mod config {
     pub use crate::judge::JudgeConfig;
+    pub use crate::llm_judge::LlmJudgeConfig;
     pub use crate::recording::upstream::{
         HttpConfig, UpstreamName, UpstreamNameError, UpstreamUrl, UpstreamUrlError,
     };
@@ -175,6 +177,12 @@ pub mod __internal {
     }
     pub mod judge {
         pub use crate::judge::*;
+    }
+    pub mod judge_calibration {
+        pub use crate::llm_judge::calibration::*;
+    }
+    pub mod llm_judge {
+        pub use crate::llm_judge::{Judgement, KeyParts, RecordedVerdict};
     }
     pub mod process {
         pub use crate::process::*;
@@ -207,6 +215,44 @@ pub mod __internal {
     #[cfg(feature = "schema")]
     pub mod schema {
         pub use crate::schema::*;
+    }
+    /// What `runtime/benches/rubric.rs` measures: one case of a suite run as a test runs it
+    /// (fixture read and parsed, recording read and checked, replay, judge key, evaluators),
+    /// without the report and libtest around it.
+    pub mod case_run {
+        use std::path::Path;
+        use std::sync::Arc;
+
+        pub use crate::llm_judge::{JudgeKey, Question};
+
+        /// A suite opened as the harness opens it.
+        pub struct OpenSuite(Arc<crate::suite::Suite>);
+
+        impl OpenSuite {
+            /// The suite folder `fixtures` (relative to `crate_root`), its config read.
+            pub fn open(crate_root: &Path, fixtures: &Path) -> OpenSuite {
+                let suite =
+                    crate::suite::Suite::new(crate_root.to_path_buf(), fixtures, None, None, None);
+                OpenSuite(Arc::new(suite))
+            }
+
+            /// Runs the case `relative` (`cases/c00001.json`) with `f`; its failure message.
+            pub fn run<F, R>(&self, relative: &str, f: F) -> Result<(), String>
+            where
+                F: Fn(&crate::Case, &mut crate::Llm) -> R,
+                R: crate::CaseOutput,
+            {
+                let path = crate::suite::fixture::FixturePath {
+                    relative: relative.to_string(),
+                    absolute: self.0.dir.join(relative),
+                };
+                let mut loaded = crate::suite::LoadedCase::load(&self.0, path);
+                let result = crate::run::run_case(&self.0, &mut loaded, &|case, llm| {
+                    f(case, llm).into_output()
+                });
+                result.failure.map_or(Ok(()), Err)
+            }
+        }
     }
     /// What `runtime/benches/proxy.rs` measures: the loopback server of a replaying `Llm`.
     pub mod llm {

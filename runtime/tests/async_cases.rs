@@ -16,6 +16,7 @@ static SUITE: MacroSuite = MacroSuite {
     config: None,
     recordings: None,
     model: None,
+    judge: None,
 };
 
 async fn sleeps(_case: &Case, _llm: &mut Llm) -> Vec<Value> {

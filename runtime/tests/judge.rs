@@ -17,6 +17,7 @@ fn input() -> JudgeInput {
         candidate_answer: json!({"total": 10}),
         reference_answer: json!({"total": 12}),
         case: json!({"description": "a case"}),
+        rubric: None,
     }
 }
 
@@ -79,6 +80,31 @@ print(json.dumps({"score": score, "hits": ["total present"], "misses": [f"total 
 
     let v = run(&config.clone().threshold(0.9), dir.path(), &input());
     assert!(!v.passed);
+}
+
+/// A case's rubric reaches the script as `rubric`, with both lists.
+#[test]
+fn the_rubric_is_handed_to_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_judge(
+        dir.path(),
+        "rubric",
+        r#"
+import json, sys
+req = json.load(sys.stdin)
+print(json.dumps({"score": 1, "reasoning": json.dumps(req["rubric"], sort_keys=True)}))
+"#,
+    );
+    let with_rubric = JudgeInput {
+        rubric: Some(proposal_eval::rubric::Rubric {
+            required: vec!["Greets".into()],
+            forbidden: vec![],
+        }),
+        ..input()
+    };
+    let v = run(&config, dir.path(), &with_rubric);
+    assert_eq!(v.error, None, "{}", v.reasoning);
+    assert_eq!(v.reasoning, r#"{"forbidden": [], "required": ["Greets"]}"#);
 }
 
 #[test]

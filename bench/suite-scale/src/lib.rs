@@ -209,6 +209,7 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
             samples: vec![Sample {
                 interactions: vec![Interaction::new(request(&input), response(n), recorded_at)],
             }],
+            judge: None,
         };
         let rec_text = recording.to_pretty();
         let rec_file = root.join("recordings").join(format!("{case}.json"));

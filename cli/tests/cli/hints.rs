@@ -146,6 +146,7 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
         samples: vec![Sample {
             interactions: vec![],
         }],
+        judge: None,
     }
     .write(&env.path("sub crate/suite/recordings/a.json"))
     .unwrap();

@@ -8,6 +8,7 @@ mod credentials;
 mod draft;
 mod hints;
 mod interactive;
+mod judge;
 mod migrate;
 mod promote;
 mod prune;

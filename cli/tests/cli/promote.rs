@@ -7,18 +7,46 @@ fn drafted(env: &Env) {
 }
 
 #[test]
-fn promote_refuses_a_draft_without_expected() {
+fn promote_refuses_a_draft_without_expected_or_rubric() {
     let env = Env::new();
     drafted(&env);
-    let before = env.read("suite/drafts/eval_s1.json");
+    let mut fixture = env.json("suite/drafts/eval_s1.json");
+    fixture["draft"]["assertions"] = json!({ "required": [], "forbidden": [] });
+    let before = serde_json::to_string(&fixture).unwrap();
+    env.write("suite/drafts/eval_s1.json", &before);
     let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("is not complete: it has no `expected`"),
+        out.stderr
+            .contains("is not complete: it has no `expected` and no rubric. Add the proposals"),
         "{}",
         out.stderr
     );
     assert_eq!(env.read("suite/drafts/eval_s1.json"), before);
+}
+
+/// A drafted case's assertions are its rubric: with them, it needs no `expected`.
+#[test]
+fn promote_accepts_a_draft_with_a_rubric_and_no_expected() {
+    let env = Env::new();
+    drafted(&env);
+    let drafted = env.json("suite/drafts/eval_s1.json");
+    assert!(drafted.get("expected").is_none(), "{drafted}");
+    assert!(
+        !drafted["draft"]["assertions"]["forbidden"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{drafted}"
+    );
+    let out = env.run(&["promote", "eval_s1", "--suite", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let promoted = env.json("suite/drafts/eval_s1.json");
+    assert_eq!(promoted["status"], "active");
+    assert_eq!(
+        promoted["draft"]["assertions"],
+        drafted["draft"]["assertions"]
+    );
 }
 
 #[test]

@@ -64,6 +64,7 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
                 at,
             )],
         }],
+        judge: None,
     }
     .write(&env.path(&format!("suite/recordings/{case}.json")))
     .unwrap();
@@ -92,6 +93,7 @@ pub fn recording_at(env: &Env, file: &str, case: &str) {
                 at,
             )],
         }],
+        judge: None,
     }
     .write(&env.path(file))
     .unwrap();

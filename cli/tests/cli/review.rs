@@ -471,3 +471,85 @@ fn a_damaged_pending_recording_is_named() {
         .read("suite/recordings/lower.json")
         .contains("\"proposals\": []"));
 }
+
+/// A judge part holding `verdicts` (statement, holds, reason).
+fn judgement(verdicts: &[(&str, bool, &str)]) -> proposal_eval::__internal::llm_judge::Judgement {
+    use proposal_eval::__internal::llm_judge::{Judgement, KeyParts, RecordedVerdict};
+    let h = "0".repeat(64);
+    Judgement {
+        key_sha256: h.clone(),
+        parts: KeyParts {
+            rubric_sha256: h.clone(),
+            output_sha256: h.clone(),
+            input_sha256: h.clone(),
+            trajectory_sha256: None,
+            prompt_sha256: h,
+            model: "judge-1".into(),
+            temperature: 0.0,
+            samples: 1,
+        },
+        recorded_at: "2026-02-01T09:00:00Z".parse().unwrap(),
+        calls: Vec::new(),
+        verdicts: verdicts
+            .iter()
+            .enumerate()
+            .map(|(id, (statement, holds, reason))| RecordedVerdict {
+                id,
+                statement: statement.to_string(),
+                holds: *holds,
+                reason: reason.to_string(),
+            })
+            .collect(),
+    }
+}
+
+/// Under `RECORD=review` the new verdicts go to the pending file; `review` shows each statement's
+/// verdict before and after, with the judge's reasons, and the verdict they make.
+#[test]
+fn review_shows_each_rubric_statements_verdict_before_and_after() {
+    let env = crate_with_suite("[judge]\nmodel = \"judge-1\"\n");
+    fixture(
+        &env,
+        "shop",
+        json!({ "input": { "message": "a laptop" }, "rubric": { "required": ["In stock"], "forbidden": ["Discontinued"] } }),
+    );
+    record(&env, "shop", &[]);
+    let file = env.path("suite/recordings/shop.json");
+    let mut committed = Recording::read(&file).unwrap().unwrap();
+    // As a recording with a judge part is written: format 4, depending on the input.
+    committed.sources.clear();
+    committed.input_sha256 = Some(
+        proposal_eval::__internal::recording::input_digest(&json!({ "message": "a laptop" })).0,
+    );
+    committed.judge = Some(judgement(&[
+        ("In stock", true, "SKU-456 is in stock"),
+        ("Discontinued", false, "SKU-456 is current"),
+    ]));
+    committed.write(&file).unwrap();
+    let mut recording = committed.clone();
+    recording.judge = Some(judgement(&[
+        ("In stock", true, "SKU-123 is listed"),
+        ("Discontinued", true, "SKU-123 is discontinued"),
+    ]));
+    Pending {
+        recording,
+        review: Review {
+            committed: Some(Outcome::Output(json!({ "reply": "SKU-456" }))),
+            pending: Outcome::Output(json!({ "reply": "SKU-123" })),
+        },
+    }
+    .write(&env.path("suite/recordings/shop.pending.json"))
+    .unwrap();
+
+    let out = env.run(&["review"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for line in [
+        "  committed: passed (score 1), recorded 2025-01-15 10:00:00 UTC\n",
+        "  pending:   FAILED (score 0.50), recorded 2025-01-15 10:00:00 UTC\n",
+        "  regression: passes now, fails with the pending responses\n",
+        "  rubric verdicts, committed -> pending:\n    [0] \"In stock\": holds -> holds\n        committed: SKU-456 is in stock\n        pending:   SKU-123 is listed\n    [1] \"Discontinued\": does not hold -> holds (changed)\n        committed: SKU-456 is current\n        pending:   SKU-123 is discontinued\n",
+        "    [1] forbidden: \"Discontinued\": holds (SKU-123 is discontinued)\n",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+}

@@ -113,7 +113,7 @@ fn check_fails_on_stale_orphaned_or_unreadable_only() {
     assert_eq!(out.code, 1);
     assert!(
         out.stdout.contains(
-            "suite/recordings/never_calls.json: made by a newer proposal-eval (format 9; this version reads up to 3): upgrade proposal-eval"
+            "suite/recordings/never_calls.json: made by a newer proposal-eval (format 9; this version reads up to 4): upgrade proposal-eval"
         ),
         "{}",
         out.stdout
@@ -530,6 +530,7 @@ fn finds_a_recorded_suite_without_a_config_file_or_test_code() {
         samples: vec![proposal_eval::__internal::recording::Sample {
             interactions: vec![],
         }],
+        judge: None,
     }
     .write(&env.path("fixtures/payments/recordings/raise_amount.json"))
     .unwrap();

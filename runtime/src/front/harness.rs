@@ -82,6 +82,7 @@ pub struct Harness {
     built_config: Option<SuiteConfig>,
     recordings: Option<PathBuf>,
     model: Option<ModelFactory>,
+    judge: Option<ModelFactory>,
 }
 
 impl Harness {
@@ -93,6 +94,7 @@ impl Harness {
             built_config: None,
             recordings: None,
             model: None,
+            judge: None,
         }
     }
 
@@ -143,6 +145,40 @@ impl Harness {
         F: Fn() -> M + Send + Sync + 'static,
     {
         self.model = Some(Arc::new(move || Box::new(make()) as Box<dyn Model>));
+        self
+    }
+
+    /// The judge model of the `rubric` evaluator, built by `make` only when verdicts are
+    /// recorded, instead of the OpenAI-compatible judge that `[judge]` describes (an Anthropic
+    /// client, say). It gets the judge's chat completion request (`model`, `temperature`,
+    /// `messages`, `response_format`) and answers a chat completion, the verdict JSON as a
+    /// string, or the verdict object `{"verdicts": [{"id", "holds", "reason"}]}`.
+    ///
+    /// ```no_run
+    /// use proposal_eval::{Case, Harness, Llm, Model, ModelError};
+    /// use serde_json::{json, Value};
+    ///
+    /// fn judge() -> impl Model {
+    ///     |request: &Value| -> Result<Value, ModelError> {
+    ///         // Call your own client with request["messages"] here.
+    ///         Ok(json!({"verdicts": [{"id": 0, "holds": true, "reason": "greets"}]}))
+    ///     }
+    /// }
+    ///
+    /// fn agent(case: &Case, _llm: &mut Llm) -> Value {
+    ///     json!({ "reply": format!("Hello {}", case.input["name"]) })
+    /// }
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     Harness::new("fixtures/greetings").judge(judge).run(agent)
+    /// }
+    /// ```
+    pub fn judge<M, F>(mut self, make: F) -> Harness
+    where
+        M: Model + 'static,
+        F: Fn() -> M + Send + Sync + 'static,
+    {
+        self.judge = Some(Arc::new(move || Box::new(make()) as Box<dyn Model>));
         self
     }
 
@@ -200,6 +236,7 @@ impl Harness {
         if let Some(config) = self.built_config {
             suite.set_built_config(config);
         }
+        suite.judge = self.judge;
         let suite = Arc::new(suite);
         // nextest runs one process per test with `--exact NAME`: when the name maps straight
         // to its fixture file, that file is all there is to find.

@@ -21,6 +21,8 @@ pub struct MacroSuite {
     pub recordings: Option<&'static str>,
     /// The `model` argument, boxed.
     pub model: Option<fn() -> Box<dyn Model>>,
+    /// The `judge` argument, boxed.
+    pub judge: Option<fn() -> Box<dyn Model>>,
 }
 
 /// Suites by the address of their invocation's static: built once per test binary.
@@ -38,13 +40,15 @@ fn suite(spec: &MacroSuite) -> Arc<Suite> {
         .entry(spec as *const MacroSuite as usize)
         .or_insert_with(|| {
             let model = spec.model.map(|make| Arc::new(make) as ModelFactory);
-            Arc::new(Suite::new(
+            let mut suite = Suite::new(
                 spec.crate_root.into(),
                 Path::new(spec.fixtures),
                 spec.config.map(Path::new),
                 spec.recordings.map(Path::new),
                 model,
-            ))
+            );
+            suite.judge = spec.judge.map(|make| Arc::new(make) as ModelFactory);
+            Arc::new(suite)
         })
         .clone()
 }

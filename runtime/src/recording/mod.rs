@@ -48,6 +48,12 @@ pub const FORMAT: u32 = 2;
 /// re-recording it away. The newest format this version reads.
 pub const SAMPLES_FORMAT: u32 = 3;
 
+/// The format of a recording that holds a rubric judge's part (`judge`): format 3 with `judge`.
+/// Only a recording with a judge part is written in it, so every other recording stays as it
+/// was, and a version that knows no judge refuses such a file as newer instead of dropping its
+/// verdicts. The newest format this version reads.
+pub const JUDGE_FORMAT: u32 = 4;
+
 /// The largest input (canonical JSON, in bytes) a recording keeps a copy of, for the diff a
 /// stale recording shows. A larger input is recorded by its hash only: the request that carries
 /// it is in the file already, and a second copy doubled the size of large recordings.
@@ -270,6 +276,8 @@ pub struct Recording {
     /// The samples, at least one: each the model calls of one run of the case, in order. A file
     /// of formats 1 and 2 holds one, as `interactions`; format 3 lists them as `samples`.
     pub samples: Vec<Sample>,
+    /// The rubric judge's calls and verdicts on the case's output (format 4), if it has a rubric.
+    pub judge: Option<crate::llm_judge::Judgement>,
 }
 
 /// A recording as it is written: `interactions` for one sample (formats 1 and 2), `samples` for
@@ -293,11 +301,15 @@ pub(crate) struct Written<'a> {
     interactions: Option<&'a [Interaction]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     samples: Option<&'a [Sample]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judge: Option<&'a crate::llm_judge::Judgement>,
 }
 
 impl Serialize for Recording {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let format = if self.samples.len() > 1 {
+        let format = if self.judge.is_some() {
+            self.format.max(JUDGE_FORMAT)
+        } else if self.samples.len() > 1 {
             self.format.max(SAMPLES_FORMAT)
         } else {
             self.format
@@ -312,6 +324,7 @@ impl Serialize for Recording {
             input: self.input.as_ref(),
             interactions: (!listed).then(|| self.interactions()),
             samples: listed.then_some(self.samples.as_slice()),
+            judge: self.judge.as_ref(),
         }
         .serialize(serializer)
     }
@@ -401,7 +414,7 @@ impl std::error::Error for RecordingError {}
 /// is optional here so that a missing one is named by [`Raw::check`], not by serde.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Raw<I, X, S, R = IgnoredAny> {
+struct Raw<I, X, S, R = IgnoredAny, J = IgnoredAny> {
     format: u64,
     case: Option<String>,
     recorded_at: Option<DateTime<Utc>>,
@@ -412,6 +425,8 @@ struct Raw<I, X, S, R = IgnoredAny> {
     samples: Option<S>,
     /// Only in a pending recording (see [`pending`]).
     review: Option<R>,
+    /// Only in format 4: the rubric judge's part.
+    judge: Option<J>,
 }
 
 /// The model calls a file holds: one sample's (`interactions`) or several (`samples`).
@@ -501,7 +516,7 @@ fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-impl<I, X, S, R> Raw<I, X, S, R> {
+impl<I, X, S, R, J> Raw<I, X, S, R, J> {
     /// The keys the format requires, present and well-formed.
     #[allow(clippy::type_complexity)]
     fn check(
@@ -525,6 +540,11 @@ impl<I, X, S, R> Raw<I, X, S, R> {
         let case = self.case.ok_or_else(|| missing("case"))?;
         let recorded_at = self.recorded_at.ok_or_else(|| missing("recorded_at"))?;
         let sources = self.sources.ok_or_else(|| missing("sources"))?;
+        if self.judge.is_some() && format < JUDGE_FORMAT {
+            return Err(damaged(format!(
+                "`judge` is a key of format {JUDGE_FORMAT}, not of format {format}"
+            )));
+        }
         let calls = match (format, self.interactions, self.samples) {
             (1 | 2, Some(_), Some(_)) | (1 | 2, None, Some(_)) => {
                 return Err(damaged(format!(
@@ -622,6 +642,7 @@ impl Recording {
             input_sha256: Some(current.input_sha256.clone()),
             input: (current.input_bytes <= INPUT_COPY_LIMIT).then(|| input.clone()),
             samples,
+            judge: None,
         }
     }
 
@@ -650,17 +671,18 @@ impl Recording {
         bytes: &[u8],
         file: &Path,
     ) -> Result<(Recording, Option<R>), RecordingError> {
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R> =
-            parse_checked(bytes, file, |raw: &Raw<_, _, _, R>| raw.format)?;
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, crate::llm_judge::Judgement> =
+            parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
         Ok((Recording::from_raw(raw, file)?, review))
     }
 
     /// The recording a file read as `raw` holds, its keys checked.
     fn from_raw<R>(
-        raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R>,
+        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, crate::llm_judge::Judgement>,
         file: &Path,
     ) -> Result<Recording, RecordingError> {
+        let judge = raw.judge.take();
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
         let samples = match calls {
             Calls::One(interactions) => vec![Sample { interactions }],
@@ -680,6 +702,7 @@ impl Recording {
             input_sha256,
             input,
             samples,
+            judge,
         })
     }
 
@@ -725,8 +748,13 @@ impl Recording {
     /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
     fn read_lean(opened: std::fs::File, file: &Path) -> Option<(Recording, RequestDigests)> {
         let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
-        let raw: Raw<Value, Vec<LeanInteraction>, Vec<LeanSample>> =
-            serde_json::from_reader(reader).ok()?;
+        let raw: Raw<
+            Value,
+            Vec<LeanInteraction>,
+            Vec<LeanSample>,
+            IgnoredAny,
+            crate::llm_judge::Judgement,
+        > = serde_json::from_reader(reader).ok()?;
         check_format(Some(&Value::from(raw.format)), file).ok()?;
         if raw.review.is_some() {
             return None;
@@ -757,6 +785,7 @@ impl Recording {
             interactions,
             samples,
             review: None::<IgnoredAny>,
+            judge: raw.judge,
         };
         let recording = Recording::from_raw(raw, file).ok()?;
         Some((
@@ -817,14 +846,24 @@ impl Recording {
             self.input = None;
         }
         self.input_sha256 = Some(current.input_sha256.clone());
-        self.format = FORMAT;
+        self.format = if self.judge.is_some() {
+            JUDGE_FORMAT
+        } else {
+            FORMAT
+        };
         self
     }
 
     /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
     /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
-        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
+        let judged = self.judge.iter_mut().flat_map(|j| &mut j.calls);
+        for interaction in self
+            .samples
+            .iter_mut()
+            .flat_map(|s| &mut s.interactions)
+            .chain(judged)
+        {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
             if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
@@ -971,12 +1010,12 @@ fn check_format(format: Option<&Value>, file: &Path) -> Result<(), RecordingErro
             }
         },
     };
-    if format > u64::from(SAMPLES_FORMAT) {
+    if format > u64::from(JUDGE_FORMAT) {
         return Err(RecordingError {
             at: Located::file(
                 file,
                 format!(
-                    "made by a newer proposal-eval (format {format}; this version reads up to {SAMPLES_FORMAT}): upgrade proposal-eval"
+                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_FORMAT}): upgrade proposal-eval"
                 ),
             ),
             kind: RecordingErrorKind::Newer { format },
@@ -1091,6 +1130,7 @@ mod tests {
             samples: vec![Sample {
                 interactions: vec![],
             }],
+            judge: None,
         }
         .to_pretty()
     }
@@ -1306,6 +1346,7 @@ mod tests {
             samples: vec![Sample {
                 interactions: vec![],
             }],
+            judge: None,
         };
         let text = old.to_pretty();
         assert!(!text.contains("input_sha256"), "{text}");
@@ -1354,10 +1395,10 @@ mod tests {
         )
         .to_pretty();
         let err = |text: &str| Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
-        let upgrade = "r.json: made by a newer proposal-eval (format 4; this version reads up to 3): upgrade proposal-eval";
-        let newer = text.replace("\"format\": 2", "\"format\": 4");
+        let upgrade = "r.json: made by a newer proposal-eval (format 5; this version reads up to 4): upgrade proposal-eval";
+        let newer = text.replace("\"format\": 2", "\"format\": 5");
         assert_eq!(err(&newer).to_string(), upgrade);
-        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 4 });
+        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 5 });
         // Keys and shapes this version does not know: still the upgrade.
         let newer = newer.replace(
             "\"case\": \"a\"",
@@ -1730,6 +1771,7 @@ mod tests {
                     "2025-01-15T10:00:01Z".parse().unwrap(),
                 )],
             }],
+            judge: None,
         };
         let text = written.to_pretty();
         let read = Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap();

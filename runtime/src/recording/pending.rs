@@ -211,6 +211,7 @@ mod tests {
                         "2025-01-15T10:00:01Z".parse().unwrap(),
                     )],
                 }],
+                judge: None,
             },
             review: Review {
                 committed: Some(Outcome::Error("request [0] differs".into())),

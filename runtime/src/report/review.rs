@@ -29,6 +29,8 @@ pub struct Side {
     pub responses: Vec<Value>,
     /// When the responses were recorded.
     pub recorded_at: Option<DateTime<Utc>>,
+    /// The rubric judge's verdicts this side's recording holds (empty without a judge part).
+    pub verdicts: Vec<crate::llm_judge::RecordedVerdict>,
 }
 
 /// A case with a pending recording.
@@ -55,6 +57,53 @@ pub struct Evaluated {
 }
 
 impl Evaluated {
+    /// Each rubric statement's verdict with the committed recording and with the pending one,
+    /// with the judge's reasons; empty when neither side holds verdicts. Statements are matched
+    /// by their text, in the pending side's order, then those only the committed side judged.
+    ///
+    /// ```text
+    /// [1] "Recommends a discontinued SKU": does not hold -> holds (changed)
+    ///     committed: SKU-456 is not discontinued
+    ///     pending:   SKU-123 is discontinued
+    /// ```
+    pub fn verdicts(&self) -> String {
+        let none = Vec::new();
+        let old = self.committed.as_ref().map_or(&none, |s| &s.verdicts);
+        let new = self.new.as_ref().map_or(&none, |s| &s.verdicts);
+        let mut statements: Vec<(usize, &str)> =
+            new.iter().map(|v| (v.id, v.statement.as_str())).collect();
+        for v in old {
+            if !new.iter().any(|n| n.statement == v.statement) {
+                statements.push((v.id, v.statement.as_str()));
+            }
+        }
+        let find = |side: &[crate::llm_judge::RecordedVerdict], text: &str| {
+            side.iter().find(|v| v.statement == text).cloned()
+        };
+        let says = |v: &Option<crate::llm_judge::RecordedVerdict>| match v {
+            Some(v) if v.holds => "holds",
+            Some(_) => "does not hold",
+            None => "not judged",
+        };
+        let mut out = String::new();
+        for (id, text) in statements {
+            let (before, after) = (find(old, text), find(new, text));
+            let changed = says(&before) != says(&after);
+            out.push_str(&format!(
+                "[{id}] {text:?}: {} -> {}{}\n",
+                says(&before),
+                says(&after),
+                if changed { " (changed)" } else { "" }
+            ));
+            for (label, verdict) in [("committed:", &before), ("pending:", &after)] {
+                if let Some(v) = verdict {
+                    out.push_str(&format!("    {label:<10} {}\n", v.reason));
+                }
+            }
+        }
+        out
+    }
+
     /// A line diff of the committed responses (`-`) and the pending ones (`+`).
     pub fn diff(&self, color: bool) -> String {
         let responses = |side: Option<&Side>| {
@@ -174,6 +223,7 @@ impl SuiteReview {
                 failure: Some(shown(e)),
                 responses: Vec::new(),
                 recorded_at: None,
+                verdicts: Vec::new(),
             }),
             Ok(Some(committed)) => {
                 let outcome = pending.review.committed.clone().unwrap_or_else(|| {
@@ -221,12 +271,18 @@ fn side(
         .iter()
         .flat_map(|s| s.interactions.iter().map(|i| i.response.clone()))
         .collect();
+    let verdicts = recording
+        .judge
+        .as_ref()
+        .map(|j| j.verdicts.clone())
+        .unwrap_or_default();
     let failed = |failure: String| Side {
         passed: false,
         score: None,
         failure: Some(failure),
         responses: Vec::new(),
         recorded_at: Some(now),
+        verdicts: verdicts.clone(),
     };
     let layer = suite.layer(&loaded.path.relative);
     let (config, fixture) = match (&layer.config, &loaded.file) {
@@ -260,6 +316,11 @@ fn side(
         usage: None,
         samples: None,
     };
+    // The verdicts this side's recording holds, when they are of this output.
+    let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
+        let judgement = recording.judge.as_ref()?;
+        Some(crate::llm_judge::Judged::of(&rubric, &judgement.verdicts))
+    });
     let verdict = crate::run::evaluate(
         suite,
         config,
@@ -268,6 +329,7 @@ fn side(
         &case,
         actual,
         &name,
+        judged.as_ref(),
         &mut result,
     );
     let score = (!result.evaluators.is_empty()).then(|| {
@@ -286,5 +348,6 @@ fn side(
         }),
         responses,
         recorded_at: Some(now),
+        verdicts,
     }
 }

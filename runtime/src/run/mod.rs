@@ -6,6 +6,7 @@
 
 pub mod case;
 pub(crate) mod executor;
+pub(crate) mod judging;
 
 use crate::env::RecordMode;
 use crate::recording::llm::Llm;
@@ -269,6 +270,8 @@ fn execute(
     };
 
     let mut record = record;
+    // The judge part of the recording replayed, taken out before its samples are replayed.
+    let mut recorded_judge = None;
     // Under `RECORD=stale`, a replay whose calls no longer match the recording (the code or its
     // prompt changed) is stale too: the case runs again, recording.
     // The model calls of every sample (the last attempt's, when `RECORD=stale` records again).
@@ -408,7 +411,10 @@ fn execute(
                 }
                 break 'run runs;
             }
-            Ok(Some(recorded)) => recorded,
+            Ok(Some(mut recorded)) => {
+                recorded_judge = recorded.judge.take();
+                recorded
+            }
         };
         let validation = config.recording.validation;
         let changes = if validation == Validation::Skip {
@@ -497,6 +503,19 @@ fn execute(
     if usage.calls > 0 {
         result.usage = Some(usage);
     }
+    let judged = judge_rubric(
+        suite,
+        config,
+        settings.record,
+        (name, &record_command),
+        case,
+        fixture,
+        &runs,
+        recorded_judge,
+        result.recording,
+        (&recording_file, &pending_file),
+        &sources,
+    )?;
     // Each sample evaluated on its own; the pass rule decides the case.
     let count = runs.len();
     let mut verdicts = Vec::with_capacity(count);
@@ -520,6 +539,7 @@ fn execute(
                 case,
                 &actual,
                 name,
+                judged.as_ref(),
                 &mut sample,
             ),
         };
@@ -557,6 +577,51 @@ fn execute(
             message
         }
     })
+}
+
+/// The case's rubric graded on its output (see [`judging`]); `None` when it has no rubric, the
+/// `rubric` evaluator is off, or the code returned no output to judge.
+#[allow(clippy::too_many_arguments)]
+fn judge_rubric<'s>(
+    suite: &Suite,
+    config: &SuiteConfig,
+    record: RecordMode,
+    (name, record_command): (&str, &str),
+    case: &Case,
+    fixture: &FixtureFile,
+    runs: &[Result<Value, case::OutputError>],
+    recorded: Option<crate::llm_judge::Judgement>,
+    used: RecordingUse,
+    (recording_file, pending_file): (&Path, &Path),
+    sources: &dyn Fn() -> &'s crate::recording::sources::CaseSources,
+) -> Result<Option<crate::llm_judge::Judged>, String> {
+    let Some(rubric) = judging::case_rubric(config, fixture) else {
+        return Ok(None);
+    };
+    if runs.len() > 1 {
+        return Err(format!(
+            "the rubric evaluator judges a case of one sample; this case runs {} (repeat): judging each sample is not supported yet, so run it with repeat = 1",
+            runs.len()
+        ));
+    }
+    let Some(Ok(output)) = runs.first() else {
+        return Ok(None);
+    };
+    let step = judging::RubricStep {
+        suite,
+        config,
+        record,
+        name,
+        case_path: &case.path,
+        input: &case.input,
+        used,
+        recording_file,
+        pending_file,
+        record_command,
+    };
+    // The trajectory (issue 22) is not extracted yet: the judge sees none.
+    step.judge(&rubric, output, None, recorded, sources)
+        .map(Some)
 }
 
 /// Calls the code under test once; a panic fails the case.
@@ -768,12 +833,17 @@ pub(crate) fn evaluate(
     case: &Case,
     actual: &Value,
     name: &str,
+    judged: Option<&crate::llm_judge::Judged>,
     result: &mut CaseResult,
 ) -> Result<(), String> {
-    let needs_expected = config
-        .evaluators
-        .iter()
-        .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
+    let rubric = judging::case_rubric(config, fixture);
+    // A case checked by its rubric alone (a draft, say) has no `expected` to compare with.
+    let rubric_only = rubric.is_some() && fixture.expected.is_none();
+    let needs_expected = !rubric_only
+        && config
+            .evaluators
+            .iter()
+            .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
     let expected = match &fixture.expected {
         Some(expected) => expected,
         None if needs_expected => {
@@ -786,6 +856,12 @@ pub(crate) fn evaluate(
     };
     for evaluator in &config.evaluators {
         match evaluator {
+            Evaluator::Strict | Evaluator::FieldAccuracy if rubric_only => {}
+            Evaluator::Rubric => {
+                if rubric.is_some() {
+                    result.evaluators.push(judging::rubric_result(judged));
+                }
+            }
             Evaluator::Strict => {
                 let ctx = crate::transform::Context { now: case.now };
                 let verdict = crate::compare::evaluate(
@@ -843,6 +919,7 @@ pub(crate) fn evaluate(
                         candidate_answer: actual.clone(),
                         reference_answer: expected.clone(),
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
+                        rubric: fixture.rubric(),
                     };
                     let verdict = crate::judge::run(judge, &suite.crate_root, &input);
                     result.evaluators.push(EvaluatorResult {

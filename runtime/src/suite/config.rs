@@ -38,6 +38,9 @@ pub enum Evaluator {
     FieldAccuracy,
     /// External judge scripts (`[[code_judge]]`).
     CodeJudge,
+    /// Rubric statements graded by a recorded judge model (`[judge]`), on the cases that carry
+    /// a rubric (`rubric`, or a draft's `draft.assertions`).
+    Rubric,
 }
 
 impl Evaluator {
@@ -47,12 +50,14 @@ impl Evaluator {
             Evaluator::Strict => "strict",
             Evaluator::FieldAccuracy => "field_accuracy",
             Evaluator::CodeJudge => "code_judge",
+            Evaluator::Rubric => "rubric",
         }
     }
 }
 
+/// Strict, and the rubric on the cases that carry one (a case without a rubric is not judged).
 fn default_evaluators() -> Vec<Evaluator> {
-    vec![Evaluator::Strict]
+    vec![Evaluator::Strict, Evaluator::Rubric]
 }
 
 /// A whole suite configuration.
@@ -60,7 +65,9 @@ fn default_evaluators() -> Vec<Evaluator> {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteConfig {
-    /// The evaluators that run on every case (default: `["strict"]`).
+    /// The evaluators that run (default: `["strict", "rubric"]`; `rubric` runs only on the
+    /// cases that carry a rubric, and `strict` and `field_accuracy` do not run on a case that
+    /// has a rubric and no `expected`).
     #[serde(default = "default_evaluators")]
     pub evaluators: Vec<Evaluator>,
     /// `[recording]`: staleness validation, suite-wide sources, request paths to ignore.
@@ -85,6 +92,9 @@ pub struct SuiteConfig {
     /// `[run]`: samples per case and the rule that decides a case from them.
     #[serde(default)]
     pub run: crate::repeat::RunConfig,
+    /// `[judge]`: the judge model of the `rubric` evaluator and its calibration bar.
+    #[serde(default)]
+    pub judge: crate::llm_judge::LlmJudgeConfig,
 }
 
 impl Default for SuiteConfig {
@@ -98,6 +108,7 @@ impl Default for SuiteConfig {
             http: Default::default(),
             pricing: Default::default(),
             run: Default::default(),
+            judge: Default::default(),
         }
     }
 }
@@ -132,9 +143,21 @@ impl SuiteConfig {
         })
     }
 
-    /// The config once the checks across sections pass; an error points at the `evaluators`
-    /// line of `text` when it has one.
+    /// The config once the checks across sections pass; an error points at the `[judge]` or the
+    /// `evaluators` line of `text` when it has one.
     fn validated(self, text: &str, file: &Path) -> Result<SuiteConfig, ConfigError> {
+        if let Err(message) = self.judge.validate() {
+            let line = text
+                .lines()
+                .position(|l| l.trim() == "[judge]")
+                .map_or(0, |n| n + 1);
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                line,
+                column: usize::from(line > 0),
+                message,
+            });
+        }
         self.validate().map_err(|message| {
             // The checks are about the `evaluators` list: point at it when it is written.
             let line = text
@@ -233,7 +256,7 @@ impl SuiteConfig {
         }
         if self.evaluators.is_empty() {
             return Err(
-                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge"
+                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge, rubric"
                     .into(),
             );
         }
@@ -438,8 +461,26 @@ mod tests {
     }
 
     #[test]
-    fn default_is_strict_only() {
+    fn default_is_strict_and_rubric() {
         let config = SuiteConfig::from_toml_str("", "x.toml").unwrap();
-        assert_eq!(config.evaluators, vec![Evaluator::Strict]);
+        assert_eq!(
+            config.evaluators,
+            vec![Evaluator::Strict, Evaluator::Rubric]
+        );
+    }
+
+    #[test]
+    fn judge_settings_are_checked_and_located() {
+        let err = SuiteConfig::from_toml_str("\n[judge]\nsamples = 2\n", "s/proposal-eval.toml")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s/proposal-eval.toml:2:1: [judge] samples = 2: it must be odd (1, 3, 5...) so that each statement has a majority"
+        );
+        let err = SuiteConfig::from_toml_str("[judge]\nmodle = \"m\"\n", "x.toml").unwrap_err();
+        assert!(err.message.contains("unknown field `modle`"), "{err}");
+        let err =
+            SuiteConfig::from_toml_str("[judge]\nmin_agreement = 80\n", "x.toml").unwrap_err();
+        assert!(err.message.contains("Cohen's kappa"), "{err}");
     }
 }

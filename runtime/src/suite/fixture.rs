@@ -55,6 +55,26 @@ pub struct FixtureFile {
     /// repository, by URL or relative path); not read otherwise.
     #[serde(default, rename = "$schema")]
     pub schema: Option<String>,
+    /// Statements the output must satisfy (`required`) and must not (`forbidden`), graded by
+    /// the judge model of `[judge]`.
+    #[serde(default)]
+    pub rubric: Option<crate::rubric::Rubric>,
+}
+
+impl FixtureFile {
+    /// The case's rubric: `rubric`, else a draft's `draft.assertions`; `None` when neither
+    /// has a statement.
+    pub fn rubric(&self) -> Option<crate::rubric::Rubric> {
+        let rubric = match (&self.rubric, &self.draft) {
+            (Some(rubric), _) => rubric.clone(),
+            (None, Some(draft)) => crate::rubric::Rubric {
+                required: draft.assertions.required.clone(),
+                forbidden: draft.assertions.forbidden.clone(),
+            },
+            (None, None) => return None,
+        };
+        (!rubric.is_empty()).then_some(rubric)
+    }
 }
 
 crate::files::located_error! {

@@ -30,11 +30,15 @@ pub(crate) struct Suite {
     /// The suite's config, and those of its subfolders that hold one of their own.
     layers: Layers,
     pub model: Option<ModelFactory>,
+    /// The judge model of `Harness::judge` / `judge = path`; `[judge]`'s when `None`.
+    pub judge: Option<ModelFactory>,
     pub settings: Result<Settings, crate::env::EnvError>,
     /// The workspace root, real (links resolved): sources must lie below it.
     workspace: OnceLock<PathBuf>,
     /// Whether the recordings folder existed when a case first looked.
     recordings_found: OnceLock<bool>,
+    /// Why rubric failures are advisory (`None`: they fail), computed once from the labels.
+    judge_advisory: OnceLock<Option<String>>,
 }
 
 impl Suite {
@@ -66,9 +70,11 @@ impl Suite {
             recordings,
             layers,
             model,
+            judge: None,
             settings: crate::env::settings().cloned(),
             workspace: OnceLock::new(),
             recordings_found: OnceLock::new(),
+            judge_advisory: OnceLock::new(),
         }
     }
 
@@ -114,6 +120,25 @@ impl Suite {
         *self
             .recordings_found
             .get_or_init(|| self.recordings.is_dir())
+    }
+
+    /// Why a failing rubric does not fail its test (the judge is below `[judge]
+    /// min_agreement` on the suite's labels); `None` when it fails it. Read once per process,
+    /// and only when a rubric fails.
+    pub fn judge_advisory(&self) -> &Option<String> {
+        self.judge_advisory.get_or_init(|| {
+            let Ok(config) = self.config() else {
+                return None;
+            };
+            config.judge.min_agreement?;
+            let calibration = crate::llm_judge::calibration::calibrate(&self.dir, &self.recordings)
+                .map_err(|mut e| {
+                    e.file = self.relative(&e.file).into();
+                    e
+                });
+            crate::llm_judge::calibration::advisory(&config.judge, &calibration)
+                .map(|why| why.replace("<suite>/", &format!("{}/", self.relative(&self.dir))))
+        })
     }
 
     pub fn discover(&self) -> std::io::Result<Vec<FixturePath>> {

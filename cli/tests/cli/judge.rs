@@ -1,0 +1,130 @@
+//! `cargo proposal-eval judge`: recorded rubric verdicts against human labels.
+
+use crate::common::*;
+use serde_json::json;
+
+const H0: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A recording of the case `case` whose judge part holds these verdicts (statement, holds).
+fn recording(case: &str, verdicts: &[(&str, bool)]) -> String {
+    let verdicts: Vec<_> = verdicts
+        .iter()
+        .enumerate()
+        .map(|(id, (statement, holds))| {
+            json!({"id": id, "statement": statement, "holds": holds, "reason": format!("reason {id}")})
+        })
+        .collect();
+    json!({
+        "format": 4,
+        "case": case,
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "sources": [],
+        "input_sha256": H0,
+        "samples": [{"interactions": []}],
+        "judge": {
+            "key_sha256": H0,
+            "parts": {"rubric_sha256": H0, "output_sha256": H0, "input_sha256": H0,
+                      "prompt_sha256": H0, "model": "judge-1", "temperature": 0.0, "samples": 1},
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "calls": [],
+            "verdicts": verdicts,
+        }
+    })
+    .to_string()
+}
+
+fn labelled(env: &Env, labels: &[(&str, &str, bool)]) {
+    let lines: String = labels
+        .iter()
+        .map(|(case, statement, holds)| {
+            format!(
+                "{}\n",
+                json!({"case": case, "statement": statement, "holds": holds})
+            )
+        })
+        .collect();
+    env.write("suite/judge-labels.jsonl", &lines);
+}
+
+#[test]
+fn judge_prints_agreement_kappa_and_disagreements() {
+    let env = Env::new();
+    env.write(
+        "suite/proposal-eval.toml",
+        "[judge]\nmodel = \"judge-1\"\nmin_agreement = 0.8\nmin_labels = 3\n",
+    );
+    env.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    env.write(
+        "suite/a.json",
+        "{\"rubric\": {\"required\": [\"A\"], \"forbidden\": [\"B\"]}}",
+    );
+    env.write("suite/b.json", "{\"rubric\": {\"required\": [\"C\"]}}");
+    env.write(
+        "suite/recordings/a.json",
+        &recording("a", &[("A", true), ("B", false)]),
+    );
+    env.write("suite/recordings/b.json", &recording("b", &[("C", true)]));
+    // Two agree, one disagrees, one has no recorded verdict.
+    labelled(
+        &env,
+        &[
+            ("a", "A", true),
+            ("a", "B", true),
+            ("b", "C", true),
+            ("b", "D", true),
+        ],
+    );
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // p_o = 2/3; judge says true 2/3, people 3/3; p_e = 2/3; kappa = 0.
+    assert_eq!(
+        out.stdout,
+        "suite (suite)\n  \
+         4 label(s), 3 with a recorded verdict; agreement 66.7 %; Cohen's kappa 0.00\n  \
+         disagreements:\n    \
+         a: \"B\": labelled holds, the judge says it does not hold (reason 1)\n  \
+         rubric failures are advisory (tests pass): the judge agrees with the human labels at Cohen's kappa 0.00 on 3 label(s), below [judge] min_agreement = 0.8; label the judge's verdicts in suite/judge-labels.jsonl; `cargo proposal-eval judge` shows the agreement\n"
+    );
+
+    // Labels that all agree: kappa 1, and failures fail tests.
+    labelled(
+        &env,
+        &[("a", "A", true), ("a", "B", false), ("b", "C", true)],
+    );
+    let out = env.run(&["judge", "suite"]);
+    assert!(
+        out.stdout.contains("3 label(s), 3 with a recorded verdict; agreement 100.0 %; Cohen's kappa 1.00\n  rubric failures fail tests: kappa reaches [judge] min_agreement = 0.8 on at least min_labels = 3 label(s)\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn judge_names_a_bad_label_line_and_a_suite_without_labels() {
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    env.write("suite/proposal-eval.toml", "");
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("no labels: write suite/judge-labels.jsonl to calibrate the judge\n  rubric failures fail tests (no [judge] min_agreement)"),
+        "{}",
+        out.stdout
+    );
+    env.write(
+        "suite/judge-labels.jsonl",
+        "{\"case\": \"a\", \"statement\": \"A\"}\n",
+    );
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("judge-labels.jsonl:1:"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("missing field `holds`"),
+        "{}",
+        out.stdout
+    );
+}

@@ -1,0 +1,172 @@
+//! What a rubric costs a replay: 1,000 cases run as their tests run them (fixture read and
+//! parsed, recording read and checked for staleness, replay with request equality, the strict
+//! evaluator), once with strict only and once with a rubric of three statements whose verdicts
+//! are recorded (the judge part read, its key computed from the statements, output, input and
+//! template, the verdicts graded). No judge is called: the rubric side replays. The bar: the
+//! rubric side takes at most 1.2 times the strict side.
+//!
+//! `cargo bench -p proposal-eval --bench rubric -- --warm-up-time 1 --measurement-time 10`
+//!
+//! Measured once (2 cores shared with other builds, so noisy): strict 135 ms, strict+rubric
+//! 249 ms per 1,000 cases: 1.84x, over the bar. Where it goes, not yet measured apart: the
+//! recording is about twice as large (the judge's request holds the whole prompt, with the output
+//! and input in it, and its response the verdicts), and the key hashes the output and the input
+//! twice (for the key and for its parts).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use proposal_eval::__internal::case_run::{OpenSuite, Question};
+use proposal_eval::__internal::llm_judge::{Judgement, RecordedVerdict};
+use proposal_eval::__internal::recording::{input_digest, Interaction, Recording, Sample};
+use proposal_eval::config::LlmJudgeConfig;
+use proposal_eval::rubric::{Rubric, BUILTIN_TEMPLATE};
+use proposal_eval::{Case, Llm};
+use serde_json::{json, Value};
+use std::path::Path;
+
+const CASES: usize = 1000;
+
+fn input(n: usize) -> Value {
+    json!({ "message": format!("Please change the payment of user {n} to {} EUR", 100 + n % 50), "userId": n.to_string() })
+}
+
+fn request(input: &Value) -> Value {
+    json!({ "model": "agent-1", "temperature": 0, "prompt": input["message"], "user": input["userId"] })
+}
+
+/// Two proposals of ~25 leaves.
+fn proposals(n: usize) -> Value {
+    let one = |k: usize| {
+        json!({
+            "changeType": "change",
+            "changedField": format!("payment.amount.{k}"),
+            "newValue": 100 + (n + k) % 50,
+            "relatedUserId": n.to_string(),
+            "mutationVariables": {
+                "data": { "amount": 100 + (n + k) % 50, "currency": "EUR", "effectiveDate": "2025-01-15T00:00:00Z",
+                          "reason": format!("customer request {n}"), "items": [1, 2, 3, k] },
+                "metadata": { "requestId": format!("r-{n}-{k}"), "source": "chat" }
+            },
+            "status": "pending"
+        })
+    };
+    json!([one(0), one(1)])
+}
+
+fn rubric() -> Rubric {
+    Rubric {
+        required: vec![
+            "Changes the payment amount of the user in the message".into(),
+            "Keeps the currency in EUR".into(),
+        ],
+        forbidden: vec!["Changes another user's payment".into()],
+    }
+}
+
+/// A suite folder `name` under `root` of `CASES` cases, each with its recording; with a rubric
+/// and recorded verdicts when `judged`.
+fn write_suite(root: &Path, name: &str, judged: bool) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("cases")).unwrap();
+    std::fs::create_dir_all(dir.join("recordings/cases")).unwrap();
+    let config = if judged {
+        "evaluators = [\"strict\", \"rubric\"]\n[judge]\nmodel = \"judge-1\"\n"
+    } else {
+        "evaluators = [\"strict\"]\n"
+    };
+    std::fs::write(dir.join("proposal-eval.toml"), config).unwrap();
+    let judge = LlmJudgeConfig {
+        model: Some("judge-1".into()),
+        ..LlmJudgeConfig::default()
+    };
+    let at = "2025-01-15T10:30:00Z".parse().unwrap();
+    for n in 0..CASES {
+        let (input, output) = (input(n), proposals(n));
+        let mut fixture =
+            json!({ "description": format!("case {n}"), "input": input, "expected": output });
+        if judged {
+            fixture["rubric"] = serde_json::to_value(rubric()).unwrap();
+        }
+        let case = format!("cases/c{n:05}");
+        std::fs::write(dir.join(format!("{case}.json")), fixture.to_string()).unwrap();
+        let judgement = judged.then(|| {
+            let rubric = rubric();
+            let question = Question {
+                rubric: &rubric,
+                input: &input,
+                output: &output,
+                trajectory: None,
+                template: BUILTIN_TEMPLATE,
+                config: &judge,
+            };
+            let key = question.key();
+            let verdicts: Vec<RecordedVerdict> = rubric
+                .statements()
+                .into_iter()
+                .map(|s| RecordedVerdict {
+                    id: s.id,
+                    holds: s.id < 2,
+                    reason: format!("statement {} checked against the proposals", s.id),
+                    statement: s.text,
+                })
+                .collect();
+            let answer = json!({ "verdicts": verdicts }).to_string();
+            let response =
+                json!({ "choices": [{ "message": { "role": "assistant", "content": answer } }] });
+            Judgement {
+                key_sha256: key.key_sha256,
+                parts: key.parts,
+                recorded_at: at,
+                calls: vec![Interaction::new(question.request(), response, at)],
+                verdicts,
+            }
+        });
+        Recording {
+            format: 2,
+            case: case.clone(),
+            recorded_at: at,
+            sources: Vec::new(),
+            input_sha256: Some(input_digest(&input).0),
+            input: Some(input.clone()),
+            samples: vec![Sample {
+                interactions: vec![Interaction::new(
+                    request(&input),
+                    json!({ "proposals": output }),
+                    at,
+                )],
+            }],
+            judge: judgement,
+        }
+        .write(&dir.join("recordings").join(format!("{case}.json")))
+        .unwrap();
+    }
+}
+
+/// The code under test: asks the model, returns the proposals of its answer.
+fn propose(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
+    let mut reply = llm.complete(&request(&case.input))?;
+    Ok(reply["proposals"].take())
+}
+
+fn run_all(suite: &OpenSuite) {
+    for n in 0..CASES {
+        if let Err(failure) = suite.run(&format!("cases/c{n:05}.json"), propose) {
+            panic!("case {n} failed: {failure}");
+        }
+    }
+}
+
+fn rubric_replay(c: &mut Criterion) {
+    let root = tempfile::tempdir().unwrap();
+    write_suite(root.path(), "strict", false);
+    write_suite(root.path(), "judged", true);
+    let strict = OpenSuite::open(root.path(), Path::new("strict"));
+    let judged = OpenSuite::open(root.path(), Path::new("judged"));
+    let mut group = c.benchmark_group("replay_1k");
+    group.sample_size(10);
+    group.bench_function("strict", |b| b.iter(|| run_all(&strict)));
+    group.bench_function("strict+rubric", |b| b.iter(|| run_all(&judged)));
+    group.finish();
+}
+
+criterion_group!(benches, rubric_replay);
+criterion_main!(benches);

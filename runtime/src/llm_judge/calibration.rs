@@ -1,0 +1,210 @@
+//! Calibration: how the recorded verdicts agree with human labels (`<suite>/judge-labels.jsonl`),
+//! and whether that is enough for rubric failures to fail tests (`[judge] min_agreement`,
+//! `min_labels`).
+//!
+//! A label is one line: `{"case": "drafts/eval_sugg_abc123", "statement": "...", "holds": true}`
+//! (`case`: the fixture's path in the suite without `.json`; `statement`: its whole text). It is
+//! matched with the verdict on the same statement text in that case's recording, whatever the
+//! verdict's number; a label whose case has no recorded verdict on it is counted, not matched.
+
+use super::LlmJudgeConfig;
+use crate::recording::Recording;
+use proposal_eval_engine::rubric::{agreement, Agreement};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The labels file of a suite, in the suite folder.
+pub const LABELS_FILE: &str = "judge-labels.jsonl";
+
+/// One human label.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Label {
+    /// The case path (`drafts/eval_sugg_abc123`).
+    pub case: String,
+    /// The statement's whole text.
+    pub statement: String,
+    /// Whether the statement holds of the case's output, as the person judged.
+    pub holds: bool,
+}
+
+crate::files::located_error! {
+    /// A labels file that could not be read or understood, with the line.
+    LabelsError
+}
+
+/// A label and the recorded verdict that disagrees with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The label.
+    pub label: Label,
+    /// The judge's reason for its verdict.
+    pub reason: String,
+}
+
+/// The recorded verdicts against a suite's labels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    /// Labels in the file.
+    pub labels: usize,
+    /// Agreement over the labels that have a recorded verdict.
+    pub agreement: Agreement,
+    /// Every matched label the judge disagrees with, in the file's order.
+    pub disagreements: Vec<Disagreement>,
+}
+
+/// Reads a labels file; `Ok(None)` when there is none. Blank lines are skipped.
+pub fn read_labels(file: &Path) -> Result<Option<Vec<Label>>, LabelsError> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(LabelsError {
+                file: file.to_path_buf(),
+                line: 0,
+                column: 0,
+                message: format!("cannot read: {e}"),
+            })
+        }
+    };
+    let mut labels = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let label = serde_json::from_str::<Label>(line).map_err(|e| LabelsError {
+            file: file.to_path_buf(),
+            line: n + 1,
+            column: e.column(),
+            message: format!(
+                "{e}; a label is {{\"case\": \"<fixture path without .json>\", \"statement\": \"<its whole text>\", \"holds\": true}}"
+            ),
+        })?;
+        labels.push(label);
+    }
+    Ok(Some(labels))
+}
+
+/// The recorded verdicts of the suite in `dir` (recordings in `recordings`) against its labels;
+/// `Ok(None)` when it has no labels file.
+pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, LabelsError> {
+    let Some(labels) = read_labels(&dir.join(LABELS_FILE))? else {
+        return Ok(None);
+    };
+    // Each labelled case's verdicts by statement text, read once.
+    let mut verdicts: BTreeMap<&str, BTreeMap<String, (bool, String)>> = BTreeMap::new();
+    let mut pairs = Vec::new();
+    let mut disagreements = Vec::new();
+    for label in &labels {
+        let of_case = verdicts.entry(label.case.as_str()).or_insert_with(|| {
+            let file = recordings.join(format!("{}.json", label.case));
+            Recording::read(&file)
+                .ok()
+                .flatten()
+                .and_then(|r| r.judge)
+                .map(|j| {
+                    j.verdicts
+                        .into_iter()
+                        .map(|v| (v.statement, (v.holds, v.reason)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        if let Some((holds, reason)) = of_case.get(&label.statement) {
+            pairs.push((*holds, label.holds));
+            if *holds != label.holds {
+                disagreements.push(Disagreement {
+                    label: label.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+    Ok(Some(Calibration {
+        labels: labels.len(),
+        agreement: agreement(&pairs),
+        disagreements,
+    }))
+}
+
+/// Whether rubric failures fail tests: `None` when they do, else why they are advisory.
+pub fn advisory(
+    config: &LlmJudgeConfig,
+    calibration: &Result<Option<Calibration>, LabelsError>,
+) -> Option<String> {
+    let min = config.min_agreement?;
+    let labels = format!("label the judge's verdicts in <suite>/{LABELS_FILE}; `cargo proposal-eval judge` shows the agreement");
+    let calibration = match calibration {
+        Err(e) => return Some(format!("the judge's labels cannot be read: {e}")),
+        Ok(None) => {
+            return Some(format!(
+                "the judge is not calibrated: there is no {LABELS_FILE} and [judge] min_agreement = {min}; {labels}"
+            ))
+        }
+        Ok(Some(c)) => c,
+    };
+    let a = &calibration.agreement;
+    if a.matched < config.min_labels {
+        return Some(format!(
+            "the judge is calibrated on {} label(s) with a recorded verdict, fewer than [judge] min_labels = {}; {labels}",
+            a.matched, config.min_labels
+        ));
+    }
+    if a.kappa < min {
+        return Some(format!(
+            "the judge agrees with the human labels at Cohen's kappa {:.2} on {} label(s), below [judge] min_agreement = {min}; {labels}",
+            a.kappa, a.matched
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_label_names_its_line_and_the_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(LABELS_FILE);
+        std::fs::write(&file, "{\"case\": \"a\", \"statement\": \"s\", \"holds\": true}\n\n{\"case\": \"a\", \"holds\": \"yes\"}\n").unwrap();
+        let err = read_labels(&file).unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("a label is {\"case\""), "{err}");
+        assert_eq!(read_labels(&dir.path().join("none.jsonl")).unwrap(), None);
+    }
+
+    #[test]
+    fn the_bar_is_min_labels_then_min_agreement() {
+        let calibrated = |matched, kappa| {
+            Ok(Some(Calibration {
+                labels: matched,
+                agreement: Agreement {
+                    matched,
+                    percent: 1.0,
+                    kappa,
+                },
+                disagreements: Vec::new(),
+            }))
+        };
+        let mut config = LlmJudgeConfig::default();
+        assert_eq!(advisory(&config, &calibrated(0, 0.0)), None);
+        config.min_agreement = Some(0.8);
+        config.min_labels = 4;
+        let few = advisory(&config, &calibrated(3, 1.0)).unwrap();
+        assert!(
+            few.contains("3 label(s) with a recorded verdict, fewer than [judge] min_labels = 4"),
+            "{few}"
+        );
+        let low = advisory(&config, &calibrated(4, 0.5)).unwrap();
+        assert!(
+            low.contains("Cohen's kappa 0.50 on 4 label(s), below [judge] min_agreement = 0.8"),
+            "{low}"
+        );
+        assert_eq!(advisory(&config, &calibrated(4, 0.8)), None);
+        assert!(advisory(&config, &Ok(None))
+            .unwrap()
+            .contains("not calibrated"));
+    }
+}

@@ -1,0 +1,110 @@
+//! `[judge]` in the suite config: the model that grades rubrics, and when its verdicts count.
+
+use serde::Deserialize;
+
+/// `[judge]`: the judge model of the `rubric` evaluator, and the calibration bar that decides
+/// whether its failures fail tests.
+///
+/// ```
+/// use proposal_eval::config::SuiteConfig;
+/// let config = SuiteConfig::from_toml_str(r#"
+/// [judge]
+/// model = "gpt-4o-mini"
+/// samples = 3
+/// prompt = "judges/rubric.md"
+/// min_agreement = 0.8
+/// "#, "proposal-eval.toml").unwrap();
+/// assert_eq!(config.judge.samples, 3);
+/// assert_eq!(config.judge.temperature, 0.0);
+/// assert_eq!(config.judge.min_labels, 20);
+/// assert_eq!(config.judge.api_key_env, "OPENAI_API_KEY");
+/// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmJudgeConfig {
+    /// The judge model's name, sent as the chat completion's `model`; needed to record (it is
+    /// also part of the verdicts' key, so changing it makes them stale).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The OpenAI-compatible endpoint (default: `OPENAI_BASE_URL`, else the OpenAI API).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (default `OPENAI_API_KEY`).
+    #[serde(default = "default_key_env")]
+    pub api_key_env: String,
+    /// Sampling temperature (default 0).
+    #[serde(default)]
+    pub temperature: f64,
+    /// Judge calls per case (default 1); an odd number: each statement takes the majority.
+    #[serde(default = "one")]
+    pub samples: u32,
+    /// A prompt template file (crate-relative) with `{{input}}`, `{{output}}`,
+    /// `{{trajectory}}` and `{{statements}}`; the built-in template when absent.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// Whether the judge sees the case's trajectory (its tool calls).
+    #[serde(default)]
+    pub include_trajectory: bool,
+    /// Cohen's kappa the recorded verdicts must reach against `judge-labels.jsonl` before a
+    /// rubric failure fails its test; without it, rubric failures always fail.
+    #[serde(default)]
+    pub min_agreement: Option<f64>,
+    /// The labels needed, with `min_agreement`, before rubric failures fail (default 20).
+    #[serde(default = "twenty")]
+    pub min_labels: usize,
+}
+
+fn default_key_env() -> String {
+    "OPENAI_API_KEY".into()
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn twenty() -> usize {
+    20
+}
+
+impl Default for LlmJudgeConfig {
+    fn default() -> Self {
+        LlmJudgeConfig {
+            model: None,
+            base_url: None,
+            api_key_env: default_key_env(),
+            temperature: 0.0,
+            samples: 1,
+            prompt: None,
+            include_trajectory: false,
+            min_agreement: None,
+            min_labels: twenty(),
+        }
+    }
+}
+
+impl LlmJudgeConfig {
+    /// What serde cannot check; the message names the key and the fix.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.samples.is_multiple_of(2) {
+            return Err(format!(
+                "[judge] samples = {}: it must be odd (1, 3, 5...) so that each statement has a majority",
+                self.samples
+            ));
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return Err(format!(
+                "[judge] temperature = {}: it must be within 0 and 2",
+                self.temperature
+            ));
+        }
+        if let Some(kappa) = self.min_agreement {
+            if !(-1.0..=1.0).contains(&kappa) {
+                return Err(format!(
+                    "[judge] min_agreement = {kappa}: it is a Cohen's kappa, within -1 and 1 (0.8 is a common bar)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

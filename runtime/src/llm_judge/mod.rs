@@ -1,0 +1,437 @@
+//! The `rubric` evaluator's shell: the judge model, the judge part of a recording and its key.
+//!
+//! A case's rubric (`rubric`, or a draft's `draft.assertions`) is graded by a judge model: one
+//! call per sample (`[judge] samples`) covers all its statements. The calls and the verdicts are
+//! kept in the case's recording under `judge` with `key_sha256`, the SHA-256 of everything the
+//! verdicts depend on; a replay with the same key uses them with no call, and a different key
+//! names what changed. The prompt, the answer's shape and the grading are the engine's
+//! ([`proposal_eval_engine::rubric`]).
+
+pub mod calibration;
+pub mod config;
+
+use crate::recording::model::ModelFactory;
+use crate::recording::Interaction;
+use chrono::{DateTime, Utc};
+use proposal_eval_engine::json::canonical_json;
+use proposal_eval_engine::rubric::{self, Rubric, RubricVerdict, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+pub use config::LlmJudgeConfig;
+
+/// The judge part of a recording: what was judged (its key), the judge's calls and the
+/// verdicts they decided (the majority, one per statement).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Judgement {
+    /// SHA-256 of the canonical JSON of the statements, the output, the input, the trajectory
+    /// (when included), the prompt template, the model, the temperature and the samples.
+    pub key_sha256: String,
+    /// The key's parts, to name what changed when the key differs.
+    pub parts: KeyParts,
+    /// When the judge was called.
+    pub recorded_at: DateTime<Utc>,
+    /// The judge's calls, one per sample.
+    pub calls: Vec<Interaction>,
+    /// The verdict on each statement, in order (the majority over the samples).
+    pub verdicts: Vec<RecordedVerdict>,
+}
+
+/// The judge's verdict on one statement, as recorded: with the statement's text, so that a
+/// reader (and `cargo proposal-eval judge`, matching human labels) knows what it is about.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedVerdict {
+    /// The statement's number.
+    pub id: usize,
+    /// The statement's whole text.
+    pub statement: String,
+    /// Whether it holds of the output.
+    pub holds: bool,
+    /// The judge's reason.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// What a judgement depends on, part by part: hashes of the large parts, values of the small.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyParts {
+    /// SHA-256 of the rubric (`{"required": [...], "forbidden": [...]}`).
+    pub rubric_sha256: String,
+    /// SHA-256 of the output judged.
+    pub output_sha256: String,
+    /// SHA-256 of the case's input.
+    pub input_sha256: String,
+    /// SHA-256 of the trajectory, when `[judge] include_trajectory` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_sha256: Option<String>,
+    /// SHA-256 of the prompt template.
+    pub prompt_sha256: String,
+    /// The judge model's name.
+    pub model: String,
+    /// `[judge] temperature`.
+    pub temperature: f64,
+    /// `[judge] samples`.
+    pub samples: u32,
+}
+
+/// A key and its parts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeKey {
+    /// See [`Judgement::key_sha256`].
+    pub key_sha256: String,
+    /// See [`Judgement::parts`].
+    pub parts: KeyParts,
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What the judge is asked about one output, and with which settings.
+pub struct Question<'a> {
+    /// The case's rubric.
+    pub rubric: &'a Rubric,
+    /// The case's input.
+    pub input: &'a Value,
+    /// The output judged.
+    pub output: &'a Value,
+    /// The case's trajectory; `None` unless `[judge] include_trajectory` is on.
+    pub trajectory: Option<&'a Value>,
+    /// The prompt template's text.
+    pub template: &'a str,
+    /// `[judge]`.
+    pub config: &'a LlmJudgeConfig,
+}
+
+impl Question<'_> {
+    /// The model name in the key and the request (`""` when `[judge] model` is not set).
+    fn model(&self) -> &str {
+        self.config.model.as_deref().unwrap_or("")
+    }
+
+    /// The key of the verdicts on this question.
+    pub fn key(&self) -> JudgeKey {
+        let rubric =
+            json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden });
+        let mut whole = json!({
+            "statements": rubric,
+            "output": self.output,
+            "input": self.input,
+            "prompt": self.template,
+            "model": self.model(),
+            "temperature": self.config.temperature,
+            "samples": self.config.samples,
+        });
+        if let Some(trajectory) = self.trajectory {
+            whole["trajectory"] = trajectory.clone();
+        }
+        JudgeKey {
+            key_sha256: sha256_hex(&canonical_json(&whole)),
+            parts: KeyParts {
+                rubric_sha256: sha256_hex(&canonical_json(&rubric)),
+                output_sha256: sha256_hex(&canonical_json(self.output)),
+                input_sha256: sha256_hex(&canonical_json(self.input)),
+                trajectory_sha256: self.trajectory.map(|t| sha256_hex(&canonical_json(t))),
+                prompt_sha256: sha256_hex(self.template),
+                model: self.model().to_string(),
+                temperature: self.config.temperature,
+                samples: self.config.samples,
+            },
+        }
+    }
+
+    /// The chat completion request of one judge call.
+    pub fn request(&self) -> Value {
+        let prompt = rubric::render_prompt(
+            self.template,
+            self.input,
+            self.output,
+            self.trajectory,
+            &self.rubric.statements(),
+        );
+        json!({
+            "model": self.model(),
+            "temperature": self.config.temperature,
+            "response_format": { "type": "json_object" },
+            "messages": [{ "role": "user", "content": prompt }],
+        })
+    }
+}
+
+/// What changed between the recorded key's parts and the current ones, in words: `the rubric`,
+/// `the output judged`, `the judge model ("a" -> "b")`...
+pub fn changes(recorded: &KeyParts, current: &KeyParts) -> Vec<String> {
+    let mut out = Vec::new();
+    if recorded.rubric_sha256 != current.rubric_sha256 {
+        out.push("the rubric (its statements)".to_string());
+    }
+    if recorded.output_sha256 != current.output_sha256 {
+        out.push("the output judged (the code's output changed)".to_string());
+    }
+    if recorded.input_sha256 != current.input_sha256 {
+        out.push("the case's input".to_string());
+    }
+    if recorded.trajectory_sha256 != current.trajectory_sha256 {
+        out.push("the trajectory (or [judge] include_trajectory)".to_string());
+    }
+    if recorded.prompt_sha256 != current.prompt_sha256 {
+        out.push("the prompt template".to_string());
+    }
+    if recorded.model != current.model {
+        out.push(format!(
+            "the judge model ({:?} -> {:?})",
+            recorded.model, current.model
+        ));
+    }
+    let mut parameters = Vec::new();
+    if recorded.temperature != current.temperature {
+        parameters.push(format!(
+            "temperature {} -> {}",
+            recorded.temperature, current.temperature
+        ));
+    }
+    if recorded.samples != current.samples {
+        parameters.push(format!(
+            "samples {} -> {}",
+            recorded.samples, current.samples
+        ));
+    }
+    if !parameters.is_empty() {
+        out.push(format!("the judge parameters ({})", parameters.join(", ")));
+    }
+    out
+}
+
+/// Asks the judge `question.config.samples` times, live, through `factory`'s model; the
+/// judgement to record, or why there is none (a failed call, or an answer that is not the
+/// verdict shape: a judge error, showing the answer).
+pub(crate) fn judge_live(
+    factory: ModelFactory,
+    question: &Question<'_>,
+) -> Result<Judgement, String> {
+    let statements = question.rubric.statements().len();
+    let request = question.request();
+    let mut llm = crate::recording::llm::Llm::record(Some(factory));
+    let mut samples = Vec::new();
+    for _ in 0..question.config.samples.max(1) {
+        let answer = llm
+            .complete(&request)
+            .map_err(|e| format!("judge error: the judge model failed: {e}"))?;
+        let verdicts =
+            rubric::parse_answer(&answer, statements).map_err(|e| format!("judge error: {e}"))?;
+        samples.push(verdicts);
+    }
+    let calls = llm
+        .take_recorded()
+        .ok_or_else(|| "judge error: a judge call failed".to_string())?;
+    let key = question.key();
+    let verdicts = rubric::majority(&samples)
+        .into_iter()
+        .zip(question.rubric.statements())
+        .map(|(v, statement)| RecordedVerdict {
+            id: v.id,
+            statement: statement.text,
+            holds: v.holds,
+            reason: v.reason,
+        })
+        .collect();
+    Ok(Judgement {
+        key_sha256: key.key_sha256,
+        parts: key.parts,
+        recorded_at: Utc::now(),
+        calls,
+        verdicts,
+    })
+}
+
+/// The judge model that records: `Harness::judge`'s, else (feature `openai`) an
+/// OpenAI-compatible chat completions client from `[judge]`.
+pub(crate) fn model_factory(
+    given: Option<&ModelFactory>,
+    config: &LlmJudgeConfig,
+) -> Result<ModelFactory, String> {
+    if let Some(factory) = given {
+        return Ok(factory.clone());
+    }
+    if config.model.is_none() {
+        return Err(
+            "the rubric's verdicts cannot be recorded: [judge] model is not set in the suite config; name the judge model (model = \"gpt-4o-mini\")".into(),
+        );
+    }
+    openai_factory(config)
+}
+
+#[cfg(feature = "openai")]
+fn openai_factory(config: &LlmJudgeConfig) -> Result<ModelFactory, String> {
+    let config = config.clone();
+    Ok(std::sync::Arc::new(move || {
+        let mut model = crate::openai::ChatCompletions::new();
+        if let Some(model_name) = &config.model {
+            model = model.model(model_name.clone());
+        }
+        if let Some(url) = &config.base_url {
+            model = model.base_url(url.clone());
+        }
+        if let Ok(key) = std::env::var(&config.api_key_env) {
+            model = model.api_key(key);
+        }
+        Box::new(model) as Box<dyn crate::Model>
+    }))
+}
+
+#[cfg(not(feature = "openai"))]
+fn openai_factory(_config: &LlmJudgeConfig) -> Result<ModelFactory, String> {
+    Err("the rubric's verdicts cannot be recorded: there is no judge model; turn on proposal-eval's `openai` feature (an OpenAI-compatible judge from [judge]), or give one with Harness::judge".into())
+}
+
+/// A rubric graded from the verdicts of a judgement (or why it could not be).
+#[derive(Clone, Debug)]
+pub(crate) enum Judged {
+    /// The verdict.
+    Verdict(RubricVerdict),
+    /// A failing verdict that does not fail the test: the judge is not calibrated enough
+    /// (`[judge] min_agreement`); the reason says why.
+    Advisory(RubricVerdict, String),
+    /// A judge error: the case fails as such, never as a verdict.
+    Error(String),
+}
+
+impl Judged {
+    /// Grades `rubric` by `verdicts`.
+    pub(crate) fn of(rubric: &Rubric, verdicts: &[RecordedVerdict]) -> Judged {
+        let statements = rubric.statements();
+        if verdicts.len() != statements.len() {
+            return Judged::Error(format!(
+                "judge error: the recorded judge part has {} verdict(s) for {} statement(s)",
+                verdicts.len(),
+                statements.len()
+            ));
+        }
+        let verdicts: Vec<Verdict> = verdicts
+            .iter()
+            .map(|v| Verdict {
+                id: v.id,
+                holds: v.holds,
+                reason: v.reason.clone(),
+            })
+            .collect();
+        Judged::Verdict(rubric::grade(&statements, &verdicts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question<'a>(
+        rubric: &'a Rubric,
+        output: &'a Value,
+        config: &'a LlmJudgeConfig,
+    ) -> Question<'a> {
+        Question {
+            rubric,
+            input: &Value::Null,
+            output,
+            trajectory: None,
+            template: rubric::BUILTIN_TEMPLATE,
+            config,
+        }
+    }
+
+    #[test]
+    fn the_key_changes_with_each_part_and_names_it() {
+        let rubric = Rubric {
+            required: vec!["A".into()],
+            forbidden: vec![],
+        };
+        let config = LlmJudgeConfig {
+            model: Some("m".into()),
+            ..Default::default()
+        };
+        let output = json!({"answer": 1});
+        let base = question(&rubric, &output, &config).key();
+        assert_eq!(base, question(&rubric, &output, &config).key());
+
+        let edited = Rubric {
+            required: vec!["A!".into()],
+            forbidden: vec![],
+        };
+        let moved = Rubric {
+            required: vec![],
+            forbidden: vec!["A".into()],
+        };
+        let other_output = json!({"answer": 2});
+        let other_model = LlmJudgeConfig {
+            model: Some("n".into()),
+            ..Default::default()
+        };
+        let hotter = LlmJudgeConfig {
+            temperature: 0.5,
+            ..config.clone()
+        };
+        for (key, says) in [
+            (
+                question(&edited, &output, &config).key(),
+                "the rubric (its statements)",
+            ),
+            (
+                question(&moved, &output, &config).key(),
+                "the rubric (its statements)",
+            ),
+            (
+                question(&rubric, &other_output, &config).key(),
+                "the output judged (the code's output changed)",
+            ),
+            (
+                question(&rubric, &output, &other_model).key(),
+                "the judge model (\"m\" -> \"n\")",
+            ),
+            (
+                question(&rubric, &output, &hotter).key(),
+                "the judge parameters (temperature 0 -> 0.5)",
+            ),
+        ] {
+            assert_ne!(key.key_sha256, base.key_sha256);
+            assert_eq!(changes(&base.parts, &key.parts), vec![says.to_string()]);
+        }
+        let mut templated = question(&rubric, &output, &config);
+        templated.template = "{{statements}}";
+        assert_eq!(
+            changes(&base.parts, &templated.key().parts),
+            vec!["the prompt template".to_string()]
+        );
+        let trajectory = json!([{"tool": "t"}]);
+        let mut with_trajectory = question(&rubric, &output, &config);
+        with_trajectory.trajectory = Some(&trajectory);
+        assert_ne!(with_trajectory.key().key_sha256, base.key_sha256);
+    }
+
+    #[test]
+    fn the_request_asks_for_json_with_the_prompt() {
+        let rubric = Rubric {
+            required: vec!["Greets the user".into()],
+            forbidden: vec![],
+        };
+        let config = LlmJudgeConfig {
+            model: Some("judge-1".into()),
+            ..Default::default()
+        };
+        let output = json!("hello");
+        let request = question(&rubric, &output, &config).request();
+        assert_eq!(request["model"], "judge-1");
+        assert_eq!(request["response_format"]["type"], "json_object");
+        let prompt = request["messages"][0]["content"].as_str().unwrap();
+        assert!(prompt.contains("0. Greets the user"), "{prompt}");
+        assert!(prompt.contains("\"hello\""), "{prompt}");
+    }
+}

@@ -1,0 +1,282 @@
+//! The rubric step of a case run: use the recorded verdicts when their key is the current one,
+//! else ask the judge (when recording) and keep its part in the case's recording.
+
+use super::{EvaluatorResult, RecordingUse};
+use crate::env::RecordMode;
+use crate::llm_judge::{self, Judged, Judgement, Question};
+use crate::recording::pending::Pending;
+use crate::recording::sources::CaseSources;
+use crate::recording::{Recording, Validation};
+use crate::rubric::Rubric;
+use crate::suite::config::{Evaluator, SuiteConfig};
+use crate::suite::fixture::FixtureFile;
+use crate::suite::Suite;
+use serde_json::Value;
+use std::path::Path;
+
+/// What the rubric step needs of the case run.
+pub(crate) struct RubricStep<'a> {
+    pub suite: &'a Suite,
+    pub config: &'a SuiteConfig,
+    pub record: RecordMode,
+    /// The test's name, for notes.
+    pub name: &'a str,
+    /// The case path (`drafts/eval_x`).
+    pub case_path: &'a str,
+    pub input: &'a Value,
+    /// How the agent's part of the recording was used in this run.
+    pub used: RecordingUse,
+    pub recording_file: &'a Path,
+    pub pending_file: &'a Path,
+    /// The command that records this case (`RECORD=1 cargo test ...`).
+    pub record_command: &'a str,
+}
+
+/// The case's rubric when the `rubric` evaluator runs on it.
+pub(crate) fn case_rubric(config: &SuiteConfig, fixture: &FixtureFile) -> Option<Rubric> {
+    if !config.evaluators.contains(&Evaluator::Rubric) {
+        return None;
+    }
+    fixture.rubric()
+}
+
+impl RubricStep<'_> {
+    /// [`RubricStep::graded`], with a failing verdict made advisory (the test passes, and a
+    /// note says why) while the judge is below the suite's calibration bar.
+    pub(crate) fn judge<'s>(
+        &self,
+        rubric: &Rubric,
+        output: &Value,
+        trajectory: Option<&Value>,
+        recorded: Option<Judgement>,
+        sources: &dyn Fn() -> &'s CaseSources,
+    ) -> Result<Judged, String> {
+        let judged = self.graded(rubric, output, trajectory, recorded, sources)?;
+        let Judged::Verdict(verdict) = judged else {
+            return Ok(judged);
+        };
+        if verdict.passed {
+            return Ok(Judged::Verdict(verdict));
+        }
+        let Some(why) = self.suite.judge_advisory().clone() else {
+            return Ok(Judged::Verdict(verdict));
+        };
+        eprintln!(
+            "note: {}: rubric failed (score {}), advisory: the test passes because {why}\n{}",
+            self.name,
+            super::format_score(verdict.score),
+            verdict.render().trim_end()
+        );
+        Ok(Judged::Advisory(verdict, why))
+    }
+
+    /// The rubric graded on `output`: from the recorded judgement `recorded` when its key is the
+    /// current one, else from the judge, live, when this run records. `Err` fails the case
+    /// before it is evaluated (stale or missing verdicts under replay; a judge part that cannot
+    /// be written).
+    fn graded<'s>(
+        &self,
+        rubric: &Rubric,
+        output: &Value,
+        trajectory: Option<&Value>,
+        recorded: Option<Judgement>,
+        sources: &dyn Fn() -> &'s CaseSources,
+    ) -> Result<Judged, String> {
+        let judge = &self.config.judge;
+        let template = match &judge.prompt {
+            None => crate::rubric::BUILTIN_TEMPLATE.to_string(),
+            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file))
+                .map_err(|e| {
+                    format!(
+                        "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
+                    )
+                })?,
+        };
+        let question = Question {
+            rubric,
+            input: self.input,
+            output,
+            trajectory: trajectory.filter(|_| judge.include_trajectory),
+            template: &template,
+            config: judge,
+        };
+        let key = question.key();
+        if let Some(replayed) = self.replayed(rubric, recorded, &key)? {
+            return Ok(replayed);
+        }
+        let factory = llm_judge::model_factory(self.suite.judge.as_ref(), judge)?;
+        let judgement = match llm_judge::judge_live(factory, &question) {
+            Ok(judgement) => judgement,
+            // Nothing is recorded: a judge error is not a verdict.
+            Err(error) => return Ok(Judged::Error(error)),
+        };
+        let judged = Judged::of(rubric, &judgement.verdicts);
+        self.store(judgement, sources())?;
+        Ok(judged)
+    }
+
+    /// The rubric graded from the recorded judgement when this run uses it (`Some`); `None` when
+    /// the judge is to be asked live (the agent's part was recorded in this run, or the verdicts
+    /// are stale or missing under `RECORD=stale` / `1`). Stale or missing verdicts under replay
+    /// fail the case, naming what changed and the command that re-judges it.
+    fn replayed(
+        &self,
+        rubric: &Rubric,
+        recorded: Option<Judgement>,
+        key: &llm_judge::JudgeKey,
+    ) -> Result<Option<Judged>, String> {
+        if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
+            return Ok(None);
+        }
+        let rejudge = self
+            .record_command
+            .replacen("RECORD=1 ", "RECORD=stale ", 1);
+        let shown = self.suite.relative(self.recording_file);
+        let Some(j) = recorded else {
+            if matches!(self.record, RecordMode::Stale | RecordMode::All) {
+                return Ok(None);
+            }
+            let place = if self.recording_file.exists() {
+                format!(" in {shown}")
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "no recorded judge verdicts for this case's rubric{place}; record them: {rejudge}"
+            ));
+        };
+        if j.key_sha256 == key.key_sha256 {
+            return Ok(Some(Judged::of(rubric, &j.verdicts)));
+        }
+        let what = llm_judge::changes(&j.parts, &key.parts).join(", ");
+        let message = format!(
+            "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
+        );
+        match (self.record, self.config.recording.validation) {
+            (RecordMode::Stale | RecordMode::All, _) => Ok(None),
+            (_, Validation::Strict) => Err(message),
+            (_, Validation::Warn) => {
+                eprintln!("warning: {}: {message}", self.name);
+                Ok(Some(Judged::of(rubric, &j.verdicts)))
+            }
+            (_, Validation::Skip) => Ok(Some(Judged::of(rubric, &j.verdicts))),
+        }
+    }
+
+    /// Writes `judgement` into the case's recording (its pending one under `RECORD=review`),
+    /// keeping the agent's part as it is; a case that made no model call gets a recording of
+    /// no call that holds the judge part.
+    fn store(&self, judgement: Judgement, sources: &CaseSources) -> Result<(), String> {
+        let redactor = self.config.recording.redactor();
+        if self.used == RecordingUse::Pending || self.record == RecordMode::Review {
+            let Ok(Some(mut pending)) = Pending::read(self.pending_file) else {
+                eprintln!(
+                    "note: {}: the judge's new verdicts are not kept: there is no pending recording to hold them",
+                    self.name
+                );
+                return Ok(());
+            };
+            pending.recording.judge = Some(judgement);
+            pending.redact(&redactor);
+            return pending.write_moved(self.pending_file).map_err(|e| {
+                format!(
+                    "cannot write the pending recording {}: {e}",
+                    self.suite.relative(self.pending_file)
+                )
+            });
+        }
+        let mut recording = match Recording::read(self.recording_file) {
+            Ok(Some(recording)) => recording,
+            _ => Recording::new(
+                self.case_path.to_string(),
+                judgement.recorded_at,
+                sources,
+                self.input,
+                Vec::new(),
+            ),
+        };
+        if recording.format == 1 {
+            // A judge part makes it format 4, which depends on the input, not the fixture file:
+            // the agent's part is fresh (else it was recorded again), so it is migrated as
+            // `cargo proposal-eval migrate` would.
+            recording = recording.migrated(sources);
+        }
+        recording.judge = Some(judgement);
+        recording.redact(&redactor);
+        recording.write_moved(self.recording_file).map_err(|e| {
+            format!(
+                "cannot write the recording {}: {e}",
+                self.suite.relative(self.recording_file)
+            )
+        })
+    }
+}
+
+/// The `rubric` evaluator's result.
+pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
+    let (score, passed, summary, misses, rendered) = match judged {
+        None => {
+            let why = "no judge verdicts for the rubric".to_string();
+            (
+                0.0,
+                false,
+                why.clone(),
+                vec![why.clone()],
+                format!("  {why}\n"),
+            )
+        }
+        Some(Judged::Error(error)) => {
+            let rendered = error.lines().map(|l| format!("  {l}\n")).collect();
+            (0.0, false, error.clone(), vec![error.clone()], rendered)
+        }
+        Some(Judged::Advisory(verdict, why)) => {
+            let passing = verdict.statements.iter().filter(|g| g.passed).count();
+            (
+                verdict.score,
+                true,
+                format!(
+                    "advisory: {passing} of {} statement(s) pass; the test passes because {why}",
+                    verdict.statements.len()
+                ),
+                verdict
+                    .statements
+                    .iter()
+                    .filter(|g| !g.passed)
+                    .map(|g| g.line())
+                    .collect(),
+                String::new(),
+            )
+        }
+        Some(Judged::Verdict(verdict)) => {
+            let passing = verdict.statements.iter().filter(|g| g.passed).count();
+            (
+                verdict.score,
+                verdict.passed,
+                format!(
+                    "{passing} of {} statement(s) pass",
+                    verdict.statements.len()
+                ),
+                verdict
+                    .statements
+                    .iter()
+                    .filter(|g| !g.passed)
+                    .map(|g| g.line())
+                    .collect(),
+                if verdict.passed {
+                    String::new()
+                } else {
+                    verdict.render()
+                },
+            )
+        }
+    };
+    EvaluatorResult {
+        evaluator: "rubric".into(),
+        score,
+        passed,
+        summary,
+        fields: Vec::new(),
+        misses,
+        rendered,
+    }
+}
