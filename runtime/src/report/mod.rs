@@ -26,6 +26,7 @@
 mod aggregate;
 mod build;
 pub mod compare;
+pub mod confidence;
 pub mod junit;
 mod prepared;
 pub mod review;
