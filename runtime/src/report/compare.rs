@@ -8,6 +8,10 @@
 //! accuracy is compared per suite and field. A regression is judged case by case, never on a
 //! mean: an improvement elsewhere cannot hide one.
 //!
+//! Per suite and overall the comparison also says whether the change is larger than chance
+//! (pass rates with Wilson intervals, the exact McNemar test, the paired score difference, the
+//! minimum detectable effect, a verdict at `alpha`, usage before and after): [`super::confidence`].
+//!
 //! Both reports are sorted by that key when built, so the cases are matched by one merge walk;
 //! a baseline edited by hand out of order is sorted first. A report is read as a [`RunView`]:
 //! only what a comparison uses, its strings borrowed from the file's bytes, so that two reports

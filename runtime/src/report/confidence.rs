@@ -199,6 +199,15 @@ pub fn p_text(p: f64) -> String {
     format!("p = {}", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// `850.0 ms`, `12.5 s`.
+fn duration(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{:.1} s", ms / 1000.0)
+    }
+}
+
 fn percent(rate: f64) -> String {
     format!("{:.1}%", rate * 100.0)
 }
@@ -234,12 +243,13 @@ impl Confidence {
         }
     }
 
-    /// `3.0 pp (pass rate), 0.050 (score)`, or why there is none.
+    /// `3.0 pp (pass rate), 0.050 (score)`; for too few cases, that no pass-rate change can be
+    /// significant.
     pub fn detectable_text(&self) -> String {
         let pass = match self.min_detectable_pass_rate {
             Some(m) => format!("{} (pass rate)", points(m)),
             None => format!(
-                "none: {} paired cases are too few for any change to be significant",
+                "no pass-rate change can be significant with {} paired cases",
                 self.paired
             ),
         };
@@ -249,8 +259,9 @@ impl Confidence {
         }
     }
 
-    /// `tokens 1200 -> 1500 (+25.0%), latency 3.2 s -> 4.1 s (+28.1%), cost $0.0120 ->
-    /// $0.0150 (+25.0%)`; `None` when neither side called a model.
+    /// `calls 40 -> 40 (+0.0%), tokens 4800 -> 5200 (+8.3%), latency 10.0 s -> 16.0 s
+    /// (+60.0%), cost $0.0120 -> $0.0160 (+33.3%)`: tokens, latency and cost only when a side
+    /// has them; `None` when neither side called a model.
     pub fn usage_text(&self, arrow: &str) -> Option<String> {
         if self.base_usage.is_none() && self.new_usage.is_none() {
             return None;
@@ -266,22 +277,41 @@ impl Confidence {
                 format!(" ({:+.1}%)", (after - before) / before * 100.0)
             }
         };
-        let tokens = |u: &UsageTotals| (u.input_tokens + u.output_tokens) as f64;
         let mut text = format!(
-            "calls {} {arrow} {}{}, tokens {} {arrow} {}{}, latency {:.1} s {arrow} {:.1} s{}",
+            "calls {} {arrow} {}{}",
             b.calls,
             n.calls,
-            change(b.calls as f64, n.calls as f64),
-            tokens(&b),
-            tokens(&n),
-            change(tokens(&b), tokens(&n)),
-            b.latency_ms / 1000.0,
-            n.latency_ms / 1000.0,
-            change(b.latency_ms, n.latency_ms)
+            change(b.calls as f64, n.calls as f64)
         );
+        let tokens = |u: &UsageTotals| (u.input_tokens + u.output_tokens) as f64;
+        if tokens(&b) + tokens(&n) > 0.0 {
+            let _ = write!(
+                text,
+                ", tokens {} {arrow} {}{}",
+                tokens(&b),
+                tokens(&n),
+                change(tokens(&b), tokens(&n))
+            );
+        }
+        if b.latency_ms + n.latency_ms > 0.0 {
+            let _ = write!(
+                text,
+                ", latency {} {arrow} {}{}",
+                duration(b.latency_ms),
+                duration(n.latency_ms),
+                change(b.latency_ms, n.latency_ms)
+            );
+        }
         if b.cost_usd.is_some() || n.cost_usd.is_some() {
             let (bc, nc) = (b.cost_usd.unwrap_or(0.0), n.cost_usd.unwrap_or(0.0));
             let _ = write!(text, ", cost ${bc:.4} {arrow} ${nc:.4}{}", change(bc, nc));
+        }
+        if b.unpriced_calls + n.unpriced_calls > 0 {
+            let _ = write!(
+                text,
+                " ({} {arrow} {} calls unpriced)",
+                b.unpriced_calls, n.unpriced_calls
+            );
         }
         Some(text)
     }
@@ -408,4 +438,142 @@ pub fn to_html(alpha: f64, overall: &Confidence, suites: &[SuiteConfidence]) -> 
     }
     out.push_str("</tbody></table>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compare::{compare, read_view};
+    use super::*;
+
+    /// A report of suite `s` (in `dir`) whose cases pass as `verdicts` says, each scored 1 or
+    /// 0, with `usage` as the suite's model calls.
+    fn report(dir: &str, verdicts: &[bool], usage: serde_json::Value) -> String {
+        let cases: Vec<_> = verdicts
+            .iter()
+            .enumerate()
+            .map(|(i, &passed)| {
+                serde_json::json!({
+                    "package": "p", "binary": "b", "suite": dir, "suite_dir": dir,
+                    "case": format!("c{i:02}"), "test": format!("{dir}::c{i:02}"),
+                    "passed": passed, "score": if passed { 1.0 } else { 0.0 }
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "format": 1, "generated_at": "2026-01-01T00:00:00Z",
+            "totals": { "usage": usage },
+            "suites": [{ "suite": dir, "suite_dir": dir, "package": "p", "binary": "b",
+                         "usage": usage }],
+            "cases": cases
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_significant_regression_in_text_markdown_and_html() {
+        // 8 of 20 go from pass to fail: McNemar p = 2/2^8 = 0.0078125.
+        let before = report(
+            "s",
+            &[true; 20],
+            serde_json::json!({"calls": 20, "input_tokens": 100, "output_tokens": 100, "latency_ms": 500.0}),
+        );
+        let mut after_verdicts = [true; 20];
+        after_verdicts[..8].fill(false);
+        let after = report(
+            "s",
+            &after_verdicts,
+            serde_json::json!({"calls": 20, "input_tokens": 150, "output_tokens": 150, "latency_ms": 2500.0, "cost_usd": 0.5, "unpriced_calls": 2}),
+        );
+        let (b, a) = (
+            read_view(before.as_bytes()).unwrap(),
+            read_view(after.as_bytes()).unwrap(),
+        );
+        let c = compare(&b, "before", &a, "after", 0.01, 0.05);
+        assert!(c.has_significant_regression());
+        assert_eq!(c.overall.p_value, 0.007_812_5);
+        assert_eq!((c.overall.pass_to_fail, c.overall.fail_to_pass), (8, 0));
+        assert_eq!(c.suites[0].change, c.overall);
+        let text = c.to_text();
+        assert!(
+            text.contains(
+                "  overall: regressed
+    pass rate 100.0% [83.9%, 100.0%] -> 60.0% [38.7%, 78.1%]
+    20 paired: 8 pass -> fail, 0 fail -> pass (McNemar p = 0.0078)
+"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("    calls 20 -> 20 (+0.0%), tokens 200 -> 300 (+50.0%), latency 500.0 ms -> 2.5 s (+400.0%), cost $0.0000 -> $0.5000 (0 -> 2 calls unpriced)\n"),
+            "{text}"
+        );
+        let md = c.to_markdown();
+        assert!(md.contains("| **overall** | **regressed** | 100.0% [83.9%, 100.0%] | 60.0% [38.7%, 78.1%] | 8 | 0 | 0.0078 |"), "{md}");
+        let html = c.to_html();
+        assert!(
+            html.contains("<tr><td>overall</td><td class=\"fail\">regressed</td>"),
+            "{html}"
+        );
+        // At 0.005 the same flips are not significant.
+        let strict = compare(&b, "before", &a, "after", 0.01, 0.005);
+        assert!(!strict.has_significant_regression());
+        assert!(strict.has_regressions());
+    }
+
+    #[test]
+    fn an_improvement_and_a_suite_in_one_report_only() {
+        let before = report("s", &[false; 10], serde_json::Value::Null);
+        let mut after = serde_json::from_str::<serde_json::Value>(&report(
+            "s",
+            &[true; 10],
+            serde_json::Value::Null,
+        ))
+        .unwrap();
+        // A suite only the new report has: counted on its side, paired nowhere.
+        let extra: serde_json::Value =
+            serde_json::from_str(&report("t", &[true; 3], serde_json::Value::Null)).unwrap();
+        after["cases"]
+            .as_array_mut()
+            .unwrap()
+            .extend(extra["cases"].as_array().unwrap().iter().cloned());
+        let after = after.to_string();
+        let (b, a) = (
+            read_view(before.as_bytes()).unwrap(),
+            read_view(after.as_bytes()).unwrap(),
+        );
+        let c = compare(&b, "before", &a, "after", 0.01, 0.05);
+        assert_eq!(c.overall.verdict, Verdict::Improved);
+        assert_eq!(c.overall.paired, 10);
+        assert_eq!(c.overall.new.cases, 13);
+        let t = &c.suites[1];
+        assert_eq!(
+            (t.suite.as_str(), t.change.paired, t.change.base.cases),
+            ("t", 0, 0)
+        );
+        assert_eq!(t.change.base.describe(), "–");
+        assert_eq!(t.change.verdict, Verdict::NoSignificantChange);
+        assert_eq!(t.change.score, None);
+        assert!(t.change.usage_text("->").is_none());
+        assert!(
+            c.to_text().contains(
+                "  t (p/b): no significant change
+    pass rate – -> 100.0% [43.9%, 100.0%]
+    0 paired: 0 pass -> fail, 0 fail -> pass (McNemar p = 1)
+    smallest detectable change: no pass-rate change can be significant with 0 paired cases
+"
+            ),
+            "{}",
+            c.to_text()
+        );
+    }
+
+    #[test]
+    fn p_values_and_durations_as_printed() {
+        assert_eq!(p_text(0.0625), "p = 0.0625");
+        assert_eq!(p_text(0.001_953_125), "p = 0.002");
+        assert_eq!(p_text(1.0), "p = 1");
+        assert_eq!(p_text(0.000_01), "p < 0.0001");
+        assert_eq!(duration(850.0), "850.0 ms");
+        assert_eq!(duration(12_500.0), "12.5 s");
+    }
 }
