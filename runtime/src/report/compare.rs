@@ -26,7 +26,6 @@ use proposal_eval_engine::stats::Verdict;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 #[cfg(doc)]
@@ -463,20 +462,25 @@ pub fn compare(
     out
 }
 
-/// A [`Tally`] per suite and test binary, keyed as the cases are.
+/// A [`Tally`] per suite and test binary, keyed as the cases are. The merge walk meets the keys
+/// in order, so a case's suite is almost always the last one counted into: no map lookup per
+/// case.
 #[derive(Default)]
 struct Tallies<'v> {
-    suites: BTreeMap<(&'v str, &'v str, &'v str), (&'v str, Tally)>,
+    suites: Vec<((&'v str, &'v str, &'v str), &'v str, Tally)>,
 }
 
 impl<'v> Tallies<'v> {
     fn of(&mut self, case: &'v CaseView) -> &mut Tally {
         let key = (&*case.package, &*case.binary, &*case.suite_dir);
-        &mut self
-            .suites
-            .entry(key)
-            .or_insert_with(|| (&case.suite, Tally::default()))
-            .1
+        let at = match self.suites.iter().rposition(|s| s.0 == key) {
+            Some(at) => at,
+            None => {
+                self.suites.push((key, &case.suite, Tally::default()));
+                self.suites.len() - 1
+            }
+        };
+        &mut self.suites[at].2
     }
 
     fn finish(
@@ -494,7 +498,9 @@ impl<'v> Tallies<'v> {
         };
         let mut all = Tally::default();
         let mut suites = Vec::with_capacity(self.suites.len());
-        for (key, (suite, tally)) in self.suites {
+        let mut tallies = self.suites;
+        tallies.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, suite, tally) in tallies {
             all.absorb(&tally);
             suites.push(SuiteConfidence {
                 suite: suite.to_string(),
