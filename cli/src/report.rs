@@ -133,8 +133,10 @@ pub fn run(options: Options) -> Result<i32, String> {
         )
         .map_err(|e| format!("cannot write {}: {e}", display(&dir.join("report.html"))))?;
         outln!(
-            "compared with {base} in report.html: {}",
-            comparison.summary_line()
+            "compared with {base} in report.html: {}; overall: {} at alpha {}",
+            comparison.summary_line(),
+            comparison.overall.verdict,
+            comparison.alpha
         );
     }
     if let Some(name) = &options.save {

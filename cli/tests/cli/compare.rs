@@ -182,7 +182,7 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
-            .contains("compared with main in report.html: 1 regression, 1 fix"),
+            .contains("compared with main in report.html: 1 regression, 1 fix, 1 score change, 0 field changes, 1 added, 1 removed; overall: no significant change at alpha 0.05\n"),
         "{}",
         out.stdout
     );
