@@ -1,6 +1,7 @@
 //! `cargo proposal-eval compare BASE [NEW]`: what changed between a baseline report and another
 //! (by default the current one): regressions, fixes, score changes, accuracy per field, cases
-//! added or removed. Exits 1 on a regression, for CI.
+//! added or removed, and per suite whether the change is significant. Exits 1 on a regression
+//! (or, with `--fail-on significant`, on a significant one), for CI.
 
 use crate::args::{flag_value, UsageError};
 use crate::files::display;
@@ -11,6 +12,7 @@ use proposal_eval::__internal::report::compare::{
     compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
 };
 use proposal_eval::__internal::report::FORMAT;
+use proposal_eval::stats::DEFAULT_ALPHA;
 use std::path::{Path, PathBuf};
 
 /// `compare --help`.
@@ -29,14 +31,24 @@ A case is a regression when it passed in BASE and fails in NEW, a fix the other 
 a score change when its verdict is the same and its score moved by at least --min-delta. Cases
 are matched by package, test binary, suite folder and case path.
 
+Per suite and overall it also says whether the change is larger than chance: each side's pass
+rate with its 95% Wilson interval, the exact McNemar test of the cases whose verdict changed,
+the mean paired score change with its 95% t interval, the smallest change the suite can detect,
+and a verdict (regressed, improved, no significant change) at --alpha; and the model calls'
+tokens, latency and cost before and after. Formulas: docs/reference/statistics.md.
+
 Options:
   --format FORMAT   text (default), json, or markdown (for a pull-request comment)
   --min-delta X     the smallest score or accuracy change listed (default 0.01)
+  --alpha A         the significance level of the verdicts, above 0 and below 1 (default 0.05)
+  --fail-on WHAT    regression (default): exit 1 on any case that went from pass to fail;
+                    significant: exit 1 only when a suite, or the whole run, regressed
+                    significantly at --alpha
   --target-dir DIR  Cargo's target folder (where baselines and the current report are)
   -h, --help        Print this help
 
-Exit status: 0 when no case regressed; 1 when one did; 2 on a usage error or a report that
-cannot be read.
+Exit status: 0 when no case regressed (with --fail-on significant: no significant regression);
+1 when one did; 2 on a usage error or a report that cannot be read.
 ";
 
 /// How the comparison is printed.
@@ -50,6 +62,15 @@ pub enum Format {
     Markdown,
 }
 
+/// What makes `compare` exit 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    /// Any case that went from pass to fail.
+    Regression,
+    /// A suite, or the whole run, that regressed significantly.
+    Significant,
+}
+
 /// Parsed `compare` options.
 #[derive(Debug)]
 pub struct Options {
@@ -61,6 +82,10 @@ pub struct Options {
     pub format: Format,
     /// `--min-delta`.
     pub min_delta: f64,
+    /// `--alpha`.
+    pub alpha: f64,
+    /// `--fail-on`.
+    pub fail_on: FailOn,
     /// `--target-dir`.
     pub target_dir: Option<PathBuf>,
 }
@@ -70,6 +95,8 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
     let mut names: Vec<String> = Vec::new();
     let mut format = Format::Text;
     let mut min_delta = DEFAULT_MIN_DELTA;
+    let mut alpha = DEFAULT_ALPHA;
+    let mut fail_on = FailOn::Regression;
     let mut target_dir = None;
     while let Some(arg) = parser.next()? {
         match arg {
@@ -102,6 +129,30 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
                     }
                 };
             }
+            Arg::Long("alpha") => {
+                let value = flag_value(&mut parser, "--alpha")?;
+                let text = value.to_string_lossy();
+                alpha = match text.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x < 1.0 => x,
+                    _ => {
+                        return Err(UsageError(format!(
+                            "--alpha {text:?} is not a significance level: give a number above 0 and below 1 (default 0.05)"
+                        )))
+                    }
+                };
+            }
+            Arg::Long("fail-on") => {
+                let value = flag_value(&mut parser, "--fail-on")?;
+                fail_on = match value.to_string_lossy().as_ref() {
+                    "regression" => FailOn::Regression,
+                    "significant" => FailOn::Significant,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--fail-on {other:?} is not a choice: use regression (any case from pass to fail, the default) or significant (a significant suite regression)"
+                        )))
+                    }
+                };
+            }
             Arg::Long("target-dir") => {
                 target_dir = Some(flag_value(&mut parser, "--target-dir")?.into())
             }
@@ -126,6 +177,8 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
         new,
         format,
         min_delta,
+        alpha,
+        fail_on,
         target_dir,
     }))
 }
@@ -249,7 +302,10 @@ pub fn run(options: Options) -> Result<i32, String> {
                     out!("{json}\n");
                 }
             }
-            Ok(i32::from(comparison.has_regressions()))
+            Ok(i32::from(match options.fail_on {
+                FailOn::Regression => comparison.has_regressions(),
+                FailOn::Significant => comparison.has_significant_regression(),
+            }))
         }
         Err(message) => {
             crate::out::errln!("error: {message}");
@@ -274,6 +330,7 @@ fn comparison(options: &Options) -> Result<Comparison, String> {
         &view(&new_file, &new_bytes)?,
         &new_name,
         options.min_delta,
+        options.alpha,
     ))
 }
 

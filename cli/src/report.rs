@@ -125,6 +125,7 @@ pub fn run(options: Options) -> Result<i32, String> {
             &crate::compare::view(&new_file, &new_bytes)?,
             "current report",
             proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
+            proposal_eval::stats::DEFAULT_ALPHA,
         );
         write_atomic(
             &dir.join("report.html"),
@@ -132,8 +133,10 @@ pub fn run(options: Options) -> Result<i32, String> {
         )
         .map_err(|e| format!("cannot write {}: {e}", display(&dir.join("report.html"))))?;
         outln!(
-            "compared with {base} in report.html: {}",
-            comparison.summary_line()
+            "compared with {base} in report.html: {}; overall: {} at alpha {}",
+            comparison.summary_line(),
+            comparison.overall.verdict,
+            comparison.alpha
         );
     }
     if let Some(name) = &options.save {
@@ -153,16 +156,17 @@ pub fn run(options: Options) -> Result<i32, String> {
     Ok(0)
 }
 
-/// The terminal summary: one row per suite and test binary, a total, the fields below 100%
-/// accuracy, and the failing cases.
+/// The terminal summary: one row per suite and test binary (its pass rate with its 95% Wilson
+/// interval), a total, the fields below 100% accuracy, and the failing cases.
 pub fn table(report: &Report) -> String {
-    let mut rows: Vec<[String; 9]> = vec![[
+    let mut rows: Vec<[String; 10]> = vec![[
         "suite".into(),
         "binary".into(),
         "cases".into(),
         "passed".into(),
         "failed".into(),
         "pass rate".into(),
+        "95% interval".into(),
         "replayed".into(),
         "recorded".into(),
         "stale".into(),
@@ -175,6 +179,9 @@ pub fn table(report: &Report) -> String {
             t.passed.to_string(),
             t.failed.to_string(),
             format!("{:.1}%", t.pass_rate * 100.0),
+            t.pass_rate_interval.map_or(String::new(), |i| {
+                format!("{:.1}-{:.1}%", i.low * 100.0, i.high * 100.0)
+            }),
             (t.replayed + t.replayed_stale).to_string(),
             t.recorded.to_string(),
             (t.stale + t.replayed_stale).to_string(),
@@ -188,7 +195,7 @@ pub fn table(report: &Report) -> String {
         ));
     }
     rows.push(row("total", "", &report.totals));
-    let mut widths = [0usize; 9];
+    let mut widths = [0usize; 10];
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());

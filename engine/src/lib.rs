@@ -18,6 +18,7 @@
 //!   compares a request with a redacted one.
 //! - [`rubric`]: rubric statements, the judge's prompt and answer, grading and agreement with
 //!   human labels.
+//! - [`stats`]: Wilson intervals, the exact McNemar test and t intervals of `compare`.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -58,4 +59,5 @@ pub mod render;
 pub mod rubric;
 #[cfg(feature = "schema")]
 pub mod schema;
+pub mod stats;
 pub mod transform;

@@ -89,7 +89,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let base = read_view(black_box(&base_json)).unwrap();
             let new = read_view(black_box(&new_json)).unwrap();
-            let comparison = compare(&base, "main", &new, "current report", 0.01);
+            let comparison = compare(&base, "main", &new, "current report", 0.01, 0.05);
             black_box(comparison.to_text())
         })
     });
@@ -105,6 +105,7 @@ fn bench(c: &mut Criterion) {
                 black_box(&new_view),
                 "new",
                 0.01,
+                0.05,
             ))
         })
     });

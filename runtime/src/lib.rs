@@ -118,7 +118,7 @@ use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{
-    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, transform,
+    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, stats, transform,
 };
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;

@@ -182,7 +182,7 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
-            .contains("compared with main in report.html: 1 regression, 1 fix"),
+            .contains("compared with main in report.html: 1 regression, 1 fix, 1 score change, 0 field changes, 1 added, 1 removed; overall: no significant change at alpha 0.05\n"),
         "{}",
         out.stdout
     );
@@ -197,6 +197,13 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
         "{section}"
     );
     assert!(section.contains("<table id=\"fixes\">"), "{section}");
+    // The verdicts: one regression and one fix among three paired cases, McNemar p = 1;
+    // Wilson(3/4) = [30.06%, 95.44%].
+    assert!(
+        section.contains("<table id=\"significance\">")
+            && section.contains("<tr><td>overall</td><td>no significant change</td><td>75.0% [30.1%, 95.4%]</td><td>75.0% [30.1%, 95.4%]</td><td>1</td><td>1</td><td>1</td>"),
+        "{section}"
+    );
     // A plain rebuild leaves it out again.
     assert_eq!(report_in(env.dir.path(), &["report"]).code, 0);
     assert!(!env
@@ -306,6 +313,18 @@ fn bad_baselines_and_arguments() {
         ),
         (&["compare", "a", "b", "c"], "unexpected argument \"c\""),
         (
+            &["compare", "main", "--alpha", "0"],
+            "--alpha \"0\" is not a significance level: give a number above 0 and below 1 (default 0.05)",
+        ),
+        (
+            &["compare", "main", "--alpha", "5%"],
+            "--alpha \"5%\" is not a significance level",
+        ),
+        (
+            &["compare", "main", "--fail-on", "any"],
+            "--fail-on \"any\" is not a choice: use regression (any case from pass to fail, the default) or significant (a significant suite regression)",
+        ),
+        (
             &["report", "--save", "../up"],
             "--save \"../up\" is not a baseline name",
         ),
@@ -319,7 +338,7 @@ fn bad_baselines_and_arguments() {
     assert_eq!(out.code, 0);
     assert!(out
         .stdout
-        .contains("Exit status: 0 when no case regressed; 1 when one did"));
+        .contains("Exit status: 0 when no case regressed (with --fail-on significant: no significant regression);\n1 when one did"));
 }
 
 #[test]
@@ -411,4 +430,198 @@ fn repeated_cases_flaky_ones_and_pass_at_k() {
         ),
         "{md}"
     );
+}
+
+/// A case of `suite` (in `fixtures/<suite>`) that made one model call of 100 input tokens.
+fn case(env: &Env, suite: &str, name: &str, passed: bool, call: (u64, f64, f64)) -> Entry {
+    let mut e = entry(env, "evals", name, passed);
+    e.suite = suite.into();
+    e.suite_dir = format!("fixtures/{suite}");
+    e.test = format!("{suite}::{name}");
+    let (output_tokens, latency_ms, cost_usd) = call;
+    e.usage = serde_json::from_value(serde_json::json!({
+        "calls": 1, "input_tokens": 100, "output_tokens": output_tokens,
+        "latency_ms": latency_ms, "cost_usd": cost_usd
+    }))
+    .unwrap();
+    e
+}
+
+/// `cases` cases of `suite`, the first `failing` of them failing.
+fn suite_run(
+    env: &Env,
+    suite: &str,
+    cases: usize,
+    failing: usize,
+    call: (u64, f64, f64),
+) -> Vec<Entry> {
+    (0..cases)
+        .map(|i| case(env, suite, &format!("c{i:02}"), i >= failing, call))
+        .collect()
+}
+
+/// Saves the report of `entries` as `file`, as `report --save` would keep it.
+fn save(env: &Env, file: &str, entries: Vec<Entry>) {
+    let mut report = proposal_eval::__internal::report::Report::from_entries(entries);
+    report.generated_at = "2025-01-15T10:00:00Z".parse().unwrap();
+    env.write(file, &serde_json::to_string_pretty(&report).unwrap());
+}
+
+#[test]
+fn significance_verdicts_p_values_and_exit_codes() {
+    let env = Env::new();
+    let before = (20, 250.0, 0.0003);
+    let after = (30, 400.0, 0.0004);
+    // Pair A, significant: 10 of checkout's 40 cases go from pass to fail, none the other way;
+    // refunds' 10 cases pass on both sides.
+    let mut a = suite_run(&env, "checkout", 40, 0, before);
+    a.extend(suite_run(&env, "refunds", 10, 0, before));
+    save(&env, "a-before.json", a);
+    let mut a = suite_run(&env, "checkout", 40, 10, after);
+    a.extend(suite_run(&env, "refunds", 10, 0, after));
+    save(&env, "a-after.json", a);
+    // Pair B, not significant at 0.05: 5 of 40 go from pass to fail (p = 2/2^5 = 0.0625).
+    save(
+        &env,
+        "b-before.json",
+        suite_run(&env, "checkout", 40, 0, before),
+    );
+    save(
+        &env,
+        "b-after.json",
+        suite_run(&env, "checkout", 40, 5, after),
+    );
+
+    let compare = |pair: &str, options: &[&str]| {
+        let (before, after) = (format!("{pair}-before.json"), format!("{pair}-after.json"));
+        let mut args = vec!["compare", &before, &after];
+        args.extend_from_slice(options);
+        report_in(env.dir.path(), &args)
+    };
+
+    // Reference values: Wilson bounds, McNemar tails and t intervals computed with mpmath 1.3.0
+    // (as in engine/src/stats.rs's tests): Wilson(40/40) = [91.24%, 100%], Wilson(30/40) =
+    // [59.81%, 85.81%], Wilson(50/50) = [92.87%, 100%], Wilson(40/50) = [66.96%, 88.76%],
+    // Wilson(10/10) = [72.25%, 100%]; McNemar(10, 0) = 2/2^10 = 0.00195; checkout's scores
+    // (ten -0.5, thirty 0) have mean -0.125, 95% t interval [-0.1951, -0.0549], p = 0.00087.
+    let out = compare("a", &[]);
+    assert_eq!(
+        out.code, 1,
+        "10 cases went from pass to fail: {}",
+        out.stderr
+    );
+    let text = &out.stdout;
+    assert!(
+        text.contains(
+            "significance at alpha 0.05 (95% intervals):
+  overall: regressed
+    pass rate 100.0% [92.9%, 100.0%] -> 80.0% [67.0%, 88.8%]
+    50 paired: 10 pass -> fail, 0 fail -> pass (McNemar p = 0.002)
+    score change -0.100 [-0.157, -0.043] over 50 cases (p = 0.001)
+    smallest detectable change: 16.3 pp (pass rate), 0.082 (score)
+    calls 50 -> 50 (+0.0%), tokens 6000 -> 6500 (+8.3%), latency 12.5 s -> 20.0 s (+60.0%), cost $0.0150 -> $0.0200 (+33.3%)
+  checkout (demo/evals): regressed
+    pass rate 100.0% [91.2%, 100.0%] -> 75.0% [59.8%, 85.8%]
+    40 paired: 10 pass -> fail, 0 fail -> pass (McNemar p = 0.002)
+    score change -0.125 [-0.195, -0.055] over 40 cases (p = 0.0009)
+    smallest detectable change: 19.9 pp (pass rate), 0.100 (score)
+    calls 40 -> 40 (+0.0%), tokens 4800 -> 5200 (+8.3%), latency 10.0 s -> 16.0 s (+60.0%), cost $0.0120 -> $0.0160 (+33.3%)
+  refunds (demo/evals): no significant change
+    pass rate 100.0% [72.2%, 100.0%] -> 100.0% [72.2%, 100.0%]
+    10 paired: 0 pass -> fail, 0 fail -> pass (McNemar p = 1)
+    score change +0.000 [+0.000, +0.000] over 10 cases (p = 1)
+    smallest detectable change: 60.0 pp (pass rate)
+    calls 10 -> 10 (+0.0%), tokens 1200 -> 1300 (+8.3%), latency 2.5 s -> 4.0 s (+60.0%), cost $0.0030 -> $0.0040 (+33.3%)
+"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("; 40 unchanged\noverall: regressed at alpha 0.05 (McNemar p = 0.002)\n"),
+        "{text}"
+    );
+    assert_eq!(compare("a", &["--fail-on", "significant"]).code, 1);
+    assert_eq!(compare("a", &["--fail-on", "regression"]).code, 1);
+    // At 0.001 the ten flips are not enough (0.00195 > 0.001).
+    let out = compare("a", &["--fail-on", "significant", "--alpha", "0.001"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("overall: no significant change at alpha 0.001 (McNemar p = 0.002)"),
+        "{}",
+        out.stdout
+    );
+    let json: Value = serde_json::from_str(&compare("a", &["--format", "json"]).stdout).unwrap();
+    assert_eq!(json["alpha"], 0.05);
+    assert_eq!(json["overall"]["verdict"], "regressed");
+    assert_eq!(json["overall"]["p_value"], 0.001953125);
+    assert_eq!(json["overall"]["pass_to_fail"], 10);
+    assert_eq!(json["overall"]["new_usage"]["output_tokens"], 1500);
+    let suites = json["suites"].as_array().unwrap();
+    assert_eq!(
+        suites
+            .iter()
+            .map(|s| (s["suite"].as_str().unwrap(), s["verdict"].as_str().unwrap()))
+            .collect::<Vec<_>>(),
+        [
+            ("checkout", "regressed"),
+            ("refunds", "no_significant_change")
+        ]
+    );
+    let checkout = &suites[0];
+    assert_eq!(checkout["new"]["passed"], 30);
+    assert!((checkout["new"]["interval"]["low"].as_f64().unwrap() - 0.598_06).abs() < 1e-5);
+    assert!((checkout["score"]["interval"]["low"].as_f64().unwrap() + 0.195_124).abs() < 1e-6);
+    assert_eq!(suites[1]["min_detectable_pass_rate"], 0.6);
+    assert_eq!(suites[1]["min_detectable_score"], Value::Null);
+
+    // Pair B: five flips of forty; McNemar(5, 0) = 2/2^5 = 0.0625.
+    let out = compare("b", &[]);
+    assert_eq!(
+        out.code, 1,
+        "by default any pass-to-fail case fails: {}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains(
+            "  checkout (demo/evals): no significant change
+    pass rate 100.0% [91.2%, 100.0%] -> 87.5% [73.9%, 94.5%]
+    40 paired: 5 pass -> fail, 0 fail -> pass (McNemar p = 0.0625)
+"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = compare("b", &["--fail-on", "significant"]);
+    assert_eq!(out.code, 0, "not significant at 0.05: {}", out.stdout);
+    let out = compare("b", &["--fail-on", "significant", "--alpha", "0.1"]);
+    assert_eq!(out.code, 1, "significant at 0.1: {}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("overall: regressed at alpha 0.1 (McNemar p = 0.0625)"),
+        "{}",
+        out.stdout
+    );
+    let json: Value = serde_json::from_str(&compare("b", &["--format", "json"]).stdout).unwrap();
+    assert_eq!(json["overall"]["verdict"], "no_significant_change");
+    assert_eq!(json["overall"]["p_value"], 0.0625);
+    let md = compare("b", &["--format", "markdown"]).stdout;
+    assert!(
+        md.contains("Overall: **no significant change** at alpha 0.05 (McNemar p = 0.0625).\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("#### Significance (alpha 0.05; 95% intervals)\n\n| | verdict | pass rate before | pass rate now | pass → fail | fail → pass | McNemar p | score change | detectable |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| checkout (demo/evals) | no significant change | 100.0% [91.2%, 100.0%] | 87.5% [73.9%, 94.5%] | 5 | 0 | 0.0625 | -0.062 [-0.116, -0.009] over 40 cases (p = 0.0234) | 15.2 pp (pass rate), 0.076 (score) |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- checkout (demo/evals): calls 40 → 40 (+0.0%), tokens 4800 → 5200 (+8.3%), latency 10.0 s → 16.0 s (+60.0%), cost $0.0120 → $0.0160 (+33.3%)\n"),
+        "{md}"
+    );
+    let md = compare("b", &["--format", "markdown", "--alpha", "0.1"]).stdout;
+    assert!(md.contains("| **overall** | **regressed** |"), "{md}");
 }

@@ -269,11 +269,7 @@ pub(super) fn add_totals(totals: &mut Totals, other: &Totals) {
     if let Some(usage) = &other.usage {
         totals.usage.get_or_insert_with(Default::default).add(usage);
     }
-    totals.pass_rate = if totals.cases == 0 {
-        0.0
-    } else {
-        totals.passed as f64 / totals.cases as f64
-    };
+    totals.set_pass_rate();
 }
 
 #[cfg(test)]

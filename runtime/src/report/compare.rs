@@ -8,14 +8,21 @@
 //! accuracy is compared per suite and field. A regression is judged case by case, never on a
 //! mean: an improvement elsewhere cannot hide one.
 //!
+//! Per suite and overall the comparison also says whether the change is larger than chance
+//! (pass rates with Wilson intervals, the exact McNemar test, the paired score difference, the
+//! minimum detectable effect, a verdict at `alpha`, usage before and after): [`super::confidence`].
+//!
 //! Both reports are sorted by that key when built, so the cases are matched by one merge walk;
 //! a baseline edited by hand out of order is sorted first. A report is read as a [`RunView`]:
 //! only what a comparison uses, its strings borrowed from the file's bytes, so that two reports
 //! of 10,000 cases are read and compared in a fraction of the time building two [`Report`]s
 //! takes (diffs and messages are skipped, not copied).
 
+use super::confidence::{self, Confidence, SuiteConfidence, Tally};
 use super::{FieldAccuracy, RepeatSummary, Samples};
+use crate::recording::usage::UsageTotals;
 use chrono::{DateTime, Utc};
+use proposal_eval_engine::stats::Verdict;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -31,12 +38,23 @@ pub struct RunView<'a> {
     pub format: u32,
     /// When it was built.
     pub generated_at: DateTime<Utc>,
+    /// Counts over every case.
+    #[serde(default)]
+    pub totals: TotalsView,
     /// Per suite and test binary.
     #[serde(borrow)]
     pub suites: Vec<SuiteView<'a>>,
     /// Every case.
     #[serde(borrow)]
     pub cases: Vec<CaseView<'a>>,
+}
+
+/// What a comparison reads of a report's totals.
+#[derive(Debug, Default, Deserialize)]
+pub struct TotalsView {
+    /// The model calls of every case, summed.
+    #[serde(default)]
+    pub usage: Option<UsageTotals>,
 }
 
 /// What a comparison reads of a suite.
@@ -60,6 +78,9 @@ pub struct SuiteView<'a> {
     /// Repeated cases.
     #[serde(default)]
     pub repeats: Option<RepeatSummary>,
+    /// The model calls of its cases, summed.
+    #[serde(default)]
+    pub usage: Option<UsageTotals>,
 }
 
 /// What a comparison reads of a case.
@@ -71,6 +92,9 @@ pub struct CaseView<'a> {
     /// Its test binary.
     #[serde(borrow)]
     pub binary: Cow<'a, str>,
+    /// Its suite's name.
+    #[serde(borrow, default)]
+    pub suite: Cow<'a, str>,
     /// Its suite folder.
     #[serde(borrow)]
     pub suite_dir: Cow<'a, str>,
@@ -243,12 +267,28 @@ pub struct Comparison {
     /// Per suite with repeated cases in either report: pass@1, pass@k and pass^k before and
     /// after.
     pub repeats: Vec<RepeatChange>,
+    /// The significance level of the verdicts.
+    pub alpha: f64,
+    /// Every case: pass rates with their intervals, the paired tests, the verdict, usage.
+    pub overall: Confidence,
+    /// The same per suite and test binary (a suite in one report only included), in key order.
+    pub suites: Vec<SuiteConfidence>,
 }
 
 impl Comparison {
     /// Whether any case regressed: `compare` exits 1 then.
     pub fn has_regressions(&self) -> bool {
         !self.regressions.is_empty()
+    }
+
+    /// Whether a suite, or the whole run, regressed significantly at `alpha`: `compare
+    /// --fail-on significant` exits 1 then.
+    pub fn has_significant_regression(&self) -> bool {
+        self.overall.verdict == Verdict::Regressed
+            || self
+                .suites
+                .iter()
+                .any(|s| s.change.verdict == Verdict::Regressed)
     }
 }
 
@@ -328,13 +368,15 @@ fn change(base: Option<&CaseView>, new: Option<&CaseView>) -> CaseChange {
 }
 
 /// Compares `new` with `base`; score and accuracy changes smaller than `min_delta` are not
-/// listed. `base_name` and `new_name` say what each was read from.
+/// listed, and verdicts are significant at `alpha`. `base_name` and `new_name` say what each
+/// was read from.
 pub fn compare(
     base: &RunView,
     base_name: &str,
     new: &RunView,
     new_name: &str,
     min_delta: f64,
+    alpha: f64,
 ) -> Comparison {
     let mut out = Comparison {
         base: side(base_name, base),
@@ -349,7 +391,11 @@ pub fn compare(
         unchanged: 0,
         flaky: Vec::new(),
         repeats: Vec::new(),
+        alpha,
+        overall: Tally::default().finish(alpha, None, None),
+        suites: Vec::new(),
     };
+    let mut tallies = Tallies::default();
     // A change of exactly `min_delta` is listed; floating-point noise below it is not.
     let listed = |delta: f64| delta.abs() >= min_delta - 1e-12 && delta != 0.0;
     let (olds, news) = (sorted(base), sorted(new));
@@ -362,10 +408,12 @@ pub fn compare(
         };
         match order {
             Ordering::Less => {
+                tallies.of(olds[i]).in_base(olds[i]);
                 out.removed.push(change(Some(olds[i]), None));
                 i += 1;
             }
             Ordering::Greater => {
+                tallies.of(news[j]).in_new(news[j]);
                 let c = change(None, Some(news[j]));
                 if c.flaky {
                     out.flaky.push(c.clone());
@@ -375,6 +423,10 @@ pub fn compare(
             }
             Ordering::Equal => {
                 let (o, n) = (olds[i], news[j]);
+                let tally = tallies.of(o);
+                tally.in_base(o);
+                tally.in_new(n);
+                tally.pair(o, n);
                 let flaky = n.samples.as_ref().is_some_and(Samples::flaky);
                 let moved = o.score.zip(n.score).is_some_and(|(b, n)| listed(n - b));
                 // Most cases are unchanged: nothing is built for them.
@@ -406,7 +458,61 @@ pub fn compare(
     out.score_changes.sort_by(by_delta);
     out.field_changes = field_changes(base, new, listed);
     out.repeats = repeat_changes(base, new);
+    (out.overall, out.suites) = tallies.finish(base, new, alpha);
     out
+}
+
+/// A [`Tally`] per suite and test binary, keyed as the cases are. The merge walk meets the keys
+/// in order, so a case's suite is almost always the last one counted into: no map lookup per
+/// case.
+#[derive(Default)]
+struct Tallies<'v> {
+    suites: Vec<((&'v str, &'v str, &'v str), &'v str, Tally)>,
+}
+
+impl<'v> Tallies<'v> {
+    fn of(&mut self, case: &'v CaseView) -> &mut Tally {
+        let key = (&*case.package, &*case.binary, &*case.suite_dir);
+        let at = match self.suites.iter().rposition(|s| s.0 == key) {
+            Some(at) => at,
+            None => {
+                self.suites.push((key, &case.suite, Tally::default()));
+                self.suites.len() - 1
+            }
+        };
+        &mut self.suites[at].2
+    }
+
+    fn finish(
+        self,
+        base: &RunView,
+        new: &RunView,
+        alpha: f64,
+    ) -> (Confidence, Vec<SuiteConfidence>) {
+        let usage = |report: &RunView, key: (&str, &str, &str)| {
+            report
+                .suites
+                .iter()
+                .find(|s| (&*s.package, &*s.binary, &*s.suite_dir) == key)
+                .and_then(|s| s.usage.clone())
+        };
+        let mut all = Tally::default();
+        let mut suites = Vec::with_capacity(self.suites.len());
+        let mut tallies = self.suites;
+        tallies.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, suite, tally) in tallies {
+            all.absorb(&tally);
+            suites.push(SuiteConfidence {
+                suite: suite.to_string(),
+                package: key.0.to_string(),
+                binary: key.1.to_string(),
+                suite_dir: key.2.to_string(),
+                change: tally.finish(alpha, usage(base, key), usage(new, key)),
+            });
+        }
+        let overall = all.finish(alpha, base.totals.usage.clone(), new.totals.usage.clone());
+        (overall, suites)
+    }
 }
 
 fn repeat_changes(base: &RunView, new: &RunView) -> Vec<RepeatChange> {
@@ -598,6 +704,11 @@ impl Comparison {
             percent(n.pass_rate),
             points(n.pass_rate - b.pass_rate)
         );
+        out.push_str(&confidence::to_text(
+            self.alpha,
+            &self.overall,
+            &self.suites,
+        ));
         let case_line = |c: &CaseChange| {
             let mut line = format!(
                 "  {} ({}/{}): {} -> {}, score {} -> {}",
@@ -726,6 +837,13 @@ impl Comparison {
             self.summary_line(),
             self.unchanged
         );
+        let _ = writeln!(
+            out,
+            "overall: {} at alpha {} (McNemar {})",
+            self.overall.verdict,
+            self.alpha,
+            confidence::p_text(self.overall.p_value)
+        );
         out
     }
 
@@ -752,6 +870,13 @@ impl Comparison {
             "{verdict_line}; {}.\n",
             self.summary_line_after_regressions()
         );
+        let _ = writeln!(
+            out,
+            "Overall: **{}** at alpha {} (McNemar {}).\n",
+            self.overall.verdict,
+            self.alpha,
+            confidence::p_text(self.overall.p_value)
+        );
         out.push_str("| | baseline | now | change |\n|---|---:|---:|---:|\n");
         let _ = writeln!(
             out,
@@ -774,6 +899,12 @@ impl Comparison {
             percent(n.pass_rate),
             points(n.pass_rate - b.pass_rate)
         );
+        out.push_str(&confidence::to_markdown(
+            self.alpha,
+            &self.overall,
+            &self.suites,
+            md_cell,
+        ));
         let case_table = |out: &mut String, rows: &[CaseChange]| {
             out.push_str("| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n");
             for c in rows {
@@ -923,6 +1054,11 @@ impl Comparison {
             points(n.pass_rate - b.pass_rate),
             esc(&self.summary_line())
         );
+        out.push_str(&confidence::to_html(
+            self.alpha,
+            &self.overall,
+            &self.suites,
+        ));
         let table = |out: &mut String, id: &str, title: &str, rows: &[CaseChange]| {
             if rows.is_empty() {
                 return;

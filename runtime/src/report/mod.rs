@@ -26,6 +26,7 @@
 mod aggregate;
 mod build;
 pub mod compare;
+pub mod confidence;
 pub mod junit;
 mod prepared;
 pub mod review;
@@ -605,6 +606,9 @@ pub struct Totals {
     pub failed: usize,
     /// `passed / cases` (0 when there is no case).
     pub pass_rate: f64,
+    /// The pass rate's 95 % Wilson interval; `None` when there is no case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_interval: Option<proposal_eval_engine::stats::Interval>,
     /// Cases replayed from a fresh recording.
     pub replayed: usize,
     /// Cases replayed from a stale recording (`validation = "warn"`).
@@ -642,7 +646,30 @@ impl Totals {
             self.older += 1;
         }
         // `usage` is summed by the caller (`aggregate`), exactly.
-        self.pass_rate = self.passed as f64 / self.cases as f64;
+        self.set_pass_rate();
+    }
+
+    /// Sets `pass_rate` and its interval from the counts.
+    fn set_pass_rate(&mut self) {
+        self.pass_rate = if self.cases == 0 {
+            0.0
+        } else {
+            self.passed as f64 / self.cases as f64
+        };
+        self.pass_rate_interval = proposal_eval_engine::stats::wilson(self.passed, self.cases);
+    }
+
+    /// `75.0% [68.6%, 80.5%]`: the pass rate and its 95 % Wilson interval.
+    pub fn pass_rate_text(&self) -> String {
+        match self.pass_rate_interval {
+            Some(i) => format!(
+                "{} [{}, {}]",
+                percent(self.pass_rate),
+                percent(i.low),
+                percent(i.high)
+            ),
+            None => percent(self.pass_rate),
+        }
     }
 }
 
@@ -1077,6 +1104,17 @@ const SCRIPT: &str = "
 
 /// `3 calls, 1200 in / 300 out tokens, 812.5 ms, $0.0012`: the cost only when priced, the
 /// tokens only when reported.
+/// The pass rate's interval under its card: `<span class="muted">95% CI 30.1–95.4%</span>`.
+fn interval_note(t: &Totals) -> String {
+    t.pass_rate_interval.map_or(String::new(), |i| {
+        format!(
+            "<span class=\"muted\" id=\"pass-rate-interval\">95% CI {:.1}–{}</span>",
+            i.low * 100.0,
+            percent(i.high)
+        )
+    })
+}
+
 fn usage_text(u: &UsageTotals) -> String {
     let mut text = format!("{} call{}", u.calls, if u.calls == 1 { "" } else { "s" });
     if u.input_tokens + u.output_tokens > 0 {
@@ -1116,7 +1154,7 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
          <div class=\"card\">cases<b id=\"total-cases\">{}</b></div>\
          <div class=\"card\">passed<b id=\"total-passed\" class=\"pass\">{}</b></div>\
          <div class=\"card\">failed<b id=\"total-failed\" class=\"fail\">{}</b></div>\
-         <div class=\"card\">pass rate<b id=\"pass-rate\">{}</b></div>\
+         <div class=\"card\">pass rate<b id=\"pass-rate\">{}</b>{}</div>\
          <div class=\"card\">replayed<b>{}</b></div>\
          <div class=\"card\">recorded<b>{}</b></div>\
          <div class=\"card\">stale<b>{}</b></div>{}</section>",
@@ -1124,6 +1162,7 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
         t.passed,
         t.failed,
         percent(t.pass_rate),
+        interval_note(t),
         t.replayed + t.replayed_stale,
         t.recorded,
         t.stale + t.replayed_stale,
@@ -1162,7 +1201,7 @@ fn html_head(out: &mut String, report: &Report, section: &str) {
             esc(&suite.binary),
             suite.totals.passed,
             suite.totals.cases,
-            percent(suite.totals.pass_rate)
+            suite.totals.pass_rate_text()
         );
         for e in &suite.evaluators {
             let _ = write!(
