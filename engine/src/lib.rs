@@ -14,6 +14,8 @@
 //!   each for the transformers and field accuracy.
 //! - [`redact`]: what is taken out of a model call before it is recorded, and how a replay
 //!   compares a request with a redacted one.
+//! - [`trajectory`]: the tool calls in model responses, checked against an expected
+//!   trajectory.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -49,4 +51,5 @@ pub mod numbers;
 pub mod path;
 pub mod redact;
 pub mod render;
+pub mod trajectory;
 pub mod transform;

@@ -92,7 +92,7 @@ impl Why {
     }
 }
 
-pub(super) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
+pub(crate) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     if let Matcher::Exact = spec.matcher {
         return compare_exact(spec, e, a);
     }

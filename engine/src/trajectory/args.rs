@@ -1,0 +1,235 @@
+//! Comparing a step's arguments with a call's: partial or exact, under the ignore paths and the
+//! field matchers, every difference with its pasteable path (`recommend.price`).
+
+use super::config::{Args, Step, TrajectoryConfig};
+use super::extract::ToolCall;
+use crate::json::json_eq;
+use crate::path::{Location, Segment};
+use crate::render::{compact, describe_type};
+use serde_json::Value;
+use std::fmt;
+
+/// One difference between a step's arguments and a call's, at a path that starts with the tool
+/// name, so it can be pasted into `[trajectory] ignore_paths` or a `[[trajectory.fields]]` path.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ArgMismatch {
+    /// Where: `recommend.price`, `inventory_lookup.skus[1]`.
+    pub location: Location,
+    /// What differs: `values differ: expected 899, actual 950`.
+    pub why: String,
+}
+
+impl fmt::Display for ArgMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.why)
+    }
+}
+
+const MAX: usize = 80;
+
+/// How `step` compares with `call`: `None` when the tools differ, else the argument
+/// mismatches (none: the call matches the step).
+pub(crate) fn compare(
+    step: &Step,
+    call: &ToolCall,
+    config: &TrajectoryConfig,
+) -> Option<Vec<ArgMismatch>> {
+    if step.tool != call.tool {
+        return None;
+    }
+    let mut out = Vec::new();
+    if let Some(expected) = &step.args {
+        if !json_eq(expected, &call.args) {
+            let mut walk = Walk {
+                config,
+                path: vec![Segment::Key(step.tool.clone())],
+                out: &mut out,
+            };
+            walk.node(expected, &call.args);
+        }
+    }
+    Some(out)
+}
+
+struct Walk<'c, 'o> {
+    config: &'c TrajectoryConfig,
+    path: Vec<Segment>,
+    out: &'o mut Vec<ArgMismatch>,
+}
+
+impl Walk<'_, '_> {
+    fn location(&self) -> Location {
+        Location(self.path.clone())
+    }
+
+    fn push(&mut self, why: String) {
+        let location = self.location();
+        self.out.push(ArgMismatch { location, why });
+    }
+
+    /// Whether the current path is ignored. Built only where the two sides differ, so an equal
+    /// argument costs one equality test.
+    fn ignored(&self) -> bool {
+        if self.config.ignore_paths.is_empty() {
+            return false;
+        }
+        let here = self.location();
+        self.config.ignore_paths.iter().any(|p| p.covers(&here))
+    }
+
+    fn node(&mut self, e: &Value, a: &Value) {
+        if json_eq(e, a) || self.ignored() {
+            return;
+        }
+        if !self.config.fields.is_empty() {
+            let here = self.location();
+            if let Some(spec) = self.config.fields.iter().find(|f| f.path.matches(&here)) {
+                if let Err(why) = crate::accuracy::compare_one(spec, e, a) {
+                    self.push(format!(
+                        "values differ: expected {}, actual {} ({why})",
+                        compact(e, MAX),
+                        compact(a, MAX)
+                    ));
+                }
+                return;
+            }
+        }
+        match (e, a) {
+            (Value::Object(em), Value::Object(am)) => {
+                for (k, ev) in em {
+                    self.path.push(Segment::Key(k.clone()));
+                    match am.get(k) {
+                        Some(av) => self.node(ev, av),
+                        None if !self.ignored() => self.push("missing in actual".into()),
+                        None => {}
+                    }
+                    self.path.pop();
+                }
+                if self.config.args == Args::Exact {
+                    for (k, av) in am.iter().filter(|(k, _)| !em.contains_key(*k)) {
+                        self.path.push(Segment::Key(k.clone()));
+                        if !self.ignored() {
+                            self.push(format!("extra in actual: {}", compact(av, MAX)));
+                        }
+                        self.path.pop();
+                    }
+                }
+            }
+            (Value::Array(ea), Value::Array(aa)) => {
+                for i in 0..ea.len().max(aa.len()) {
+                    self.path.push(Segment::Index(i));
+                    match (ea.get(i), aa.get(i)) {
+                        (Some(ev), Some(av)) => self.node(ev, av),
+                        (Some(_), None) if !self.ignored() => self.push("missing in actual".into()),
+                        (None, Some(av)) if !self.ignored() => {
+                            self.push(format!("extra in actual: {}", compact(av, MAX)))
+                        }
+                        _ => {}
+                    }
+                    self.path.pop();
+                }
+            }
+            _ if e.is_object() || e.is_array() || a.is_object() || a.is_array() => {
+                self.push(format!(
+                    "type differs: expected {}, actual {}",
+                    describe_type(e),
+                    describe_type(a)
+                ));
+            }
+            _ => self.push(format!(
+                "values differ: expected {}, actual {}",
+                compact(e, MAX),
+                compact(a, MAX)
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accuracy::FieldSpec;
+    use serde_json::json;
+
+    fn lines(step: Value, call: Value, config: &TrajectoryConfig) -> Option<Vec<String>> {
+        let step = Step::with_args("recommend", step);
+        let call = ToolCall::new("recommend", call);
+        compare(&step, &call, config).map(|m| m.iter().map(|m| m.to_string()).collect())
+    }
+
+    #[test]
+    fn partial_ignores_the_calls_other_keys_exact_does_not() {
+        let partial = TrajectoryConfig::new();
+        let step = json!({"sku": "S-1", "opts": {"fast": true}});
+        let call = json!({"sku": "S-1", "opts": {"fast": true, "n": 2}, "trace": "x"});
+        assert_eq!(lines(step.clone(), call.clone(), &partial), Some(vec![]));
+        let exact = TrajectoryConfig::new().args(Args::Exact);
+        assert_eq!(
+            lines(step, call, &exact).unwrap(),
+            [
+                "recommend.opts.n: extra in actual: 2",
+                "recommend.trace: extra in actual: \"x\""
+            ]
+        );
+    }
+
+    #[test]
+    fn differences_have_pasteable_paths() {
+        let config = TrajectoryConfig::new();
+        let got = lines(
+            json!({"price": 899, "sku": "S-1", "tags": ["a", "b"], "opts": {"x": 1}, "n": 1.0}),
+            json!({"price": 950, "tags": ["a"], "opts": "none", "n": 1}),
+            &config,
+        )
+        .unwrap();
+        // Numbers compare by value: 1.0 equals 1.
+        assert_eq!(
+            got,
+            [
+                "recommend.opts: type differs: expected an object, actual a string \"none\"",
+                "recommend.price: values differ: expected 899, actual 950",
+                "recommend.sku: missing in actual",
+                "recommend.tags[1]: missing in actual",
+            ]
+        );
+        let other_tool = compare(
+            &Step::tool("recommend"),
+            &ToolCall::new("lookup", json!({})),
+            &config,
+        );
+        assert_eq!(other_tool, None);
+        assert_eq!(
+            compare(
+                &Step::tool("lookup"),
+                &ToolCall::new("lookup", json!("any")),
+                &config
+            ),
+            Some(vec![])
+        );
+    }
+
+    #[test]
+    fn ignore_paths_and_field_matchers() {
+        let config = TrajectoryConfig::new()
+            .args(Args::Exact)
+            .ignore_path("*.trace_id")
+            .unwrap()
+            .field(FieldSpec::numeric_tolerance("recommend.price", 1.0))
+            .field(FieldSpec::date("recommend.ship_by"))
+            .field(FieldSpec::fuzzy("recommend.note", 0.8).ignore_case());
+        let step =
+            json!({"price": 899, "ship_by": "2025-01-15", "note": "In stock", "trace_id": "a"});
+        let near =
+            json!({"price": 899.5, "ship_by": "15-JAN-2025", "note": "in stock.", "trace_id": "b"});
+        assert_eq!(lines(step.clone(), near, &config), Some(vec![]));
+        let far = json!({"price": 950, "ship_by": "2025-01-16", "note": "in stock.", "debug": 1});
+        assert_eq!(
+            lines(step, far, &config).unwrap(),
+            [
+                "recommend.price: values differ: expected 899, actual 950 (outside tolerance 1 (diff 51))",
+                "recommend.ship_by: values differ: expected \"2025-01-15\", actual \"2025-01-16\" (dates differ: expected 2025-01-15, actual 2025-01-16)",
+                "recommend.debug: extra in actual: 1",
+            ]
+        );
+    }
+}
