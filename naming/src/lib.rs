@@ -196,6 +196,7 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "input",
     "expected",
     "expectedDataProposal",
+    "expected_trajectory",
     "ignore_paths",
     "ignorePaths",
     "sources",

@@ -27,6 +27,7 @@
 //!     candidate_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     reference_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     case: json!({"description": "one box"}),
+//!     ..Default::default()
 //! });
 //! println!("{}: {}", verdict.name, verdict.reasoning);
 //! ```
@@ -189,8 +190,10 @@ pub struct JudgeInput {
     pub input: Value,
     /// What the code under test produced.
     pub candidate_answer: Value,
-    /// The case's `expected`.
+    /// The case's `expected` (`null` when it has none).
     pub reference_answer: Value,
+    /// The tool calls the model asked for (and the code noted), in order: `[{"tool", "args"}]`.
+    pub trajectory: Vec<crate::trajectory::ToolCall>,
     /// The whole case, for judges that need more (description, sources, ...).
     pub case: Value,
 }

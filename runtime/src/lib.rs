@@ -113,7 +113,9 @@ mod sys;
 use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
-pub use proposal_eval_engine::{accuracy, compare, fuzzy, normalize, path, redact, transform};
+pub use proposal_eval_engine::{
+    accuracy, compare, fuzzy, normalize, path, redact, trajectory, transform,
+};
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
 pub use recording::llm::Llm;

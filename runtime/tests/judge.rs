@@ -17,6 +17,7 @@ fn input() -> JudgeInput {
         candidate_answer: json!({"total": 10}),
         reference_answer: json!({"total": 12}),
         case: json!({"description": "a case"}),
+        trajectory: Vec::new(),
     }
 }
 

@@ -117,3 +117,44 @@ pub fn trajectory_text(calls: &[ToolCall]) -> String {
     }
     out
 }
+
+impl TrajectoryVerdict {
+    /// What went wrong, one line each, for reports: every unmatched step (and each argument
+    /// mismatch of its closest call, at its pasteable path), every call the mode does not
+    /// allow, every forbidden call, the count overrun. Empty when nothing did.
+    pub fn misses(&self, calls: &[ToolCall]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            if step.matched.is_some() {
+                continue;
+            }
+            match &step.closest {
+                Some(c) => {
+                    out.push(format!(
+                        "step {} {}: no match; closest {}",
+                        i + 1,
+                        step.tool,
+                        call_name(calls, c.call)
+                    ));
+                    out.extend(c.mismatches.iter().map(|m| m.to_string()));
+                }
+                None => out.push(format!(
+                    "step {} {}: no match; no call of {}",
+                    i + 1,
+                    step.tool,
+                    step.tool
+                )),
+            }
+        }
+        for &j in &self.unexpected {
+            out.push(format!("{}: unexpected call", call_name(calls, j)));
+        }
+        for &j in &self.forbidden {
+            out.push(format!("{}: forbidden tool", call_name(calls, j)));
+        }
+        if let Some(max) = self.over_max_calls {
+            out.push(format!("{} calls, more than max_calls = {max}", self.calls));
+        }
+        out
+    }
+}

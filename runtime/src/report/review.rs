@@ -258,7 +258,17 @@ fn side(
         failure: None,
         usage: None,
         samples: None,
+        trajectory: None,
     };
+    // The tool calls of the first sample's responses, as a replay of it reads them (steps the
+    // code notes itself are not in a recording).
+    let calls: Vec<crate::trajectory::ToolCall> = recording
+        .samples
+        .first()
+        .into_iter()
+        .flat_map(|s| &s.interactions)
+        .flat_map(|i| crate::trajectory::tool_calls(&i.response))
+        .collect();
     let verdict = crate::run::evaluate(
         suite,
         config,
@@ -266,6 +276,7 @@ fn side(
         fixture,
         &case,
         actual,
+        &calls,
         &name,
         &mut result,
     );
