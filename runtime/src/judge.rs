@@ -1,8 +1,8 @@
 //! External judge scripts (`[[code_judge]]`): a command that reads one JSON object on stdin and
 //! prints a verdict on stdout.
 //!
-//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case"}` and
-//! prints `{"score", "hits", "misses", "reasoning"}`. `score` is required (a number, clamped to
+//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case",
+//! "trajectory"}` and prints `{"score", "hits", "misses", "reasoning"}`. `score` is required (a number, clamped to
 //! 0..=1); `hits` and `misses` are optional lists (strings, or any JSON shown compactly);
 //! `reasoning` is an optional string; other keys are ignored. The case passes this judge when
 //! `score >= threshold`.
@@ -336,6 +336,7 @@ struct Stdin<'a> {
     reference_answer: &'a Value,
     config: &'a Map<String, Value>,
     case: &'a Value,
+    trajectory: &'a [crate::trajectory::ToolCall],
 }
 
 const STDOUT_LIMIT: usize = 16 << 20;
@@ -367,6 +368,7 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
         reference_answer: &input.reference_answer,
         config: &config.config,
         case: &input.case,
+        trajectory: &input.trajectory,
     })
     .unwrap_or_else(|_| b"{}".to_vec());
     match execute(config, crate_root, stdin_json) {

@@ -125,8 +125,9 @@ pub fn evaluate(
         }
     };
     let matched = pairs.len();
+    let exact = format!("matched at their place ({n} steps, {m} calls)");
     let (num, den, counted) = match mode {
-        Mode::Exact => (matched, n.max(m), "steps matched at their place"),
+        Mode::Exact => (matched, n.max(m), exact.as_str()),
         Mode::InOrder => (matched, n, "steps matched in order"),
         Mode::AnyOrder => (matched, n, "steps matched"),
         Mode::Subset => (matched, m, "calls matched a step"),

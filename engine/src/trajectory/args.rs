@@ -86,7 +86,7 @@ impl Walk<'_, '_> {
             if let Some(spec) = self.config.fields.iter().find(|f| f.path.matches(&here)) {
                 if let Err(why) = crate::accuracy::compare_one(spec, e, a) {
                     self.push(format!(
-                        "values differ: expected {}, actual {} ({why})",
+                        "values differ: expected {}, actual {}, {why}",
                         compact(e, MAX),
                         compact(a, MAX)
                     ));
@@ -226,8 +226,8 @@ mod tests {
         assert_eq!(
             lines(step, far, &config).unwrap(),
             [
-                "recommend.price: values differ: expected 899, actual 950 (outside tolerance 1 (diff 51))",
-                "recommend.ship_by: values differ: expected \"2025-01-15\", actual \"2025-01-16\" (dates differ: expected 2025-01-15, actual 2025-01-16)",
+                "recommend.price: values differ: expected 899, actual 950, outside tolerance 1 (diff 51)",
+                "recommend.ship_by: values differ: expected \"2025-01-15\", actual \"2025-01-16\", dates differ: expected 2025-01-15, actual 2025-01-16",
                 "recommend.debug: extra in actual: 1",
             ]
         );

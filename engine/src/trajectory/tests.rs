@@ -72,7 +72,7 @@ fn an_argument_outside_its_tolerance_is_shown_against_the_closest_call() {
         text.starts_with(
             "any_order: 1 of 2 steps matched, score 0.50
   step 1 recommend: no match; closest #3 recommend:
-    recommend.price: values differ: expected 899, actual 950 (outside tolerance 1 (diff 51))
+    recommend.price: values differ: expected 899, actual 950, outside tolerance 1 (diff 51)
   step 2 inventory_lookup: #1 inventory_lookup
 "
         ),
@@ -92,7 +92,7 @@ fn exact_counts_places_and_names_what_is_in_a_steps_place() {
     let text = v.render(&agent());
     assert!(
         text.starts_with(
-            "exact: 1 of 3 steps matched at their place, score 0.33
+            "exact: 1 of 3 matched at their place (2 steps, 3 calls), score 0.33
   step 1 inventory_lookup: #1 inventory_lookup
   step 2 recommend: no match (call #2 in its place is pricing); #3 recommend has these arguments but is not at this step's place
   #3 recommend: unexpected call, past the last step (exact: the calls are the steps)
