@@ -118,6 +118,16 @@ pub(crate) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<De
     }
 }
 
+/// Whether a field matches, without writing why it does not (for callers that only ask).
+pub(crate) fn field_holds(spec: &FieldSpec, e: &Value, a: &Value) -> bool {
+    match (e, a, &spec.matcher) {
+        (_, _, Matcher::Exact) | (Value::Array(_), Value::Array(_), _) => {
+            compare_field(spec, e, a).is_ok()
+        }
+        _ => compare_scalar(spec, e, a).is_ok(),
+    }
+}
+
 fn compare_scalar(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, Why> {
     match &spec.matcher {
         Matcher::Exact => compare_exact(spec, e, a).map_err(Why::Written),

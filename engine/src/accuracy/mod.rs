@@ -74,3 +74,12 @@ pub(crate) fn compare_one(
 ) -> Result<(), String> {
     matchers::compare_field(spec, expected, actual).map(|_| ())
 }
+
+/// Whether one value matches by a field's matcher, without writing why not.
+pub(crate) fn holds(
+    spec: &FieldSpec,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> bool {
+    matchers::field_holds(spec, expected, actual)
+}

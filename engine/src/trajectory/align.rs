@@ -1,7 +1,7 @@
 //! Laying the expected steps over the calls: the four modes, the score, and for every step the
 //! call it matched or the closest call of its tool.
 
-use super::args::{compare, ArgMismatch};
+use super::args::{compare, matches, ArgMismatch};
 use super::config::{ExpectedTrajectory, Mode, Step, TrajectoryConfig};
 use super::extract::ToolCall;
 use crate::assignment::assign;
@@ -72,7 +72,7 @@ impl<'a> Grid<'a> {
         let mut ok = vec![false; steps.len() * calls.len()];
         for (i, step) in steps.iter().enumerate() {
             for (j, call) in calls.iter().enumerate() {
-                ok[i * calls.len() + j] = compare(step, call, config).is_some_and(|m| m.is_empty());
+                ok[i * calls.len() + j] = matches(step, call, config);
             }
         }
         Grid { steps, calls, ok }
@@ -174,7 +174,7 @@ fn exact_pairs(
     config: &TrajectoryConfig,
 ) -> (Vec<(usize, usize)>, Vec<usize>) {
     let pairs = (0..steps.len().min(calls.len()))
-        .filter(|&k| compare(&steps[k], &calls[k], config).is_some_and(|m| m.is_empty()))
+        .filter(|&k| matches(&steps[k], &calls[k], config))
         .map(|k| (k, k))
         .collect();
     (pairs, (steps.len()..calls.len()).collect())

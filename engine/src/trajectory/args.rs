@@ -40,107 +40,158 @@ pub(crate) fn compare(
     let mut out = Vec::new();
     if let Some(expected) = &step.args {
         if !json_eq(expected, &call.args) {
-            let mut walk = Walk {
-                config,
-                path: vec![Segment::Key(step.tool.clone())],
-                out: &mut out,
-            };
+            let mut walk = Walk::new(config, &step.tool, Some(&mut out));
             walk.node(expected, &call.args);
         }
     }
     Some(out)
 }
 
-struct Walk<'c, 'o> {
-    config: &'c TrajectoryConfig,
-    path: Vec<Segment>,
-    out: &'o mut Vec<ArgMismatch>,
+/// Whether `call` matches `step`: [`compare`] without writing any mismatch, stopping at the
+/// first. What the alignment asks of every pair of the same tool.
+pub(crate) fn matches(step: &Step, call: &ToolCall, config: &TrajectoryConfig) -> bool {
+    if step.tool != call.tool {
+        return false;
+    }
+    let Some(expected) = &step.args else {
+        return true;
+    };
+    if json_eq(expected, &call.args) {
+        return true;
+    }
+    let mut walk = Walk::new(config, &step.tool, None);
+    walk.node(expected, &call.args);
+    !walk.failed
 }
 
-impl Walk<'_, '_> {
-    fn location(&self) -> Location {
-        Location(self.path.clone())
+/// A walk over the two argument documents where they differ. With `out` it writes every
+/// mismatch; without, it only notes that there is one and stops.
+struct Walk<'c, 'o> {
+    config: &'c TrajectoryConfig,
+    /// The path here, tool name first; grown and shrunk in place.
+    path: Location,
+    out: Option<&'o mut Vec<ArgMismatch>>,
+    failed: bool,
+}
+
+impl<'c, 'o> Walk<'c, 'o> {
+    fn new(
+        config: &'c TrajectoryConfig,
+        tool: &str,
+        out: Option<&'o mut Vec<ArgMismatch>>,
+    ) -> Self {
+        Walk {
+            config,
+            path: Location(vec![Segment::Key(tool.to_string())]),
+            out,
+            failed: false,
+        }
     }
 
-    fn push(&mut self, why: String) {
-        let location = self.location();
-        self.out.push(ArgMismatch { location, why });
+    /// A mismatch here; `why` is written only when mismatches are kept.
+    fn push(&mut self, why: impl FnOnce() -> String) {
+        self.failed = true;
+        if let Some(out) = &mut self.out {
+            out.push(ArgMismatch {
+                location: self.path.clone(),
+                why: why(),
+            });
+        }
     }
 
-    /// Whether the current path is ignored. Built only where the two sides differ, so an equal
+    /// Whether the walk can stop: a probe stops at the first mismatch.
+    fn done(&self) -> bool {
+        self.failed && self.out.is_none()
+    }
+
+    /// Whether the current path is ignored. Asked only where the two sides differ, so an equal
     /// argument costs one equality test.
     fn ignored(&self) -> bool {
-        if self.config.ignore_paths.is_empty() {
-            return false;
+        self.config
+            .ignore_paths
+            .iter()
+            .any(|p| p.covers(&self.path))
+    }
+
+    fn child(&mut self, segment: Segment, e: Option<&Value>, a: Option<&Value>) {
+        self.path.0.push(segment);
+        match (e, a) {
+            (Some(e), Some(a)) => self.node(e, a),
+            (Some(_), None) if !self.ignored() => self.push(|| "missing in actual".into()),
+            (None, Some(a)) if !self.ignored() => {
+                self.push(|| format!("extra in actual: {}", compact(a, MAX)))
+            }
+            _ => {}
         }
-        let here = self.location();
-        self.config.ignore_paths.iter().any(|p| p.covers(&here))
+        self.path.0.pop();
     }
 
     fn node(&mut self, e: &Value, a: &Value) {
         if json_eq(e, a) || self.ignored() {
             return;
         }
-        if !self.config.fields.is_empty() {
-            let here = self.location();
-            if let Some(spec) = self.config.fields.iter().find(|f| f.path.matches(&here)) {
-                if let Err(why) = crate::accuracy::compare_one(spec, e, a) {
-                    self.push(format!(
+        if let Some(spec) = self
+            .config
+            .fields
+            .iter()
+            .find(|f| f.path.matches(&self.path))
+        {
+            if self.out.is_none() {
+                self.failed = !crate::accuracy::holds(spec, e, a);
+                return;
+            }
+            if let Err(why) = crate::accuracy::compare_one(spec, e, a) {
+                self.push(|| {
+                    format!(
                         "values differ: expected {}, actual {}, {why}",
                         compact(e, MAX),
                         compact(a, MAX)
-                    ));
-                }
-                return;
+                    )
+                });
             }
+            return;
         }
         match (e, a) {
             (Value::Object(em), Value::Object(am)) => {
                 for (k, ev) in em {
-                    self.path.push(Segment::Key(k.clone()));
-                    match am.get(k) {
-                        Some(av) => self.node(ev, av),
-                        None if !self.ignored() => self.push("missing in actual".into()),
-                        None => {}
+                    if self.done() {
+                        return;
                     }
-                    self.path.pop();
+                    self.child(Segment::Key(k.clone()), Some(ev), am.get(k));
                 }
                 if self.config.args == Args::Exact {
                     for (k, av) in am.iter().filter(|(k, _)| !em.contains_key(*k)) {
-                        self.path.push(Segment::Key(k.clone()));
-                        if !self.ignored() {
-                            self.push(format!("extra in actual: {}", compact(av, MAX)));
+                        if self.done() {
+                            return;
                         }
-                        self.path.pop();
+                        self.child(Segment::Key(k.clone()), None, Some(av));
                     }
                 }
             }
             (Value::Array(ea), Value::Array(aa)) => {
                 for i in 0..ea.len().max(aa.len()) {
-                    self.path.push(Segment::Index(i));
-                    match (ea.get(i), aa.get(i)) {
-                        (Some(ev), Some(av)) => self.node(ev, av),
-                        (Some(_), None) if !self.ignored() => self.push("missing in actual".into()),
-                        (None, Some(av)) if !self.ignored() => {
-                            self.push(format!("extra in actual: {}", compact(av, MAX)))
-                        }
-                        _ => {}
+                    if self.done() {
+                        return;
                     }
-                    self.path.pop();
+                    self.child(Segment::Index(i), ea.get(i), aa.get(i));
                 }
             }
             _ if e.is_object() || e.is_array() || a.is_object() || a.is_array() => {
-                self.push(format!(
-                    "type differs: expected {}, actual {}",
-                    describe_type(e),
-                    describe_type(a)
-                ));
+                self.push(|| {
+                    format!(
+                        "type differs: expected {}, actual {}",
+                        describe_type(e),
+                        describe_type(a)
+                    )
+                });
             }
-            _ => self.push(format!(
-                "values differ: expected {}, actual {}",
-                compact(e, MAX),
-                compact(a, MAX)
-            )),
+            _ => self.push(|| {
+                format!(
+                    "values differ: expected {}, actual {}",
+                    compact(e, MAX),
+                    compact(a, MAX)
+                )
+            }),
         }
     }
 }

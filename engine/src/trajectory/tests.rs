@@ -265,6 +265,20 @@ proptest! {
     }
 
     #[test]
+    fn the_probe_agrees_with_the_written_mismatches(steps in small_steps(), calls in small_calls()) {
+        for config in [TrajectoryConfig::new(), TrajectoryConfig::new().args(Args::Exact)] {
+            for step in &steps {
+                for call in &calls {
+                    prop_assert_eq!(
+                        super::args::matches(step, call, &config),
+                        super::args::compare(step, call, &config).is_some_and(|m| m.is_empty())
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn any_order_is_the_maximum_matching(steps in small_steps(), calls in small_calls()) {
         let config = TrajectoryConfig::new();
         let pairs = assignment(&grid(&steps, &calls, &config));
