@@ -213,6 +213,11 @@ pub mod __internal {
 #[doc = include_str!("../../docs/reference/rust-api.md")]
 mod rust_api_doctests {}
 
+/// The Rust examples of `docs/reference/trajectories.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/reference/trajectories.md")]
+mod trajectories_doctests {}
+
 /// The examples of `docs/reference/openai.md`, which need the `openai` feature.
 #[cfg(all(doctest, feature = "openai"))]
 #[doc = include_str!("../../docs/reference/openai.md")]
