@@ -55,6 +55,10 @@ fn main() -> ExitCode {
             shop_record_then_replay,
         ),
         Trial::test("shop_trajectory_failures_show_the_alignment", shop_failures),
+        Trial::test(
+            "an_expectation_nothing_reads_and_a_case_nothing_checks_fail_naming_the_keys",
+            unchecked_cases,
+        ),
         Trial::test("the_budget_stops_live_calls", budget),
         Trial::test(
             "the_budget_is_shared_by_the_processes_of_one_nextest_run",
@@ -679,6 +683,30 @@ exact: 2 of 3 matched at their place (2 steps, 3 calls), 3 calls, more than max_
             ),
         ),
     ];
+    // The report keeps each case's trajectory, and the alignment of a failing one.
+    let report = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("proposal-eval/report.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let entry = report["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["test"] == "shop_failing::price_outside_tolerance");
+    let ok = entry.is_some_and(|e| {
+        e["trajectory"][1] == serde_json::json!({"tool": "recommend", "args": {"note": "In stock", "price": 950.0, "sku": "SKU-2"}})
+            && e["evaluators"][0]["evaluator"] == "trajectory"
+            && e["evaluators"][0]["misses"][1]
+                == "recommend.price: values differ: expected 899, actual 950.0, outside tolerance 1 (diff 51)"
+            && e["evaluators"][0]["rendered"]
+                .as_str()
+                .is_some_and(|r| r.contains("  step 1 recommend: no match; closest #2 recommend:\n"))
+    });
+    if !ok {
+        return Err(format!("report.json's entry: {entry:#?}").into());
+    }
     for (case, text) in expected {
         let head = format!("---- shop_failing::{case} ----\nshop_failing/{case}: ");
         let shown = run
@@ -695,6 +723,43 @@ exact: 2 of 3 matched at their place (2 steps, 3 calls), 3 calls, more than max_
                 .map(String::as_str)
                 == Some("FAILED"),
             &format!("{case} fails"),
+            &run,
+        )?;
+    }
+    Ok(())
+}
+
+/// The selection of evaluators by expectation, as a user meets its two mistakes: a case whose
+/// `expected_trajectory` no enabled evaluator reads, and a case with no expectation at all. Both
+/// fail before any model call (the copy has no recording and no upstream).
+fn unchecked_cases() -> Result<(), Failed> {
+    let suite = Suite::copy_of("fixtures/shop", "unchecked");
+    let config = std::fs::read_to_string(suite.dir.join("proposal-eval.toml")).unwrap();
+    std::fs::write(
+        suite.dir.join("proposal-eval.toml"),
+        format!("evaluators = [\"strict\"]\n{config}"),
+    )
+    .unwrap();
+    std::fs::write(
+        suite.dir.join("nothing.json"),
+        r#"{"input": {"message": "hi", "api": "chat"}}"#,
+    )
+    .unwrap();
+    let run = suite.run(&[("SUPPORT_AGENT_CLIENT", "shop")], 1);
+    for (case, message) in [
+        (
+            "responses_any_order",
+            "unchecked/responses_any_order.json: the case has `expected_trajectory` but no enabled evaluator reads it (evaluators = [\"strict\"]); add \"trajectory\" to `evaluators` in the suite's proposal-eval.toml, or remove `expected_trajectory`",
+        ),
+        (
+            "nothing",
+            "unchecked/nothing.json: nothing checks this case: it has none of `expected` (strict); add the one that says what a correct run produces",
+        ),
+    ] {
+        check(
+            run.verdicts.get(&format!("unchecked::{case}")).map(String::as_str) == Some("FAILED")
+                && run.text.contains(message),
+            &format!("{case} fails with: {message}"),
             &run,
         )?;
     }
