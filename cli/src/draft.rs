@@ -307,6 +307,18 @@ fn build_fixture(
         "status": status,
         "draft": serde_json::to_value(&draft).expect("a draft always serializes"),
     });
+    // The tools the failing trace used are what a correct run is expected to call too, in
+    // whatever order: a trajectory the `trajectory` evaluator checks once the draft runs.
+    let tools: Vec<Value> = canonical.reproduction_context["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|tool| json!({ "tool": tool }))
+        .collect();
+    if !tools.is_empty() {
+        fixture["expected_trajectory"] = json!({ "mode": "any_order", "steps": tools });
+    }
     let hash = content_sha256(&fixture);
     fixture["draft"]["generator_meta"]["content_sha256"] = json!(hash);
     (fixture, hash)

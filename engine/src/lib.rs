@@ -19,6 +19,8 @@
 //! - [`rubric`]: rubric statements, the judge's prompt and answer, grading and agreement with
 //!   human labels.
 //! - [`stats`]: Wilson intervals, the exact McNemar test and t intervals of `compare`.
+//! - [`trajectory`]: the tool calls in model responses, checked against an expected
+//!   trajectory.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -60,4 +62,5 @@ pub mod rubric;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod stats;
+pub mod trajectory;
 pub mod transform;

@@ -31,7 +31,7 @@ pub fn compact(value: &Value, max: usize) -> String {
     }
 }
 
-fn describe_type(value: &Value) -> String {
+pub(crate) fn describe_type(value: &Value) -> String {
     match value {
         Value::Object(_) => "an object".into(),
         Value::Array(_) => "an array".into(),

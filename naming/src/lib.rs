@@ -195,6 +195,7 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "input",
     "expected",
     "expectedDataProposal",
+    "expected_trajectory",
     "ignore_paths",
     "ignorePaths",
     "sources",

@@ -65,6 +65,7 @@ fn report(run: usize) -> Report {
                 failure: (!passed).then(|| "field_accuracy FAILED (score 0.4)".to_string()),
                 run: Some("run-1".into()),
                 usage: None,
+                trajectory: None,
                 samples: None,
                 finished_at: "2026-01-01T00:00:00Z".parse().unwrap(),
                 older: false,

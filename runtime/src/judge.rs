@@ -1,9 +1,9 @@
 //! External judge scripts (`[[code_judge]]`): a command that reads one JSON object on stdin and
 //! prints a verdict on stdout.
 //!
-//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case"}` (and
-//! `rubric`, `{"required": [...], "forbidden": [...]}`, when the case has one) and
-//! prints `{"score", "hits", "misses", "reasoning"}`. `score` is required (a number, clamped to
+//! The command gets `{"input", "candidate_answer", "reference_answer", "config", "case",
+//! "trajectory"}` (and `rubric`, `{"required": [...], "forbidden": [...]}`, when the case has
+//! one) and prints `{"score", "hits", "misses", "reasoning"}`. `score` is required (a number, clamped to
 //! 0..=1); `hits` and `misses` are optional lists (strings, or any JSON shown compactly);
 //! `reasoning` is an optional string; other keys are ignored. The case passes this judge when
 //! `score >= threshold`.
@@ -28,7 +28,7 @@
 //!     candidate_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     reference_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     case: json!({"description": "one box"}),
-//!     rubric: None,
+//!     ..Default::default()
 //! });
 //! println!("{}: {}", verdict.name, verdict.reasoning);
 //! ```
@@ -197,8 +197,10 @@ pub struct JudgeInput {
     pub input: Value,
     /// What the code under test produced.
     pub candidate_answer: Value,
-    /// The case's `expected`.
+    /// The case's `expected` (`null` when it has none).
     pub reference_answer: Value,
+    /// The tool calls the model asked for (and the code noted), in order: `[{"tool", "args"}]`.
+    pub trajectory: Vec<crate::trajectory::ToolCall>,
     /// The whole case, for judges that need more (description, sources, ...).
     pub case: Value,
     /// The case's rubric (`rubric`, or a draft's assertions), when it has one.
@@ -345,6 +347,7 @@ struct Stdin<'a> {
     case: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     rubric: Option<&'a crate::rubric::Rubric>,
+    trajectory: &'a [crate::trajectory::ToolCall],
 }
 
 const STDOUT_LIMIT: usize = 16 << 20;
@@ -377,6 +380,7 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
         config: &config.config,
         case: &input.case,
         rubric: input.rubric.as_ref(),
+        trajectory: &input.trajectory,
     })
     .unwrap_or_else(|_| b"{}".to_vec());
     match execute(config, crate_root, stdin_json) {

@@ -118,7 +118,8 @@ use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{
-    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, stats, transform,
+    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, stats, trajectory,
+    transform,
 };
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
@@ -268,6 +269,11 @@ pub mod __internal {
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/reference/rust-api.md")]
 mod rust_api_doctests {}
+
+/// The Rust examples of `docs/reference/trajectories.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/reference/trajectories.md")]
+mod trajectories_doctests {}
 
 /// The examples of `docs/reference/openai.md`, which need the `openai` feature.
 #[cfg(all(doctest, feature = "openai"))]

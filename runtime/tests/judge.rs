@@ -18,6 +18,7 @@ fn input() -> JudgeInput {
         reference_answer: json!({"total": 12}),
         case: json!({"description": "a case"}),
         rubric: None,
+        trajectory: Vec::new(),
     }
 }
 
@@ -465,4 +466,32 @@ fn the_example_supplier_name_judge() {
         v.misses,
         ["`invoice.supplier_name` is missing from the candidate"]
     );
+}
+
+#[test]
+fn a_judge_reads_the_trajectory_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_judge(
+        dir.path(),
+        "tools",
+        "import json, sys\n\
+         d = json.load(sys.stdin)\n\
+         tools = [c['tool'] for c in d['trajectory']]\n\
+         ok = tools == ['inventory_lookup', 'recommend'] and d['trajectory'][1]['args']['price'] == 950\n\
+         print(json.dumps({'score': 1 if ok else 0, 'reasoning': 'tools ' + ','.join(tools)}))\n",
+    );
+    let with_calls = JudgeInput {
+        trajectory: vec![
+            proposal_eval::trajectory::ToolCall::new("inventory_lookup", json!({"sku": "S-1"})),
+            proposal_eval::trajectory::ToolCall::new("recommend", json!({"price": 950})),
+        ],
+        ..input()
+    };
+    let v = run(&config, dir.path(), &with_calls);
+    assert_eq!(
+        (v.score, v.reasoning.as_str()),
+        (1.0, "tools inventory_lookup,recommend")
+    );
+    let v = run(&config, dir.path(), &input());
+    assert_eq!((v.score, v.reasoning.as_str()), (0.0, "tools "));
 }

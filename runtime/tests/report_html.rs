@@ -56,6 +56,7 @@ fn entry(dir: &Path, case: &str, score: f64, rendered: &str) -> Entry {
             cost_usd: Some(0.0006),
             unpriced_calls: 0,
         }),
+        trajectory: None,
         samples: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,

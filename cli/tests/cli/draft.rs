@@ -31,7 +31,21 @@ fn drafts_a_suggestion_as_an_ignored_case() {
         format!("{}\n", serde_json::to_string_pretty(&fixture).unwrap())
     );
     let keys: Vec<&String> = fixture.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["description", "draft", "input", "status"]);
+    assert_eq!(
+        keys,
+        [
+            "description",
+            "draft",
+            "expected_trajectory",
+            "input",
+            "status"
+        ]
+    );
+    // The trace's tools are the trajectory a correct run calls too, in any order.
+    assert_eq!(
+        fixture["expected_trajectory"],
+        json!({ "mode": "any_order", "steps": [{ "tool": "inventory_lookup" }] })
+    );
     assert_eq!(fixture["status"], "needs_human_input");
     assert_eq!(
         fixture["description"],
@@ -85,6 +99,12 @@ fn drafts_a_suggestion_as_an_ignored_case() {
     );
     assert_eq!(parsed.draft.as_ref(), Some(&draft));
     assert!(parsed.expected.is_none());
+    assert_eq!(
+        parsed.expected_trajectory.map(|t| t.steps),
+        Some(vec![proposal_eval::trajectory::Step::tool(
+            "inventory_lookup"
+        )])
+    );
 
     let summary = env.last_summary();
     assert_eq!(summary["run_id"], meta.run_id.as_str());

@@ -56,6 +56,7 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         failure: (!passed).then(|| "suite/b: field_accuracy FAILED".to_string()),
         run: Some("run-1".into()),
         usage: None,
+        trajectory: None,
         samples: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,

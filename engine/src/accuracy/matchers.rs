@@ -92,7 +92,7 @@ impl Why {
     }
 }
 
-pub(super) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
+pub(crate) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<Detail, String> {
     if let Matcher::Exact = spec.matcher {
         return compare_exact(spec, e, a);
     }
@@ -115,6 +115,16 @@ pub(super) fn compare_field(spec: &FieldSpec, e: &Value, a: &Value) -> Result<De
             ArrayMatch::AnyOrder => any_order(es, as_, |x, y| compare_scalar(spec, x, y).is_ok()),
         },
         _ => compare_scalar(spec, e, a).map_err(Why::written),
+    }
+}
+
+/// Whether a field matches, without writing why it does not (for callers that only ask).
+pub(crate) fn field_holds(spec: &FieldSpec, e: &Value, a: &Value) -> bool {
+    match (e, a, &spec.matcher) {
+        (_, _, Matcher::Exact) | (Value::Array(_), Value::Array(_), _) => {
+            compare_field(spec, e, a).is_ok()
+        }
+        _ => compare_scalar(spec, e, a).is_ok(),
     }
 }
 

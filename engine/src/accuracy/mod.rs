@@ -64,3 +64,22 @@ mod text;
 pub use crate::dates::{default_date_formats, DateFormat};
 pub use config::{Aggregation, ArrayMatch, FieldAccuracyConfig, FieldSpec, MatchKind, Matcher};
 pub use scoring::{evaluate, AccuracyVerdict, FieldHit, FieldMiss, FieldSkip};
+
+/// One value compared by a field's matcher, outside any score: `Err` says why it missed. For the
+/// trajectory evaluator's `[[trajectory.fields]]`, which apply these matchers to arguments.
+pub(crate) fn compare_one(
+    spec: &FieldSpec,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> Result<(), String> {
+    matchers::compare_field(spec, expected, actual).map(|_| ())
+}
+
+/// Whether one value matches by a field's matcher, without writing why not.
+pub(crate) fn holds(
+    spec: &FieldSpec,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> bool {
+    matchers::field_holds(spec, expected, actual)
+}

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub mod blocking;
+pub mod shop;
 
 /// What the agent did for one message: the tool calls it made, then its reply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -22,6 +22,17 @@ fn main() -> ExitCode {
             Ok("terse") => harness.run(suite::support_terse),
             Ok("fan_out") => harness.run_async(suite::support_fan_out),
             Ok("keys") => harness.run(suite::with_keys),
+            // The shopping assistant (`fixtures/shop`, `fixtures/shop_failing`); recorded with
+            // `RECORD=1 SUPPORT_AGENT_CLIENT=shop SUPPORT_AGENT_SUITE=$PWD/fixtures/shop cargo
+            // test -p support-agent --test scenarios`, against the fake upstream started here.
+            Ok("shop") => {
+                let fake = fake_openai::for_recording();
+                let code = harness.run(suite::shop);
+                if let Some(fake) = fake {
+                    fake.stop_and_report();
+                }
+                code
+            }
             _ => harness.run_async(suite::support),
         };
     }
@@ -49,6 +60,15 @@ fn main() -> ExitCode {
         Trial::test(
             "a_fan_out_case_replays_100_times_whatever_order_its_calls_arrive_in",
             fan_out,
+        ),
+        Trial::test(
+            "shop_records_tool_calls_in_three_api_shapes_then_replays_with_the_upstream_stopped",
+            shop_record_then_replay,
+        ),
+        Trial::test("shop_trajectory_failures_show_the_alignment", shop_failures),
+        Trial::test(
+            "an_expectation_nothing_reads_and_a_case_nothing_checks_fail_naming_the_keys",
+            unchecked_cases,
         ),
         Trial::test("the_budget_stops_live_calls", budget),
         Trial::test(
@@ -168,8 +188,13 @@ impl Suite {
     }
 
     fn new(name: &str) -> Suite {
+        Suite::copy_of("fixtures/support", name)
+    }
+
+    /// A copy of the fixtures and config of `fixtures` (crate-relative), without recordings.
+    fn copy_of(fixtures: &str, name: &str) -> Suite {
         let Suite { dir } = Suite::bare(name);
-        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/support");
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixtures);
         for entry in std::fs::read_dir(from).unwrap().flatten() {
             if entry.path().is_file() {
                 std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
@@ -1141,6 +1166,239 @@ fn outside_cargo() -> Result<(), Failed> {
             entries.display()
         )
         .into());
+    }
+    Ok(())
+}
+
+/// The committed suite `fixtures/<name>`, in place (a replay writes nothing there).
+fn committed(name: &str) -> Suite {
+    Suite {
+        dir: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name),
+    }
+}
+
+/// What a recording says, without what differs from one recording run to the next.
+fn steady(text: &str) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                map.remove("recorded_at");
+                map.remove("latency_ms");
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    strip(&mut v);
+    v
+}
+
+/// The shopping assistant's suite: tool calls through OpenAI Chat Completions, OpenAI Responses
+/// and Anthropic Messages, whole and streamed, recorded through the proxy from the fake
+/// upstream, then replayed with it stopped; each case in one trajectory mode passes both times,
+/// the fresh recordings are the committed ones, and the committed ones replay too.
+fn shop_record_then_replay() -> Result<(), Failed> {
+    let suite = Suite::copy_of("fixtures/shop", "shop");
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let env = [
+        ("SUPPORT_AGENT_CLIENT", "shop"),
+        ("PROPOSAL_EVAL_UPSTREAM_ANTHROPIC", upstream.url.as_str()),
+    ];
+    let recorded = suite.record(&upstream, &env, 2);
+    let seen = upstream.stop();
+    check(
+        recorded.success && recorded.verdicts.len() == 6,
+        "recording passes every case",
+        &recorded,
+    )?;
+    // Three model turns a case: the tool calls, the recommendation, the words.
+    if seen.calls != 18 || seen.refused != 0 {
+        return Err(format!("the upstream saw {seen:?}\n{}", recorded.text).into());
+    }
+    let files = suite.recordings();
+    let committed_files = committed("shop").recordings();
+    for (name, text) in &files {
+        let Some(kept) = committed_files.get(name) else {
+            return Err(format!("no committed recording {name}").into());
+        };
+        let (new, old) = (steady(text), steady(kept));
+        // One sample: its calls are `interactions`; repeated ones are `samples`.
+        if new["interactions"].as_array().is_none_or(Vec::is_empty)
+            || (&new["interactions"], &new["samples"]) != (&old["interactions"], &old["samples"])
+        {
+            return Err(format!(
+                "{name}: the committed recording is not what recording makes now; re-record it (tests/scenarios.rs says how)\n{text}"
+            )
+            .into());
+        }
+    }
+    let replayed = suite.run(&[("SUPPORT_AGENT_CLIENT", "shop")], 2);
+    check(
+        replayed.success && replayed.verdicts == recorded.verdicts,
+        "replay passes with the upstream stopped",
+        &replayed,
+    )?;
+    let committed_run = committed("shop").run(&[("SUPPORT_AGENT_CLIENT", "shop")], 2);
+    check(
+        committed_run.success && committed_run.verdicts.len() == 6,
+        "the committed recordings replay",
+        &committed_run,
+    )
+}
+
+/// Each mode failing for its reason, as the person who runs the tests reads it.
+fn shop_failures() -> Result<(), Failed> {
+    let run = committed("shop_failing").run(&[("SUPPORT_AGENT_CLIENT", "shop")], 1);
+    let calls = "calls:
+  #1 inventory_lookup {\"category\":\"laptop\",\"max_price\":1000.0}
+  #2 recommend {\"note\":\"In stock\",\"price\":950.0,\"sku\":\"SKU-2\"}
+  #3 send_reply {\"text\":\"I recommend SKU-2 at $950.0.\"}
+";
+    let expected = [
+        (
+            "missing_step",
+            format!(
+                "trajectory FAILED (score 0.67)
+in_order: 2 of 3 steps matched in order, score 0.67
+  step 1 inventory_lookup: #1 inventory_lookup
+  step 2 check_warranty: no match; no call of check_warranty
+  step 3 recommend: #2 recommend
+{calls}"
+            ),
+        ),
+        (
+            "out_of_order",
+            format!(
+                "trajectory FAILED (score 0.50)
+in_order: 1 of 2 steps matched in order, score 0.50
+  step 1 recommend: #2 recommend
+  step 2 inventory_lookup: no match; #1 inventory_lookup has these arguments but is out of order
+{calls}"
+            ),
+        ),
+        (
+            "price_outside_tolerance",
+            format!(
+                "trajectory FAILED (score 0)
+any_order: 0 of 1 steps matched, score 0
+  step 1 recommend: no match; closest #2 recommend:
+    recommend.price: values differ: expected 899, actual 950.0, outside tolerance 1 (diff 51)
+{calls}"
+            ),
+        ),
+        (
+            "forbidden_tool",
+            "trajectory FAILED (score 0)
+subset: 3 of 4 calls matched a step, 1 forbidden call(s), score 0
+  step 1 inventory_lookup: #2 inventory_lookup
+  step 2 recommend: #3 recommend
+  step 3 send_reply: #4 send_reply
+  #1 delete_order: unexpected call, matches no step (subset: no tool outside the steps)
+  #1 delete_order: forbidden tool
+calls:
+  #1 delete_order {\"order_id\":\"O-17\"}
+  #2 inventory_lookup {\"category\":\"laptop\",\"max_price\":1000.0}
+  #3 recommend {\"note\":\"In stock\",\"price\":950.0,\"sku\":\"SKU-2\"}
+  #4 send_reply {\"text\":\"I recommend SKU-2 at $950.0.\"}
+"
+            .to_string(),
+        ),
+        (
+            "too_many_calls",
+            format!(
+                "trajectory FAILED (score 0)
+exact: 2 of 3 matched at their place (2 steps, 3 calls), 3 calls, more than max_calls = 2, score 0
+  step 1 inventory_lookup: #1 inventory_lookup
+  step 2 recommend: #2 recommend
+  #3 send_reply: unexpected call, past the last step (exact: the calls are the steps)
+  3 calls, more than max_calls = 2
+{calls}"
+            ),
+        ),
+    ];
+    // The report keeps each case's trajectory, and the alignment of a failing one.
+    let report = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("proposal-eval/report.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let entry = report["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["test"] == "shop_failing::price_outside_tolerance");
+    let ok = entry.is_some_and(|e| {
+        e["trajectory"][1] == serde_json::json!({"tool": "recommend", "args": {"note": "In stock", "price": 950.0, "sku": "SKU-2"}})
+            && e["evaluators"][0]["evaluator"] == "trajectory"
+            && e["evaluators"][0]["misses"][1]
+                == "recommend.price: values differ: expected 899, actual 950.0, outside tolerance 1 (diff 51)"
+            && e["evaluators"][0]["rendered"]
+                .as_str()
+                .is_some_and(|r| r.contains("  step 1 recommend: no match; closest #2 recommend:\n"))
+    });
+    if !ok {
+        return Err(format!("report.json's entry: {entry:#?}").into());
+    }
+    for (case, text) in expected {
+        let head = format!("---- shop_failing::{case} ----\nshop_failing/{case}: ");
+        let shown = run
+            .text
+            .split_once(&head)
+            .and_then(|(_, rest)| rest.split_once("re-run: "))
+            .map(|(body, _)| body);
+        if shown != Some(text.as_str()) {
+            return Err(format!("{case}: expected\n{text}\n--- got\n{}", run.text).into());
+        }
+        check(
+            run.verdicts
+                .get(&format!("shop_failing::{case}"))
+                .map(String::as_str)
+                == Some("FAILED"),
+            &format!("{case} fails"),
+            &run,
+        )?;
+    }
+    Ok(())
+}
+
+/// The selection of evaluators by expectation, as a user meets its two mistakes: a case whose
+/// `expected_trajectory` no enabled evaluator reads, and a case with no expectation at all. Both
+/// fail before any model call (the copy has no recording and no upstream).
+fn unchecked_cases() -> Result<(), Failed> {
+    let suite = Suite::copy_of("fixtures/shop", "unchecked");
+    let config = std::fs::read_to_string(suite.dir.join("proposal-eval.toml")).unwrap();
+    std::fs::write(
+        suite.dir.join("proposal-eval.toml"),
+        format!("evaluators = [\"strict\"]\n{config}"),
+    )
+    .unwrap();
+    std::fs::write(
+        suite.dir.join("nothing.json"),
+        r#"{"input": {"message": "hi", "api": "chat"}}"#,
+    )
+    .unwrap();
+    let run = suite.run(&[("SUPPORT_AGENT_CLIENT", "shop")], 1);
+    for (case, message) in [
+        (
+            "responses_any_order",
+            "unchecked/responses_any_order.json: the case has `expected_trajectory` but no enabled evaluator reads it (evaluators = [\"strict\"]); add \"trajectory\" to `evaluators` in the suite's proposal-eval.toml, or remove `expected_trajectory`",
+        ),
+        (
+            "nothing",
+            "unchecked/nothing.json: nothing checks this case: it has none of `expected` (strict); add the one that says what a correct run produces",
+        ),
+    ] {
+        check(
+            run.verdicts.get(&format!("unchecked::{case}")).map(String::as_str) == Some("FAILED")
+                && run.text.contains(message),
+            &format!("{case} fails with: {message}"),
+            &run,
+        )?;
     }
     Ok(())
 }

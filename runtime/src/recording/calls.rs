@@ -12,6 +12,7 @@ use crate::recording::usage::{Pricing, UsageTotals};
 use crate::recording::Interaction;
 use proposal_eval_engine::credentials::masked;
 use proposal_eval_engine::redact::Redactor;
+use proposal_eval_engine::trajectory::{tool_calls, ToolCall};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -206,6 +207,9 @@ pub(crate) struct Core {
     failure: Option<String>,
     model_failed: Option<String>,
     totals: UsageTotals,
+    /// The tool calls of the responses handed to the code so far, and the ones it noted, in the
+    /// order they came.
+    trajectory: Vec<ToolCall>,
     pub(crate) costs: Costs,
     pub(crate) http: HttpConfig,
 }
@@ -229,6 +233,7 @@ impl Core {
             failure: None,
             model_failed: None,
             totals: UsageTotals::default(),
+            trajectory: Vec::new(),
             costs: Costs {
                 pricing: Arc::default(),
                 budget_usd,
@@ -446,6 +451,7 @@ impl Core {
         };
         self.totals
             .add_call(taken.usage.as_ref(), taken.latency_ms, &self.costs.pricing);
+        self.trajectory.extend(tool_calls(&taken.response));
         Ok(Turn::Replayed(Box::new(taken)))
     }
 
@@ -471,9 +477,20 @@ impl Core {
             interaction.latency_ms,
             &self.costs.pricing,
         );
+        self.trajectory.extend(tool_calls(&interaction.response));
         if let Some(slot) = self.slots.get_mut(index) {
             *slot = Some(interaction);
         }
+    }
+
+    /// A step the code under test took on its own decision (`llm.note_tool_call`).
+    pub(crate) fn note_tool_call(&mut self, call: ToolCall) {
+        self.trajectory.push(call);
+    }
+
+    /// The trajectory so far.
+    pub(crate) fn trajectory(&self) -> &[ToolCall] {
+        &self.trajectory
     }
 
     /// A live call failed: nothing of this case is recorded.

@@ -8,6 +8,7 @@ use crate::recording::usage::{Completion, Pricing, UsageTotals};
 use crate::recording::Interaction;
 use chrono::Utc;
 use proposal_eval_engine::redact::Redactor;
+use proposal_eval_engine::trajectory::ToolCall;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -180,6 +181,35 @@ impl Llm {
     #[cfg(feature = "http")]
     pub fn base_url_for(&self, name: &str) -> Result<String, LlmError> {
         self.proxies.url(&self.core, Some(name))
+    }
+
+    /// Adds a step to the case's trajectory: a tool the code called on its own decision, not
+    /// because a model response asked for it. It takes its place after the tool calls of the
+    /// responses handed out so far, which are added by themselves (OpenAI Chat Completions and
+    /// Responses, Anthropic Messages; streamed or not; through [`Llm::complete`] or the HTTP
+    /// proxy). The `trajectory` evaluator checks the whole list against the fixture's
+    /// `expected_trajectory`.
+    ///
+    /// ```
+    /// use proposal_eval::{Llm, ModelError};
+    /// use serde_json::{json, Value};
+    ///
+    /// let mut llm = Llm::live(|_: &Value| -> Result<Value, ModelError> {
+    ///     Ok(json!({"content": [{"type": "tool_use", "name": "inventory_lookup", "input": {"sku": "SKU-123"}}]}))
+    /// });
+    /// llm.complete(&json!({"messages": []})).unwrap();
+    /// llm.note_tool_call("audit_log", json!({"event": "lookup"}));
+    /// let tools: Vec<String> = llm.trajectory().into_iter().map(|c| c.tool).collect();
+    /// assert_eq!(tools, ["inventory_lookup", "audit_log"]);
+    /// ```
+    pub fn note_tool_call(&self, name: &str, args: Value) {
+        lock(&self.core).note_tool_call(ToolCall::new(name, args));
+    }
+
+    /// The case's trajectory so far: the tool calls of every response handed to the code, in
+    /// the order they came, and the steps noted with [`Llm::note_tool_call`].
+    pub fn trajectory(&self) -> Vec<ToolCall> {
+        lock(&self.core).trajectory().to_vec()
     }
 
     /// How many calls the code under test made.

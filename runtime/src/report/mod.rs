@@ -120,6 +120,11 @@ pub struct Entry {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageTotals>,
+    /// The tool calls the model asked for (and the code noted), in order; absent when there
+    /// were none and the case expects no trajectory. A failing trajectory's alignment is its
+    /// evaluator's `rendered` text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Vec<crate::trajectory::ToolCall>>,
     /// A repeated case's samples (`score` is then their mean); absent for one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
@@ -184,6 +189,7 @@ impl Entry {
             failure: result.failure.as_deref().map(strip_ansi),
             run: crate::env::run_id().map(str::to_string),
             usage: result.usage.clone(),
+            trajectory: result.trajectory.clone(),
             samples: result.samples.clone(),
             finished_at: Utc::now(),
             older: false,

@@ -315,12 +315,22 @@ fn side(
         failure: None,
         usage: None,
         samples: None,
+        trajectory: None,
     };
     // The verdicts this side's recording holds, when they are of this output.
     let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
         let judgement = recording.judge.as_ref()?;
         Some(crate::llm_judge::Judged::of(&rubric, &judgement.verdicts))
     });
+    // The tool calls of the first sample's responses, as a replay of it reads them (steps the
+    // code notes itself are not in a recording).
+    let calls: Vec<crate::trajectory::ToolCall> = recording
+        .samples
+        .first()
+        .into_iter()
+        .flat_map(|s| &s.interactions)
+        .flat_map(|i| crate::trajectory::tool_calls(&i.response))
+        .collect();
     let verdict = crate::run::evaluate(
         suite,
         config,
@@ -328,6 +338,7 @@ fn side(
         fixture,
         &case,
         actual,
+        &calls,
         &name,
         judged.as_ref(),
         &mut result,

@@ -19,6 +19,7 @@ use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
 use case::Case;
 use chrono::Utc;
+use proposal_eval_engine::trajectory::ToolCall;
 use serde_json::Value;
 use std::path::Path;
 
@@ -115,6 +116,10 @@ pub struct CaseResult {
     /// The model calls the case made (replayed or live): tokens, recorded latency, cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::recording::usage::UsageTotals>,
+    /// The tool calls the model asked for (and the code noted), in order; `None` when there
+    /// were none and the case expects no trajectory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Vec<ToolCall>>,
 }
 
 /// The code under test with its output made JSON: one type for every case function, so the run
@@ -135,6 +140,7 @@ pub(crate) fn run_case(suite: &Suite, loaded: &mut LoadedCase, f: &CaseFn<'_>) -
         failure: None,
         usage: None,
         samples: None,
+        trajectory: None,
     };
     let (description, input) = match &mut loaded.file {
         Ok(fixture) => (
@@ -195,6 +201,8 @@ fn execute(
             suite.relative(&loaded.path.absolute)
         ));
     }
+    // A case nothing would check fails before its model is called.
+    expectations_read(suite, config, fixture, &case.path)?;
     let ignored = fixture.status != Status::Active;
     let record_command = command(name, true, ignored);
     // The source files are checked for every case (a bad `sources` entry fails it even without
@@ -279,7 +287,7 @@ fn execute(
     let runs = 'run: loop {
         usage = crate::recording::usage::UsageTotals::default();
         // Each sample's output; the case as the code saw it (the same for every sample).
-        let mut runs: Vec<Result<Value, case::OutputError>> = Vec::with_capacity(repeat);
+        let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
         if record {
             result.recording = if review {
                 RecordingUse::Pending
@@ -321,7 +329,7 @@ fn execute(
                     ));
                 };
                 samples.push(recording::Sample { interactions });
-                runs.push(output);
+                runs.push((output, llm.trajectory()));
             }
             let calls = samples.iter().any(|s| !s.interactions.is_empty());
             if calls && review {
@@ -336,7 +344,7 @@ fn execute(
                     review: Review {
                         committed,
                         // The first sample's, as a replay of one sample shows it.
-                        pending: match &runs[0] {
+                        pending: match &runs[0].0 {
                             Ok(value) => Outcome::Output(value.clone()),
                             Err(e) => Outcome::Error(e.to_string()),
                         },
@@ -407,7 +415,7 @@ fn execute(
                     if let Some(failure) = llm.finish_failure() {
                         return Err(failure);
                     }
-                    runs.push(output);
+                    runs.push((output, llm.trajectory()));
                 }
                 break 'run runs;
             }
@@ -495,7 +503,7 @@ fn execute(
                     format!("{which}{failure}")
                 });
             }
-            runs.push(output);
+            runs.push((output, llm.trajectory()));
         }
         break 'run runs;
     };
@@ -519,7 +527,7 @@ fn execute(
     // Each sample evaluated on its own; the pass rule decides the case.
     let count = runs.len();
     let mut verdicts = Vec::with_capacity(count);
-    for output in runs {
+    for (output, calls) in runs {
         let mut sample = CaseResult {
             name: result.name.clone(),
             passed: false,
@@ -528,6 +536,7 @@ fn execute(
             failure: None,
             usage: None,
             samples: None,
+            trajectory: None,
         };
         let verdict = match output {
             Err(e) => Err(e.to_string()),
@@ -538,11 +547,14 @@ fn execute(
                 fixture,
                 case,
                 &actual,
+                &calls,
                 name,
                 judged.as_ref(),
                 &mut sample,
             ),
         };
+        let trajectory =
+            (!calls.is_empty() || fixture.expected_trajectory.is_some()).then_some(calls);
         let score = crate::repeat::mean(
             &sample
                 .evaluators
@@ -550,11 +562,12 @@ fn execute(
                 .map(|e| e.score)
                 .collect::<Vec<_>>(),
         );
-        verdicts.push((verdict, sample.evaluators, score));
+        verdicts.push((verdict, sample.evaluators, score, trajectory));
     }
     let verdict = if count == 1 {
-        let (verdict, evaluators, _) = verdicts.pop().expect("one sample");
+        let (verdict, evaluators, _, trajectory) = verdicts.pop().expect("one sample");
         result.evaluators = evaluators;
+        result.trajectory = trajectory;
         verdict
     } else {
         decide(name, pass, verdicts, result)
@@ -589,7 +602,7 @@ fn judge_rubric<'s>(
     (name, record_command): (&str, &str),
     case: &Case,
     fixture: &FixtureFile,
-    runs: &[Result<Value, case::OutputError>],
+    runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
     recorded: Option<crate::llm_judge::Judgement>,
     used: RecordingUse,
     (recording_file, pending_file): (&Path, &Path),
@@ -604,7 +617,7 @@ fn judge_rubric<'s>(
             runs.len()
         ));
     }
-    let Some(Ok(output)) = runs.first() else {
+    let Some((Ok(output), calls)) = runs.first() else {
         return Ok(None);
     };
     let step = judging::RubricStep {
@@ -619,8 +632,9 @@ fn judge_rubric<'s>(
         pending_file,
         record_command,
     };
-    // The trajectory (issue 22) is not extracted yet: the judge sees none.
-    step.judge(&rubric, output, None, recorded, sources)
+    // The judge sees the trajectory only with `[judge] include_trajectory` (the step decides).
+    let trajectory = serde_json::to_value(calls).unwrap_or(Value::Null);
+    step.judge(&rubric, output, Some(&trajectory), recorded, sources)
         .map(Some)
 }
 
@@ -660,7 +674,15 @@ fn call(
 }
 
 /// One sample's verdict (the failure message when it failed), its evaluators and its score.
-type SampleVerdict = (Result<(), String>, Vec<EvaluatorResult>, Option<f64>);
+type SampleVerdict = (
+    Result<(), String>,
+    Vec<EvaluatorResult>,
+    Option<f64>,
+    Option<Vec<ToolCall>>,
+);
+
+/// One run of the code under test: its output and its trajectory.
+type SampleRun = (Result<Value, case::OutputError>, Vec<ToolCall>);
 
 /// The verdict of a repeated case: its samples' verdicts under the pass rule. The case's
 /// evaluators are those of its first failing sample when it fails, else of its first sample;
@@ -675,22 +697,23 @@ fn decide(
     let samples = Samples::new(
         &verdicts
             .iter()
-            .map(|(v, _, score)| (v.is_ok(), *score))
+            .map(|(v, _, score, _)| (v.is_ok(), *score))
             .collect::<Vec<_>>(),
         pass,
     );
     let passed = pass.decides(samples.passed, count);
     let describe = samples.describe();
     result.samples = Some(samples);
-    let first_failing = verdicts.iter().position(|(v, _, _)| v.is_err());
+    let first_failing = verdicts.iter().position(|(v, _, _, _)| v.is_err());
     let shown = match (passed, first_failing) {
         (false, Some(i)) => i,
         _ => 0,
     };
     let mut failures = Vec::new();
-    for (k, (verdict, evaluators, _)) in verdicts.into_iter().enumerate() {
+    for (k, (verdict, evaluators, _, trajectory)) in verdicts.into_iter().enumerate() {
         if k == shown {
             result.evaluators = evaluators;
+            result.trajectory = trajectory;
         }
         if let Err(message) = verdict {
             failures.push(format!("--- sample {} of {count}:\n{message}", k + 1));
@@ -821,9 +844,83 @@ fn stale_message(
     message
 }
 
-/// Runs the suite's evaluators on what the case's code produced (`actual`), pushing each one's
-/// result onto `result`; the failure message when one fails. Also what `cargo proposal-eval
-/// review` evaluates both sides of a pending recording with.
+/// Checks that every expectation the case carries is read by an enabled evaluator, and that
+/// something checks the case at all; the failure names the keys and the fix.
+fn expectations_read(
+    suite: &Suite,
+    config: &SuiteConfig,
+    fixture: &FixtureFile,
+    case_path: &str,
+) -> Result<(), String> {
+    let file = suite.relative(&suite.dir.join(case_path)) + ".json";
+    // `code_judge` scripts get `expected` as their `reference_answer`.
+    let read = |key: &str| {
+        config.evaluators.iter().any(|e| {
+            e.expectation() == Some(key) || (key == "expected" && *e == Evaluator::CodeJudge)
+        })
+    };
+    let carried = [
+        (
+            "expected",
+            fixture.expected.is_some(),
+            "\"strict\" or \"field_accuracy\"",
+        ),
+        (
+            "expected_trajectory",
+            fixture.expected_trajectory.is_some(),
+            "\"trajectory\"",
+        ),
+        // A draft's assertions are its rubric only while `rubric` runs: a draft of a suite
+        // without a judge still stands for what a person will write.
+        (
+            "rubric",
+            fixture.rubric.is_some()
+                || (config.evaluators.contains(&Evaluator::Rubric) && fixture.rubric().is_some()),
+            "\"rubric\"",
+        ),
+    ];
+    for (key, present, evaluator) in carried {
+        if present && !read(key) {
+            let names: Vec<String> = config
+                .evaluators
+                .iter()
+                .map(|e| format!("\"{}\"", e.name()))
+                .collect();
+            return Err(format!(
+                "{file}: the case has `{key}` but no enabled evaluator reads it (evaluators = [{}]); add {evaluator} to `evaluators` in the suite's proposal-eval.toml, or remove `{key}`",
+                names.join(", ")
+            ));
+        }
+    }
+    if carried.iter().any(|(_, present, _)| *present)
+        || config.evaluators.contains(&Evaluator::CodeJudge)
+    {
+        return Ok(());
+    }
+    let mut keys: Vec<(&str, Vec<&str>)> = Vec::new();
+    for e in &config.evaluators {
+        if let Some(key) = e.expectation() {
+            match keys.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, names)) => names.push(e.name()),
+                None => keys.push((key, vec![e.name()])),
+            }
+        }
+    }
+    let keys: Vec<String> = keys
+        .iter()
+        .map(|(key, names)| format!("`{key}` ({})", names.join(", ")))
+        .collect();
+    Err(format!(
+        "{file}: nothing checks this case: it has none of {}; add the one that says what a correct run produces",
+        keys.join(", ")
+    ))
+}
+
+/// Runs the suite's evaluators on what the case's code produced (`actual`) and the tool calls
+/// it made (`calls`), pushing each one's result onto `result`; the failure message when one
+/// fails. Each evaluator runs on the cases that carry its expectation, `code_judge` on every
+/// case. Also what `cargo proposal-eval review` evaluates both sides of a pending recording
+/// with.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn evaluate(
     suite: &Suite,
@@ -832,92 +929,49 @@ pub(crate) fn evaluate(
     fixture: &FixtureFile,
     case: &Case,
     actual: &Value,
+    calls: &[ToolCall],
     name: &str,
     judged: Option<&crate::llm_judge::Judged>,
     result: &mut CaseResult,
 ) -> Result<(), String> {
+    expectations_read(suite, config, fixture, &case.path)?;
     let rubric = judging::case_rubric(config, fixture);
-    // A case checked by its rubric alone (a draft, say) has no `expected` to compare with.
-    let rubric_only = rubric.is_some() && fixture.expected.is_none();
-    let needs_expected = !rubric_only
-        && config
-            .evaluators
-            .iter()
-            .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
-    let expected = match &fixture.expected {
-        Some(expected) => expected,
-        None if needs_expected => {
-            return Err(format!(
-                "{}: the fixture has no `expected`; add the proposals the code should produce",
-                suite.relative(&suite.dir.join(&case.path)) + ".json"
-            ))
-        }
-        None => &Value::Null,
-    };
     for evaluator in &config.evaluators {
         match evaluator {
-            Evaluator::Strict | Evaluator::FieldAccuracy if rubric_only => {}
             Evaluator::Rubric => {
                 if rubric.is_some() {
                     result.evaluators.push(judging::rubric_result(judged));
                 }
             }
             Evaluator::Strict => {
-                let ctx = crate::transform::Context { now: case.now };
-                let verdict = crate::compare::evaluate(
-                    expected,
-                    actual,
-                    &config.strict,
-                    fixture.ignore_paths.as_deref(),
-                    &ctx,
-                );
-                let passed = verdict.passed();
-                result.evaluators.push(EvaluatorResult {
-                    evaluator: "strict".into(),
-                    score: verdict.score,
-                    passed,
-                    summary: format!("{} mismatch(es)", verdict.mismatches.len()),
-                    fields: Vec::new(),
-                    misses: verdict.mismatches.iter().map(|m| m.to_string()).collect(),
-                    rendered: if passed {
-                        String::new()
-                    } else {
-                        verdict.render(color)
-                    },
-                });
+                if let Some(expected) = &fixture.expected {
+                    let ctx = crate::transform::Context { now: case.now };
+                    let ignore = fixture.ignore_paths.as_deref();
+                    result
+                        .evaluators
+                        .push(strict(config, expected, actual, ignore, &ctx, color));
+                }
             }
             Evaluator::FieldAccuracy => {
-                let verdict = crate::accuracy::evaluate(expected, actual, &config.field_accuracy);
-                let mut fields: Vec<(String, bool)> = verdict
-                    .hits
-                    .iter()
-                    .map(|h| (h.path.to_string(), true))
-                    .collect();
-                fields.extend(verdict.misses.iter().map(|m| (m.path.to_string(), false)));
-                result.evaluators.push(EvaluatorResult {
-                    evaluator: "field_accuracy".into(),
-                    score: verdict.score,
-                    passed: verdict.passed,
-                    summary: verdict.reasoning.clone(),
-                    fields,
-                    misses: verdict
-                        .misses
-                        .iter()
-                        .map(|m| format!("{}: {}", m.path, m.why))
-                        .collect(),
-                    rendered: if verdict.passed {
-                        String::new()
-                    } else {
-                        verdict.render(color)
-                    },
-                });
+                if let Some(expected) = &fixture.expected {
+                    result
+                        .evaluators
+                        .push(field_accuracy(config, expected, actual, color));
+                }
+            }
+            Evaluator::Trajectory => {
+                if let Some(expected) = &fixture.expected_trajectory {
+                    result.evaluators.push(trajectory(config, expected, calls));
+                }
             }
             Evaluator::CodeJudge => {
+                let expected = fixture.expected.as_ref().unwrap_or(&Value::Null);
                 for judge in &config.code_judge {
                     let input = crate::judge::JudgeInput {
                         input: case.input.clone(),
                         candidate_answer: actual.clone(),
                         reference_answer: expected.clone(),
+                        trajectory: calls.to_vec(),
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
                         rubric: fixture.rubric(),
                     };
@@ -962,6 +1016,84 @@ pub(crate) fn evaluate(
         command(name, false, fixture.status != Status::Active)
     ));
     Err(message)
+}
+
+fn strict(
+    config: &SuiteConfig,
+    expected: &Value,
+    actual: &Value,
+    ignore_paths: Option<&[crate::path::Pattern]>,
+    ctx: &crate::transform::Context,
+    color: bool,
+) -> EvaluatorResult {
+    let verdict = crate::compare::evaluate(expected, actual, &config.strict, ignore_paths, ctx);
+    let passed = verdict.passed();
+    EvaluatorResult {
+        evaluator: "strict".into(),
+        score: verdict.score,
+        passed,
+        summary: format!("{} mismatch(es)", verdict.mismatches.len()),
+        fields: Vec::new(),
+        misses: verdict.mismatches.iter().map(|m| m.to_string()).collect(),
+        rendered: if passed {
+            String::new()
+        } else {
+            verdict.render(color)
+        },
+    }
+}
+
+fn field_accuracy(
+    config: &SuiteConfig,
+    expected: &Value,
+    actual: &Value,
+    color: bool,
+) -> EvaluatorResult {
+    let verdict = crate::accuracy::evaluate(expected, actual, &config.field_accuracy);
+    let mut fields: Vec<(String, bool)> = verdict
+        .hits
+        .iter()
+        .map(|h| (h.path.to_string(), true))
+        .collect();
+    fields.extend(verdict.misses.iter().map(|m| (m.path.to_string(), false)));
+    EvaluatorResult {
+        evaluator: "field_accuracy".into(),
+        score: verdict.score,
+        passed: verdict.passed,
+        summary: verdict.reasoning.clone(),
+        fields,
+        misses: verdict
+            .misses
+            .iter()
+            .map(|m| format!("{}: {}", m.path, m.why))
+            .collect(),
+        rendered: if verdict.passed {
+            String::new()
+        } else {
+            verdict.render(color)
+        },
+    }
+}
+
+fn trajectory(
+    config: &SuiteConfig,
+    expected: &crate::trajectory::ExpectedTrajectory,
+    calls: &[ToolCall],
+) -> EvaluatorResult {
+    let verdict = crate::trajectory::evaluate(expected, calls, &config.trajectory);
+    EvaluatorResult {
+        evaluator: "trajectory".into(),
+        score: verdict.score,
+        passed: verdict.passed,
+        summary: verdict.summary.clone(),
+        fields: Vec::new(),
+        misses: verdict.misses(calls),
+        rendered: if verdict.passed {
+            String::new()
+        } else {
+            verdict.render(calls)
+        },
+    }
 }
 
 /// A score as the test output prints it: whole numbers bare, others with two decimals.

@@ -38,6 +38,8 @@ pub enum Evaluator {
     FieldAccuracy,
     /// External judge scripts (`[[code_judge]]`).
     CodeJudge,
+    /// The tool calls the model asked for, against `expected_trajectory` (`[trajectory]`).
+    Trajectory,
     /// Rubric statements graded by a recorded judge model (`[judge]`), on the cases that carry
     /// a rubric (`rubric`, or a draft's `draft.assertions`).
     Rubric,
@@ -50,14 +52,26 @@ impl Evaluator {
             Evaluator::Strict => "strict",
             Evaluator::FieldAccuracy => "field_accuracy",
             Evaluator::CodeJudge => "code_judge",
+            Evaluator::Trajectory => "trajectory",
             Evaluator::Rubric => "rubric",
+        }
+    }
+
+    /// The fixture key whose presence makes this evaluator run on a case; `None` for one that
+    /// runs on every case (`code_judge`).
+    pub fn expectation(self) -> Option<&'static str> {
+        match self {
+            Evaluator::Strict | Evaluator::FieldAccuracy => Some("expected"),
+            Evaluator::Trajectory => Some("expected_trajectory"),
+            Evaluator::Rubric => Some("rubric"),
+            Evaluator::CodeJudge => None,
         }
     }
 }
 
-/// Strict, and the rubric on the cases that carry one (a case without a rubric is not judged).
+/// Strict, trajectory and rubric: each runs on the cases that carry its expectation.
 fn default_evaluators() -> Vec<Evaluator> {
-    vec![Evaluator::Strict, Evaluator::Rubric]
+    vec![Evaluator::Strict, Evaluator::Trajectory, Evaluator::Rubric]
 }
 
 /// A whole suite configuration.
@@ -65,9 +79,9 @@ fn default_evaluators() -> Vec<Evaluator> {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteConfig {
-    /// The evaluators that run (default: `["strict", "rubric"]`; `rubric` runs only on the
-    /// cases that carry a rubric, and `strict` and `field_accuracy` do not run on a case that
-    /// has a rubric and no `expected`).
+    /// The evaluators enabled in the suite (default: `["strict", "trajectory", "rubric"]`); each
+    /// runs on the cases that carry its expectation ([`Evaluator::expectation`]; a rubric is the
+    /// fixture's `rubric` or a draft's `draft.assertions`), `code_judge` on every case.
     #[serde(default = "default_evaluators")]
     pub evaluators: Vec<Evaluator>,
     /// `[recording]`: staleness validation, suite-wide sources, request paths to ignore.
@@ -82,6 +96,9 @@ pub struct SuiteConfig {
     /// `[[code_judge]]`: external judge scripts.
     #[serde(default)]
     pub code_judge: Vec<crate::judge::JudgeConfig>,
+    /// `[trajectory]`: the default mode, argument comparison, ignore paths, matchers, threshold.
+    #[serde(default)]
+    pub trajectory: crate::trajectory::TrajectoryConfig,
     /// `[http]`: the upstreams `llm.base_url()` forwards to while recording.
     #[serde(default)]
     pub http: crate::recording::upstream::HttpConfig,
@@ -105,6 +122,7 @@ impl Default for SuiteConfig {
             strict: Default::default(),
             field_accuracy: Default::default(),
             code_judge: Vec::new(),
+            trajectory: Default::default(),
             http: Default::default(),
             pricing: Default::default(),
             run: Default::default(),
@@ -256,7 +274,7 @@ impl SuiteConfig {
         }
         if self.evaluators.is_empty() {
             return Err(
-                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge, rubric"
+                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge, trajectory, rubric"
                     .into(),
             );
         }
@@ -461,12 +479,30 @@ mod tests {
     }
 
     #[test]
-    fn default_is_strict_and_rubric() {
+    fn default_is_strict_trajectory_and_rubric() {
         let config = SuiteConfig::from_toml_str("", "x.toml").unwrap();
         assert_eq!(
             config.evaluators,
-            vec![Evaluator::Strict, Evaluator::Rubric]
+            vec![Evaluator::Strict, Evaluator::Trajectory, Evaluator::Rubric]
         );
+    }
+
+    #[test]
+    fn trajectory_section_errors_name_their_place() {
+        let toml = "[trajectory]\nmode = \"any_order\"\nargs = \"exact\"\nignore_paths = [\"*.trace_id\"]\n[[trajectory.fields]]\npath = \"recommend.price\"\nmatch = \"numeric_tolerance\"\ntolerance = 1\n";
+        let config = SuiteConfig::from_toml_str(toml, "x.toml").unwrap();
+        assert_eq!(config.trajectory.mode, crate::trajectory::Mode::AnyOrder);
+        assert_eq!(config.trajectory.fields.len(), 1);
+        let err =
+            SuiteConfig::from_toml_str("[trajectory]\nmode = \"loose\"\n", "s/proposal-eval.toml")
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s/proposal-eval.toml:2:8: unknown variant `loose`, expected one of `exact`, `in_order`, `any_order`, `subset`"
+        );
+        let err =
+            SuiteConfig::from_toml_str("[trajectory]\nthreshhold = 1\n", "x.toml").unwrap_err();
+        assert!(err.message.contains("unknown field `threshhold`"), "{err}");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct FixtureFile {
     /// The expected output: an array of proposals (strict) or an object (field accuracy).
     #[serde(default, alias = "expectedDataProposal")]
     pub expected: Option<Value>,
+    /// The tool calls the case must make (the `trajectory` evaluator): a list of steps, or
+    /// `{"mode", "steps", "forbidden", "max_calls"}`.
+    #[serde(default)]
+    pub expected_trajectory: Option<crate::trajectory::ExpectedTrajectory>,
     /// Replaces the suite's ignore paths for this case; `[]` ignores nothing.
     #[serde(default, alias = "ignorePaths")]
     pub ignore_paths: Option<Vec<Pattern>>,

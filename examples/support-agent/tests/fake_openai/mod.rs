@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+mod shop;
+
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -43,6 +45,8 @@ pub fn for_recording() -> Option<FakeOpenAi> {
         let fake = FakeOpenAi::start(Duration::ZERO);
         // Nothing else runs yet in this process.
         std::env::set_var("PROPOSAL_EVAL_UPSTREAM", &fake.url);
+        // The shopping assistant's Anthropic upstream (`fixtures/shop`) is the same fake.
+        std::env::set_var("PROPOSAL_EVAL_UPSTREAM_ANTHROPIC", &fake.url);
         std::env::set_var("OPENAI_API_KEY", KEY);
         fake
     })
@@ -128,10 +132,12 @@ fn content_type(value: &str) -> tiny_http::Header {
 }
 
 fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration, fault: Fault) {
-    let authorized = request
-        .headers()
-        .iter()
-        .any(|h| h.field.equiv("Authorization") && h.value.as_str() == format!("Bearer {KEY}"));
+    // OpenAI's clients send the key as a bearer token, Anthropic's as `x-api-key`.
+    let authorized = request.headers().iter().any(|h| {
+        (h.field.equiv("Authorization") && h.value.as_str() == format!("Bearer {KEY}"))
+            || (h.field.equiv("x-api-key") && h.value.as_str() == KEY)
+    });
+    let path = request.url().to_string();
     let mut text = String::new();
     let _ = request.as_reader().read_to_string(&mut text);
     if !authorized {
@@ -152,6 +158,13 @@ fn answer(mut request: tiny_http::Request, counters: &Counters, delay: Duration,
         _ => delay,
     });
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    if shop::is_shop(&path, &body) {
+        let (kind, answer) = shop::answer(&path, &body);
+        counters.running.fetch_sub(1, SeqCst);
+        let _ = request
+            .respond(tiny_http::Response::from_string(answer).with_header(content_type(kind)));
+        return;
+    }
     let model = body["model"].as_str().unwrap_or("gpt-4o-mini").to_string();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let prompt_tokens = (text.len() / 4) as u64;

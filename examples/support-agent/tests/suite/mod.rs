@@ -138,3 +138,25 @@ pub fn with_keys(case: &Case, llm: &mut Llm) -> proposal_eval::Result<serde_json
         .json()?;
     Ok(serde_json::json!({ "reply": response["choices"][0]["message"]["content"] }))
 }
+
+/// The shopping assistant (`fixtures/shop`): `input.api` is the API it speaks (`chat`,
+/// `responses`, `anthropic`), `input.stream` whether it streams, `input.inventory` the shop's
+/// items. The model's tool calls are its trajectory, read from the recorded answers; the
+/// reply the code sends itself is a step it notes.
+pub fn shop(case: &Case, llm: &mut Llm) -> proposal_eval::Result<serde_json::Value> {
+    use support_agent::shop::{Api, Item, ShopAgent};
+    let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "no-key-needed-in-replay".into());
+    let api: Api = serde_json::from_value(case.input["api"].clone())?;
+    // Anthropic is an upstream of its own (`[http.upstreams] anthropic`).
+    let base = match api {
+        Api::Anthropic => llm.base_url_for("anthropic")?,
+        _ => llm.base_url()?,
+    };
+    let stream = case.input["stream"].as_bool().unwrap_or(false);
+    let agent = ShopAgent::new(base, key, api).streaming(stream);
+    let inventory: Vec<Item> = serde_json::from_value(case.input["inventory"].clone())?;
+    let message = case.input["message"].as_str().unwrap_or_default();
+    let answer = agent.handle(message, &inventory)?;
+    llm.note_tool_call("send_reply", serde_json::json!({ "text": answer.text }));
+    Ok(serde_json::to_value(answer)?)
+}

@@ -1,0 +1,135 @@
+//! The trajectory evaluator on a 20-step trajectory against 20 calls, with an argument matcher
+//! (a numeric tolerance on every price) and an ignored argument, in each mode; against the
+//! strict comparison of the same data as JSON (`[{"tool", "args"}]` lists).
+//!
+//! `cargo bench -p proposal-eval-engine --bench trajectory -- --warm-up-time 1 --measurement-time 3`
+//!
+//! Target (issue 22): each mode within 2x of the strict comparison.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use proposal_eval_engine::accuracy::FieldSpec;
+use proposal_eval_engine::compare::{evaluate as strict, StrictConfig};
+use proposal_eval_engine::trajectory::{
+    evaluate, ExpectedTrajectory, Mode, Step, ToolCall, TrajectoryConfig,
+};
+use proposal_eval_engine::transform::Context;
+use serde_json::{json, Value};
+
+const N: usize = 20;
+/// Five tools, each called four times: every step has four candidate calls of its tool.
+const TOOLS: [&str; 5] = [
+    "inventory_lookup",
+    "pricing",
+    "recommend",
+    "reserve",
+    "notify",
+];
+
+fn steps() -> Vec<Step> {
+    (0..N)
+        .map(|i| {
+            Step::with_args(
+                TOOLS[i % 5],
+                json!({ "sku": format!("SKU-{i}"), "price": 100 + i, "qty": i % 3 + 1 }),
+            )
+        })
+        .collect()
+}
+
+/// The calls the steps expect: each price 0.3 off (within the tolerance of 1), and a trace id
+/// the config ignores.
+fn calls() -> Vec<ToolCall> {
+    (0..N)
+        .map(|i| {
+            ToolCall::new(
+                TOOLS[i % 5],
+                json!({ "sku": format!("SKU-{i}"), "price": 100.3 + i as f64, "qty": i % 3 + 1,
+                        "trace_id": format!("t-{i}") }),
+            )
+        })
+        .collect()
+}
+
+fn as_json<T: serde::Serialize>(items: &[T]) -> Value {
+    serde_json::to_value(items).unwrap()
+}
+
+fn modes(c: &mut Criterion) {
+    let steps = steps();
+    let calls = calls();
+    let config = TrajectoryConfig::new()
+        .ignore_path("*.trace_id")
+        .unwrap()
+        .field(FieldSpec::numeric_tolerance("*.price", 1.0));
+    let mut group = c.benchmark_group("trajectory_20");
+    for mode in [Mode::Exact, Mode::InOrder, Mode::AnyOrder, Mode::Subset] {
+        let expected = ExpectedTrajectory {
+            mode: Some(mode),
+            steps: steps.clone(),
+            ..Default::default()
+        };
+        let verdict = evaluate(&expected, &calls, &config);
+        assert!(verdict.passed, "{}", verdict.render(&calls));
+        group.bench_function(mode.name(), |b| {
+            b.iter(|| evaluate(black_box(&expected), black_box(&calls), &config))
+        });
+    }
+
+    // The same with twenty tools, each called once.
+    let calls_distinct: Vec<ToolCall> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ToolCall::new(format!("tool_{i}"), c.args.clone()))
+        .collect();
+    let mut steps_distinct = steps.clone();
+    for (i, s) in steps_distinct.iter_mut().enumerate() {
+        s.tool = format!("tool_{i}");
+    }
+    let expected = ExpectedTrajectory {
+        mode: Some(Mode::InOrder),
+        steps: steps_distinct,
+        ..Default::default()
+    };
+    assert!(evaluate(&expected, &calls_distinct, &config).passed);
+    group.bench_function("in_order_distinct_tools", |b| {
+        b.iter(|| evaluate(black_box(&expected), black_box(&calls_distinct), &config))
+    });
+
+    // The strict comparison of the same lists as JSON: the prices differ (strict has no
+    // tolerance), so it reports 20 mismatches; and of the calls with an equal copy, which passes.
+    let ctx = Context::at("2025-03-04T15:16:17Z".parse().unwrap());
+    let strict_config = StrictConfig::new()
+        .ignore_path("[*].args.trace_id")
+        .unwrap();
+    let (expected, actual) = (as_json(&steps), as_json(&calls));
+    let verdict = strict(&expected, &actual, &strict_config, None, &ctx);
+    assert_eq!(verdict.mismatches.len(), N);
+    group.bench_function("strict_same_data", |b| {
+        b.iter(|| {
+            strict(
+                black_box(&expected),
+                black_box(&actual),
+                &strict_config,
+                None,
+                &ctx,
+            )
+        })
+    });
+    let copy = actual.clone();
+    assert!(strict(&copy, &actual, &strict_config, None, &ctx).passed());
+    group.bench_function("strict_equal_data", |b| {
+        b.iter(|| {
+            strict(
+                black_box(&copy),
+                black_box(&actual),
+                &strict_config,
+                None,
+                &ctx,
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, modes);
+criterion_main!(benches);

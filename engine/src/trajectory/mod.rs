@@ -1,0 +1,55 @@
+//! What the agent did: the tool calls a model asked for, read out of its responses, checked
+//! against a case's `expected_trajectory` (the `trajectory` evaluator).
+//!
+//! - [`tool_calls`] reads one response (OpenAI Chat Completions, OpenAI Responses, Anthropic
+//!   Messages; whole or streamed, as a recording keeps a stream) into [`ToolCall`]s.
+//! - [`evaluate`] lays the [`ExpectedTrajectory`]'s steps over the calls in a [`Mode`] and
+//!   scores them:
+//!   - `exact`: the calls are the steps; score = steps matched at their place / max(steps, calls);
+//!   - `in_order`: the longest chain of steps matched by calls in the same order / steps (other
+//!     calls may come between);
+//!   - `any_order`: steps matched by distinct calls under the optimal assignment / steps;
+//!   - `subset`: calls matching distinct steps / calls (1 with no call).
+//!
+//!   A call to a `forbidden` tool, or more calls than `max_calls`, makes the score 0. The case
+//!   passes when the score reaches `threshold` (default 1).
+//! - A step matches a call of the same tool whose arguments agree: with `args = "partial"`
+//!   (default) every key the step gives must be in the call and equal, recursively (lists
+//!   element by element, the same length); with `"exact"` the arguments are equal as a whole.
+//!   Numbers compare by value, as in the strict comparison. `ignore_paths` and the field
+//!   matchers of `fields` (numeric tolerance, dates, fuzzy text) apply to the paths
+//!   `tool.argument...`; a step without `args` matches any arguments.
+//! - [`TrajectoryVerdict::render`] shows the alignment: each step with the call it matched
+//!   (calls count from 1: `#3 recommend`), or the closest call of its tool with every argument
+//!   mismatch at a pasteable path (`recommend.price: values differ: expected 899, actual 950`).
+//!
+//! ```
+//! use proposal_eval_engine::trajectory::{evaluate, tool_calls, ExpectedTrajectory, TrajectoryConfig};
+//! use serde_json::json;
+//! let response = json!({"content": [
+//!     {"type": "tool_use", "name": "inventory_lookup", "input": {"sku": "SKU-123"}},
+//!     {"type": "tool_use", "name": "delete_order", "input": {"id": 7}}
+//! ]});
+//! let calls = tool_calls(&response);
+//! let expected: ExpectedTrajectory = serde_json::from_value(json!({
+//!     "mode": "any_order", "steps": [{"tool": "inventory_lookup"}], "forbidden": ["delete_order"]
+//! })).unwrap();
+//! let verdict = evaluate(&expected, &calls, &TrajectoryConfig::new());
+//! assert!(!verdict.passed);
+//! assert!(verdict.render(&calls).contains("  #2 delete_order: forbidden tool\n"));
+//! ```
+
+mod align;
+mod args;
+mod config;
+mod extract;
+mod render;
+
+pub use align::{evaluate, Closest, StepOutcome, TrajectoryVerdict};
+pub use args::ArgMismatch;
+pub use config::{Args, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
+pub use extract::{tool_calls, ToolCall};
+pub use render::trajectory_text;
+
+#[cfg(test)]
+mod tests;
