@@ -246,6 +246,34 @@ pub fn normalize(
     }
 }
 
+/// Read by hand, so its JSON Schema is written out (feature `schema`).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for FieldSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FieldSource".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let transform = generator.subschema_for::<crate::transform::Transform>();
+        schemars::json_schema!({
+            "description": "Where a normalized field comes from: a dot path into the raw proposal, `__literal__` (the rule's `when` value), `__self__` (the whole proposal), or an extractor.",
+            "anyOf": [
+                { "type": "string" },
+                {
+                    "type": "object",
+                    "properties": {
+                        "from": { "type": "string", "description": "The dot path read." },
+                        "default": { "description": "The value when the path is missing." },
+                        "transform": transform,
+                    },
+                    "required": ["from"],
+                    "additionalProperties": false,
+                }
+            ]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

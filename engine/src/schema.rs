@@ -72,39 +72,3 @@ impl JsonSchema for crate::redact::ValuePattern {
         json_schema!({ "type": "string", "format": "regex", "description": "A regex: what it matches in any string value is written as `<redacted>`." })
     }
 }
-
-impl JsonSchema for crate::transform::Transform {
-    fn schema_name() -> Cow<'static, str> {
-        "Transform".into()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        crate::transform::Builtin::json_schema(generator)
-    }
-}
-
-impl JsonSchema for crate::normalize::FieldSource {
-    fn schema_name() -> Cow<'static, str> {
-        "FieldSource".into()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let transform = generator.subschema_for::<crate::transform::Transform>();
-        json_schema!({
-            "description": "Where a normalized field comes from: a dot path into the raw proposal, `__literal__` (the rule's `when` value), `__self__` (the whole proposal), or an extractor.",
-            "anyOf": [
-                { "type": "string" },
-                {
-                    "type": "object",
-                    "properties": {
-                        "from": { "type": "string", "description": "The dot path read." },
-                        "default": { "description": "The value when the path is missing." },
-                        "transform": transform,
-                    },
-                    "required": ["from"],
-                    "additionalProperties": false,
-                }
-            ]
-        })
-    }
-}

@@ -646,6 +646,18 @@ fn transformer_aliases(schema: &mut schemars::Schema) {
     );
 }
 
+/// Read by hand, so its JSON Schema is written out (feature `schema`).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Transform {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Transform".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Builtin as schemars::JsonSchema>::json_schema(generator)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,7 +150,7 @@ pub fn evaluate(
         score = 0.0;
         summary.push_str(&format!(", {m} calls, more than max_calls = {max}"));
     }
-    summary.push_str(&format!(", score {}", super::render::fmt_score(score)));
+    summary.push_str(&format!(", score {}", fmt_score(score)));
     let passed = score + EPSILON >= config.threshold;
     let outcomes = outcomes(mode, steps, calls, config, &pairs);
     TrajectoryVerdict {
@@ -288,6 +288,15 @@ fn closest(
         .filter_map(|(j, call)| compare(step, call, config).map(|m| (j, m)))
         .min_by_key(|(j, m)| (taken[*j], m.len(), *j))
         .map(|(call, mismatches)| Closest { call, mismatches })
+}
+
+/// A score as the output prints it: whole numbers bare, others with two decimals.
+pub(crate) fn fmt_score(score: f64) -> String {
+    if score.fract() == 0.0 {
+        format!("{score}")
+    } else {
+        format!("{score:.2}")
+    }
 }
 
 #[cfg(test)]

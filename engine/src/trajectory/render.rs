@@ -6,15 +6,6 @@ use super::extract::ToolCall;
 use crate::render::compact;
 use std::fmt::Write as _;
 
-/// A score as the output prints it: whole numbers bare, others with two decimals.
-pub(crate) fn fmt_score(score: f64) -> String {
-    if score.fract() == 0.0 {
-        format!("{score}")
-    } else {
-        format!("{score:.2}")
-    }
-}
-
 /// How a call is named in the alignment: `#3 recommend` (calls count from 1, in the order the
 /// model asked for them).
 fn call_name(calls: &[ToolCall], j: usize) -> String {

@@ -16,6 +16,7 @@ pub mod credentials;
 mod glob;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod judgement;
 pub mod llm;
 pub(crate) mod model;
 pub mod pending;
@@ -277,7 +278,7 @@ pub struct Recording {
     /// of formats 1 and 2 holds one, as `interactions`; format 3 lists them as `samples`.
     pub samples: Vec<Sample>,
     /// The rubric judge's calls and verdicts on the case's output (format 4), if it has a rubric.
-    pub judge: Option<crate::llm_judge::Judgement>,
+    pub judge: Option<judgement::Judgement>,
 }
 
 /// A recording as it is written: `interactions` for one sample (formats 1 and 2), `samples` for
@@ -302,7 +303,7 @@ pub(crate) struct Written<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     samples: Option<&'a [Sample]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    judge: Option<&'a crate::llm_judge::Judgement>,
+    judge: Option<&'a judgement::Judgement>,
 }
 
 impl Serialize for Recording {
@@ -671,7 +672,7 @@ impl Recording {
         bytes: &[u8],
         file: &Path,
     ) -> Result<(Recording, Option<R>), RecordingError> {
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, crate::llm_judge::Judgement> =
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
         Ok((Recording::from_raw(raw, file)?, review))
@@ -679,7 +680,7 @@ impl Recording {
 
     /// The recording a file read as `raw` holds, its keys checked.
     fn from_raw<R>(
-        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, crate::llm_judge::Judgement>,
+        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement>,
         file: &Path,
     ) -> Result<Recording, RecordingError> {
         let judge = raw.judge.take();
@@ -753,7 +754,7 @@ impl Recording {
             Vec<LeanInteraction>,
             Vec<LeanSample>,
             IgnoredAny,
-            crate::llm_judge::Judgement,
+            judgement::Judgement,
         > = serde_json::from_reader(reader).ok()?;
         check_format(Some(&Value::from(raw.format)), file).ok()?;
         if raw.review.is_some() {

@@ -408,12 +408,12 @@ pub fn compare(
         };
         match order {
             Ordering::Less => {
-                tallies.of(olds[i]).in_base(olds[i]);
+                tallies.of(olds[i]).in_base(olds[i].passed);
                 out.removed.push(change(Some(olds[i]), None));
                 i += 1;
             }
             Ordering::Greater => {
-                tallies.of(news[j]).in_new(news[j]);
+                tallies.of(news[j]).in_new(news[j].passed);
                 let c = change(None, Some(news[j]));
                 if c.flaky {
                     out.flaky.push(c.clone());
@@ -424,9 +424,9 @@ pub fn compare(
             Ordering::Equal => {
                 let (o, n) = (olds[i], news[j]);
                 let tally = tallies.of(o);
-                tally.in_base(o);
-                tally.in_new(n);
-                tally.pair(o, n);
+                tally.in_base(o.passed);
+                tally.in_new(n.passed);
+                tally.pair((o.passed, o.score), (n.passed, n.score));
                 let flaky = n.samples.as_ref().is_some_and(Samples::flaky);
                 let moved = o.score.zip(n.score).is_some_and(|(b, n)| listed(n - b));
                 // Most cases are unchanged: nothing is built for them.

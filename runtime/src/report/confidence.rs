@@ -7,7 +7,6 @@
 //! cases of two reports into them and writes the result for the terminal, a pull request and
 //! the HTML page. The formulas and decisions: `docs/reference/statistics.md`.
 
-use super::compare::CaseView;
 use crate::recording::usage::UsageTotals;
 use proposal_eval_engine::stats::{self, Interval, MeanDifference, Verdict};
 use serde::Serialize;
@@ -115,26 +114,27 @@ pub(super) struct Tally {
 
 impl Tally {
     /// Counts a case of the baseline.
-    pub(super) fn in_base(&mut self, case: &CaseView) {
+    pub(super) fn in_base(&mut self, passed: bool) {
         self.base.0 += 1;
-        self.base.1 += usize::from(case.passed);
+        self.base.1 += usize::from(passed);
     }
 
     /// Counts a case of the new report.
-    pub(super) fn in_new(&mut self, case: &CaseView) {
+    pub(super) fn in_new(&mut self, passed: bool) {
         self.new.0 += 1;
-        self.new.1 += usize::from(case.passed);
+        self.new.1 += usize::from(passed);
     }
 
-    /// Counts a case in both (after [`Tally::in_base`] and [`Tally::in_new`]).
-    pub(super) fn pair(&mut self, base: &CaseView, new: &CaseView) {
+    /// Counts a case in both (after [`Tally::in_base`] and [`Tally::in_new`]): each side's
+    /// verdict and score.
+    pub(super) fn pair(&mut self, base: (bool, Option<f64>), new: (bool, Option<f64>)) {
         self.paired += 1;
-        match (base.passed, new.passed) {
+        match (base.0, new.0) {
             (true, false) => self.pass_to_fail += 1,
             (false, true) => self.fail_to_pass += 1,
             _ => {}
         }
-        if let (Some(b), Some(n)) = (base.score, new.score) {
+        if let (Some(b), Some(n)) = (base.1, new.1) {
             self.score_differences.push(n - b);
         }
     }
