@@ -57,7 +57,8 @@ fn success_receives_the_whole_request_and_reports_a_verdict() {
         r#"
 import json, sys
 req = json.load(sys.stdin)
-assert sorted(req) == ["candidate_answer", "case", "config", "input", "reference_answer"], sorted(req)
+assert sorted(req) == ["candidate_answer", "case", "config", "input", "reference_answer", "trajectory"], sorted(req)
+assert req["trajectory"] == [], req["trajectory"]
 c, r = req["candidate_answer"]["total"], req["reference_answer"]["total"]
 score = c / r
 print(json.dumps({"score": score, "hits": ["total present"], "misses": [f"total {c} != {r}"],
