@@ -373,13 +373,26 @@ pub fn key_like_value(value: &str) -> bool {
         && mixed(value)
 }
 
+/// Whether `text` under `name` is a SHA-256 digest that names itself so (`key_sha256`: 64 hex
+/// digits under a name ending in `sha256`), as the recordings' own keys are: a hash of what was
+/// recorded, not a secret, whatever word its name holds.
+fn is_digest(name: &str, text: &str) -> bool {
+    name.to_ascii_lowercase().ends_with("sha256")
+        && text.len() == 64
+        && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// What a string under `name` (the nearest key, `None` at the root) looks like, if it looks
 /// like a credential.
 fn kind_of(name: Option<&str>, text: &str) -> Option<Kind> {
     if let Some(pattern) = looks_like(text) {
         return Some(Kind::Pattern(pattern));
     }
-    let word = key_like_name(name?)?;
+    let name = name?;
+    let word = key_like_name(name)?;
+    if is_digest(name, text) {
+        return None;
+    }
     key_like_value(text).then(|| Kind::KeyLike {
         chars: text.chars().count(),
         word,
@@ -601,6 +614,18 @@ mod tests {
         ] {
             assert_eq!(looks_like(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_digest_named_so_is_no_credential() {
+        let digest = "9".repeat(32) + &"a".repeat(32);
+        assert!(scan(&json!({ "judge": { "key_sha256": digest } })).is_empty());
+        // Not 64 hex digits, or not named a digest: still a key.
+        assert_eq!(
+            scan(&json!({ "key_sha256": "9f8e7d6c5b4a39281706" })).len(),
+            1
+        );
+        assert_eq!(scan(&json!({ "api_key": digest })).len(), 1);
     }
 
     #[test]
