@@ -212,6 +212,17 @@ impl RubricStep<'_> {
     }
 }
 
+/// How many of a verdict's statements pass, and the line of each that does not.
+fn tally(verdict: &crate::rubric::RubricVerdict) -> (usize, Vec<String>) {
+    let failing: Vec<String> = verdict
+        .statements
+        .iter()
+        .filter(|g| !g.passed)
+        .map(|g| g.line())
+        .collect();
+    (verdict.statements.len() - failing.len(), failing)
+}
+
 /// The `rubric` evaluator's result.
 pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
     let (score, passed, summary, misses, rendered) = match judged {
@@ -230,7 +241,7 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
             (0.0, false, error.clone(), vec![error.clone()], rendered)
         }
         Some(Judged::Advisory(verdict, why)) => {
-            let passing = verdict.statements.iter().filter(|g| g.passed).count();
+            let (passing, failing) = tally(verdict);
             (
                 verdict.score,
                 true,
@@ -238,17 +249,12 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
                     "advisory: {passing} of {} statement(s) pass; the test passes because {why}",
                     verdict.statements.len()
                 ),
-                verdict
-                    .statements
-                    .iter()
-                    .filter(|g| !g.passed)
-                    .map(|g| g.line())
-                    .collect(),
+                failing,
                 String::new(),
             )
         }
         Some(Judged::Verdict(verdict)) => {
-            let passing = verdict.statements.iter().filter(|g| g.passed).count();
+            let (passing, failing) = tally(verdict);
             (
                 verdict.score,
                 verdict.passed,
@@ -256,12 +262,7 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
                     "{passing} of {} statement(s) pass",
                     verdict.statements.len()
                 ),
-                verdict
-                    .statements
-                    .iter()
-                    .filter(|g| !g.passed)
-                    .map(|g| g.line())
-                    .collect(),
+                failing,
                 if verdict.passed {
                     String::new()
                 } else {
