@@ -114,11 +114,6 @@ fn parse_record_as(variable: &'static str, value: Option<&str>) -> Result<Record
     }
 }
 
-/// Reads `RECORD`.
-pub fn parse_record(value: Option<&str>) -> Result<RecordMode, EnvError> {
-    parse_record_as("RECORD", value)
-}
-
 /// The record mode from `PROPOSAL_EVAL_RECORD` and its short form `RECORD`: either may be set;
 /// both set must agree (`1` and `all` do).
 pub fn record_mode(long: Option<&str>, short: Option<&str>) -> Result<RecordMode, EnvError> {
@@ -357,6 +352,10 @@ pub(crate) fn settings() -> Result<&'static Settings, EnvError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_record(value: Option<&str>) -> Result<RecordMode, EnvError> {
+        parse_record_as("RECORD", value)
+    }
 
     #[test]
     fn record_values() {

@@ -106,6 +106,7 @@ pub mod openai;
 mod panics;
 mod process;
 mod recording;
+mod recordings;
 mod repeat;
 mod report;
 mod run;
@@ -169,53 +170,94 @@ pub use front::macro_support as __macro_support;
 #[doc(hidden)]
 pub mod __internal {
     #![allow(missing_docs)]
+    // Each group names who uses it; an item no one in this repository uses is not listed.
+
+    // cli (`files`, `schemas`): writing generated files.
     pub use crate::files::write_atomic;
+    // runtime/benches/proxy.rs: the benchmark's own loopback client.
     #[cfg(feature = "http")]
     pub use crate::sys::no_delay;
-    pub use proposal_eval_engine::json;
-    pub mod env {
-        pub use crate::env::*;
+    // cli (`files`, `schemas`): the canonical JSON the recordings and schemas are written in.
+    pub mod json {
+        pub use proposal_eval_engine::json::{canonical_pretty, sorted};
     }
+    // runtime/tests/judge.rs and `judge`'s doctests: a code judge run on its own.
     pub mod judge {
-        pub use crate::judge::*;
+        pub use crate::judge::{run, JudgeConfig, JudgeError, JudgeInput, JudgeVerdict};
     }
+    // cli `judge calibrate`.
     pub mod judge_calibration {
-        pub use crate::llm_judge::calibration::*;
+        pub use crate::llm_judge::calibration::{advisory, calibrate, Calibration, LABELS_FILE};
     }
+    // cli tests (`review`) and runtime/benches/rubric.rs: a recorded judge part built by hand.
     pub mod llm_judge {
         pub use crate::llm_judge::{Judgement, KeyParts, RecordedVerdict};
     }
+    // cli `generate`: the generator command run as a child process.
     pub mod process {
-        pub use crate::process::*;
+        pub use crate::process::{describe_status, run, ProcessError, Program};
     }
+    // cli (`status`, `review`, `migrate`, `suites`, schema tests), cli tests, runtime benches,
+    // bench/suite-scale, fuzz and examples/first-suite: recordings read, written and built by hand.
     pub mod recording {
-        pub use crate::recording::sources::*;
-        pub use crate::recording::*;
+        pub use crate::recording::sources::{compare_sources, glob, hash_content, hash_source};
+        pub use crate::recording::{
+            canonical_pretty, input_digest, orphans, Interaction, Recording, Sample, Source,
+            SourceChange, FORMAT,
+        };
+        // `credentials`' doctest.
+        pub mod credentials {
+            pub use crate::recording::credentials::scan_recording;
+        }
+        // runtime/tests/report_html.rs.
+        pub mod usage {
+            pub use crate::recording::usage::UsageTotals;
+        }
     }
+    // cli (`report`, `compare`), cli tests, runtime tests and runtime/benches/compare.rs.
     pub mod report {
-        pub use crate::report::*;
+        pub use crate::report::{
+            rebuild, unreadable_summary, Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report,
+            Totals, FORMAT,
+        };
+        pub mod compare {
+            pub use crate::report::compare::{
+                compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
+            };
+        }
+        pub mod junit {
+            pub use crate::report::junit::to_junit;
+        }
     }
+    // cli tests (`compare`) and `repeat`'s doctests.
     pub mod repeat {
-        pub use crate::repeat::*;
+        pub use crate::repeat::{pass_at_k, pass_hat_k, PassRule, Samples};
     }
+    // cli (`status`, `migrate`, `prune`), runtime tests and bench/suite-scale.
     pub mod status {
-        pub use crate::report::status::*;
+        pub use crate::recordings::status::{migrate, Migration, State, SuiteStatus};
     }
+    // cli `review` and its tests, examples/first-suite.
     pub mod review {
-        pub use crate::recording::pending::*;
-        pub use crate::report::review::*;
+        pub use crate::recording::pending::{AcceptError, Outcome, Pending, Review};
+        pub use crate::recordings::review::{Evaluated, PendingCase, Side, SuiteReview};
         pub use crate::run::format_score;
     }
+    // cli (`draft`, `generate`, `promote`, `runlog`), cli tests and bench/suite-scale.
     pub mod draft {
-        pub use crate::suite::draft::*;
+        pub use crate::suite::draft::{
+            canonical_json, content_sha256, sha256_hex, Assertions, Draft, DraftSource, EditSource,
+            GeneratorMeta, KEY,
+        };
     }
+    // cli (`schemas`, `promote`, `status`), cli tests, bench/suite-scale and fuzz.
     pub mod fixture {
-        pub use crate::suite::fixture::*;
+        pub use crate::suite::fixture::{discover, FixtureFile, FixturePath, Status};
     }
     /// The JSON Schemas of the file formats, from which `schemas/` is generated.
     #[cfg(feature = "schema")]
     pub mod schema {
-        pub use crate::schema::*;
+        pub use crate::schema::{config, fixture, recording, report};
     }
     /// What `runtime/benches/rubric.rs` measures: one case of a suite run as a test runs it
     /// (fixture read and parsed, recording read and checked, replay, judge key, evaluators),

@@ -25,9 +25,7 @@
 //! ```
 
 use crate::path::{Location, Segment};
-pub use proposal_eval_engine::credentials::{
-    looks_like, scan, scan_query, scan_under, Finding, Fix, Kind,
-};
+pub use proposal_eval_engine::credentials::{scan, scan_query, scan_under, Finding};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -27,7 +27,7 @@ pub mod usage;
 use crate::files::Located;
 use crate::path::Pattern;
 use chrono::{DateTime, Utc};
-pub use proposal_eval_engine::json::{canonical_pretty, sorted};
+pub use proposal_eval_engine::json::canonical_pretty;
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};

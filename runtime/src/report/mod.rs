@@ -29,9 +29,7 @@ pub mod compare;
 pub mod confidence;
 pub mod junit;
 mod prepared;
-pub mod review;
 mod section;
-pub mod status;
 
 use crate::layout::{report_dir, safe};
 use crate::recording::usage::UsageTotals;

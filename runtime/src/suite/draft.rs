@@ -51,7 +51,7 @@
 //! ```
 
 use chrono::{DateTime, Utc};
-pub use proposal_eval_engine::json::{canonical_json, sorted};
+pub use proposal_eval_engine::json::canonical_json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

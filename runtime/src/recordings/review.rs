@@ -133,7 +133,7 @@ pub struct SuiteReview {
 
 impl SuiteReview {
     /// The suite `dir` of the crate at `crate_root`, with its config and recordings folder as
-    /// for [`SuiteStatus::check_with`](crate::report::status::SuiteStatus::check_with).
+    /// for [`SuiteStatus::check_with`](crate::recordings::status::SuiteStatus::check_with).
     pub fn open(
         crate_root: &Path,
         dir: &Path,
