@@ -426,11 +426,7 @@ impl Harness {
                     crate::recording::orphans(&suite.recordings, &cases)
                 })
             });
-            crate::report::finish(if full_run {
-                crate::report::Scope::Whole
-            } else {
-                crate::report::Scope::Part
-            });
+            crate::report::finish();
             orphans.map(|o| o.join().unwrap_or_default())
         });
         if let Some(orphans) = orphans {

@@ -1,6 +1,5 @@
 //! The report's numbers (totals, per suite: score distribution, evaluators, accuracy per field,
-//! repeats), added up one entry at a time: by a rebuild in key order, and by a run's own part as
-//! its cases finish.
+//! repeats), added up one entry at a time, in case order, by the fold.
 
 use super::{bucket, buckets, Entry, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
@@ -253,23 +252,6 @@ impl ExactSum {
         }
         high
     }
-}
-
-/// Adds `other`'s counts to `totals`.
-pub(super) fn add_totals(totals: &mut Totals, other: &Totals) {
-    totals.cases += other.cases;
-    totals.passed += other.passed;
-    totals.failed += other.failed;
-    totals.replayed += other.replayed;
-    totals.replayed_stale += other.replayed_stale;
-    totals.recorded += other.recorded;
-    totals.stale += other.stale;
-    totals.no_recording += other.no_recording;
-    totals.older += other.older;
-    if let Some(usage) = &other.usage {
-        totals.usage.get_or_insert_with(Default::default).add(usage);
-    }
-    totals.set_pass_rate();
 }
 
 #[cfg(test)]

@@ -1,39 +1,31 @@
 //! Run reports: `target/proposal-eval/report.json` and a self-contained `report.html` beside it.
 //!
-//! Every test process appends one JSON line per case to its own entry file,
-//! `entries/<package>/<test binary>/<pid>-<start>.jsonl`: one `write` per case, no temp files,
-//! no fsync (a report is derived data; a line cut off by a kill is left out, and the rebuild that
-//! finds it names its file and line in the report and on stderr). Separate files per
-//! process mean parallel test threads and nextest's one process per test never interleave or lose
-//! an entry. A process keeps only counts in memory, not its entries; one that runs its whole
-//! target also makes its part of the report as its cases finish ([`prepared`]: each case's row
-//! and failure section rendered on its test thread, its key and places kept), so the rebuild at
-//! its end copies pieces instead of reading, parsing and rendering every line again.
+//! Every test process appends one JSON line per case to its run's journal,
+//! `runs/<run-id>.jsonl` ([`journal`]): one `write` per case under an OS lock on the file, no
+//! temp files, no fsync (a report is derived data). A line cut off by a kill is skipped by the
+//! reader, which names its file and line, and never glued to the next one.
 //!
-//! [`rebuild`] (in `build`) reads the entries case by case into `report.json` and `report.html`,
-//! keeping the latest entry of each case that still stands, and compacts the files of finished
-//! processes into one `merged.jsonl` per package and binary folder. It runs under a lock file:
+//! The fold ([`fold()`], in `fold`) takes the journals up into `results.jsonl`, the standing
+//! result of every case, and writes `report.json` and `report.html` from it:
 //!
 //! - at the end of a [`Harness`](crate::Harness) run, and when a `#[proposal_eval]` test binary
 //!   exits (an `atexit` hook registered by its first case), when the process ran its whole
-//!   target, or only part of it while the report is small ([`finish`]);
+//!   target ([`finish`]); a process that ran a part (a filter, each nextest process) only
+//!   appends;
 //! - always by `cargo proposal-eval report`.
-//!
-//! A finishing process marks the report dirty (after its last entry) and rebuilds only if the
-//! mark is set and it wins the lock; it clears the mark before reading and re-checks it after
-//! unlocking, so the last entry of a run is never left out.
 
 mod aggregate;
-mod build;
 pub mod compare;
 pub mod confidence;
+mod fold;
+mod journal;
 pub mod junit;
-mod prepared;
 pub mod review;
-mod section;
 pub mod status;
 
-use crate::layout::{report_dir, safe};
+use crate::layout::report_dir;
+#[cfg(test)]
+use crate::layout::safe;
 use crate::recording::usage::UsageTotals;
 pub use crate::repeat::{RepeatSummary, Samples};
 use crate::run::CaseResult;
@@ -44,7 +36,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -219,132 +210,24 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
-/// This process's entry file, opened by the first entry. Only counts stay in memory: the
-/// end-of-run rebuild reads the file back, one case at a time; a process that runs its whole
-/// target also makes its part of the report as it goes ([`prepared`]).
-struct Sink {
-    file: Option<std::fs::File>,
-    path: PathBuf,
-    /// Lines written.
-    count: usize,
-    /// Whether every line reached the file (then the file can become the merged file as is).
-    whole: bool,
-    /// The repeated cases' entries, for the summary a run prints at its end (none without
-    /// repeats).
-    repeated: Vec<Entry>,
-    /// The run's own part of the report, when it runs its whole target.
-    prepared: Option<prepared::Prepared>,
-}
+/// The repeated cases this process ran, for the summary it prints at its end (none without
+/// repeats), and whether it wrote an entry.
+static RAN: Mutex<(bool, Vec<Entry>)> = Mutex::new((false, Vec::new()));
 
-static SINK: Mutex<Option<Sink>> = Mutex::new(None);
-
-/// Whether the sink's part of the report still takes rows: rendering a row is skipped once the
-/// part is given up (its side files could not be written).
-static PREPARING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// This process's entry folder, `entries/<package>/<binary>`, and, when the process runs its
-/// whole target (its part of the report is then made as it goes), the folder's anchor tag.
-fn entry_folder() -> &'static (PathBuf, Option<String>) {
-    static FOLDER: std::sync::OnceLock<(PathBuf, Option<String>)> = std::sync::OnceLock::new();
-    FOLDER.get_or_init(|| {
-        let dir = report_dir();
-        let folder = dir
-            .join("entries")
-            .join(safe(crate::env::package_name().unwrap_or("unknown")))
-            .join(safe(crate::env::test_binary().unwrap_or("unknown")));
-        let whole = Scope::of_args(std::env::args().skip(1)) == Scope::Whole;
-        let tag = whole.then(|| section::tag(&folder, &dir));
-        (folder, tag)
-    })
-}
-
-thread_local! {
-    /// A test thread's row and failure section, rendered before the sink is locked.
-    static RENDERED: std::cell::RefCell<(String, String)> = const {
-        std::cell::RefCell::new((String::new(), String::new()))
-    };
-}
-
-/// Appends one case's entry to this process's entry file. Failing to write a report never fails
-/// a test.
+/// Appends one case's entry to the run's journal. Failing to write a report never fails a test.
 pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
     let entry = Entry::new(suite, loaded, result);
     let Ok(mut line) = serde_json::to_string(&entry) else {
         return;
     };
     line.push('\n');
-    let (folder, tag) = entry_folder();
-    RENDERED.with_borrow_mut(|(row, failure)| {
-        use std::sync::atomic::Ordering::Relaxed;
-        let rendered = match tag {
-            Some(tag) if PREPARING.load(Relaxed) => {
-                prepared::Prepared::render(tag, &entry, row, failure);
-                true
-            }
-            _ => false,
-        };
-        let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
-        let sink = sink.get_or_insert_with(|| {
-            let started = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            let path = folder.join(format!("{}-{started}.jsonl", std::process::id()));
-            let file = std::fs::create_dir_all(folder)
-                .and_then(|()| {
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&path)
-                })
-                .ok();
-            let prepared = tag
-                .as_ref()
-                .filter(|_| file.is_some())
-                .and_then(|_| prepared::Prepared::create(&path));
-            PREPARING.store(prepared.is_some(), Relaxed);
-            Sink {
-                whole: file.is_some(),
-                file,
-                path,
-                count: 0,
-                repeated: Vec::new(),
-                prepared,
-            }
-        });
-        let written = match sink.file.as_mut() {
-            Some(file) => file.write_all(line.as_bytes()).is_ok(),
-            None => false,
-        };
-        sink.whole &= written;
-        sink.count += 1;
-        if let Some(prepared) = sink.prepared.as_mut() {
-            if rendered {
-                prepared.add(&entry, line.len(), written, row, failure);
-            } else {
-                prepared.give_up(line.len());
-            }
-            if !prepared.whole() {
-                PREPARING.store(false, Relaxed);
-            }
-        }
-        if entry.samples.is_some() {
-            sink.repeated.push(entry);
-        }
-    });
+    let written = journal::append(&report_dir(), &line);
+    let mut ran = RAN.lock().unwrap_or_else(|p| p.into_inner());
+    ran.0 |= written.is_ok();
+    if entry.samples.is_some() {
+        ran.1.push(entry);
+    }
 }
-
-const DIRTY: &str = ".dirty";
-const LOCK: &str = ".rebuild.lock";
-const MERGED: &str = "merged.jsonl";
-/// A lock older than this is left over from a killed process.
-const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
-/// Under nextest, a report younger than this is not rebuilt by a finishing test process.
-const NEXTEST_REBUILD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
-/// A run of part of a target rebuilds the report only while `report.json` is at most this
-/// large (about 2,000 passing cases): a rebuild costs what the whole report costs, and a run of
-/// one case in a large suite would spend far longer on it than on its case.
-const SMALL_REPORT: u64 = 1024 * 1024;
 
 /// What a finishing test process ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -449,70 +332,26 @@ fn target_exists(root: &Path, package: &str, binary: &str) -> bool {
         })
 }
 
-/// Rebuilds the report at the end of a test process if an entry was written since the last
-/// rebuild and no other process is rebuilding it.
-///
-/// A process that ran its whole target rebuilds. One that ran a part (a filtered `cargo test`,
-/// each nextest process) leaves the report marked out of date unless `report.json` is small
-/// ([`SMALL_REPORT`]): its end then costs what it changed, not what the suite holds, and the
-/// next whole run or `cargo proposal-eval report` brings the report up to date. Under nextest a
-/// small report is also rebuilt at most every two seconds.
-pub(crate) fn finish(scope: Scope) {
-    let mut sink = SINK.lock().unwrap_or_else(|p| p.into_inner());
-    let wrote = sink.is_some();
-    if let Some(sink) = sink.as_ref() {
-        eprint!("{}", repeats_summary(sink.repeated.iter()));
-    }
-    rebuild_if_due(scope, &mut sink, wrote);
-    // A part no rebuild took (part of a large report, a young one under nextest, another process
-    // rebuilding) is of no use to a later rebuild: its side files go.
-    drop(sink.as_mut().and_then(|s| s.prepared.take()));
-}
-
-/// [`finish`]'s rebuild, when one is due; `wrote`: this process wrote an entry.
-fn rebuild_if_due(scope: Scope, sink: &mut Option<Sink>, wrote: bool) {
-    let dir = report_dir();
-    let (dirty, lock) = (dir.join(DIRTY), dir.join(LOCK));
-    if wrote {
-        let _ = std::fs::write(&dirty, b"");
-    }
-    let report = std::fs::metadata(dir.join("report.json")).ok();
-    if scope == Scope::Part && report.as_ref().is_some_and(|m| m.len() > SMALL_REPORT) {
+/// What a test process does at its end: prints its repeated cases' summary and, when it ran
+/// its whole target ([`Scope::of_args`] on its command line, the one rule for both front ends)
+/// and wrote an entry, folds the journals into the report. A process that ran a part only
+/// appended: the next fold (a whole run, `cargo proposal-eval report`) takes its lines up.
+pub(crate) fn finish() {
+    let (wrote, repeated) = {
+        let mut ran = RAN.lock().unwrap_or_else(|p| p.into_inner());
+        (ran.0, std::mem::take(&mut ran.1))
+    };
+    eprint!("{}", repeats_summary(repeated.iter()));
+    if !wrote || Scope::of_args(std::env::args().skip(1)) == Scope::Part {
         return;
     }
-    if std::env::var_os("NEXTEST_RUN_ID").is_some() {
-        let young = report
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age < NEXTEST_REBUILD_INTERVAL);
-        if young {
-            return;
-        }
-    }
-    // Clearing the mark before reading the entries and checking it again after unlocking means
-    // an entry written during a rebuild is either in it or sets the mark again for a next round.
-    while dirty.exists() {
-        if !try_lock(&lock) {
-            break;
-        }
-        let _ = std::fs::remove_file(&dirty);
-        // This process's file is known finished (it may become the merged file), once: a later
-        // round (or a later run in this process, with a file of its own) reads whatever is left
-        // on disk like any other writer's.
-        let own = sink.take().map(|sink| build::Own {
-            path: sink.path,
-            count: sink.count,
-            whole: sink.whole,
-            prepared: sink.prepared,
-        });
-        if let Ok(report) = build::build(&dir, own, false) {
-            eprint!("{}", unreadable_summary(&report.unreadable_entries));
-        }
-        let _ = std::fs::remove_file(&lock);
+    match fold::fold(&report_dir(), false) {
+        Ok(report) => eprint!("{}", unreadable_summary(&report.unreadable_entries)),
+        Err(e) => eprintln!("warning: the report was not written: {e}"),
     }
 }
 
-/// The entry lines a rebuild left out, as a run prints them at its end; empty when there is none.
+/// The entry lines a fold left out, as a run prints them at its end; empty when there is none.
 pub fn unreadable_summary(unreadable: &[String]) -> String {
     if unreadable.is_empty() {
         return String::new();
@@ -563,38 +402,13 @@ fn repeats_summary<'a>(entries: impl Iterator<Item = &'a Entry>) -> String {
     out
 }
 
-fn try_lock(lock: &Path) -> bool {
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(lock)
-        {
-            Ok(_) => return true,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let old = std::fs::metadata(lock)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age > STALE_LOCK);
-                if !old {
-                    return false;
-                }
-                let _ = std::fs::remove_file(lock);
-            }
-            Err(_) => return false,
-        }
-    }
-    false
-}
-
 /// Registers [`finish`] to run when the process exits: what a `#[proposal_eval]` test binary,
 /// whose `main` belongs to libtest, does after its last case.
 pub(crate) fn finish_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         extern "C" fn at_exit() {
-            let _ = std::panic::catch_unwind(|| finish(Scope::of_args(std::env::args().skip(1))));
+            let _ = std::panic::catch_unwind(finish);
         }
         crate::sys::at_exit(at_exit);
     });
@@ -800,7 +614,7 @@ pub struct Report {
     #[serde(default)]
     pub unreadable_entries: Vec<String>,
     /// Every case's latest entry, sorted by package, binary, suite and case. Last in the file:
-    /// [`rebuild`] writes the cases one by one after the rest.
+    /// [`fold()`] writes the cases' lines after the rest.
     pub cases: Vec<Entry>,
 }
 
@@ -850,54 +664,63 @@ impl Report {
     }
 }
 
-/// Reads every entry below `dir/entries`, writes `dir/report.json` and `dir/report.html`, and
-/// returns the report. Takes the rebuild lock (waiting up to ten seconds for a test process that
-/// holds it).
-pub fn rebuild(dir: &Path) -> std::io::Result<Report> {
-    let lock = dir.join(LOCK);
-    let _ = std::fs::create_dir_all(dir);
-    let mut locked = try_lock(&lock);
-    for _ in 0..100 {
-        if locked {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        locked = try_lock(&lock);
-    }
-    if !locked {
-        return Err(std::io::Error::other(format!(
-            "another process holds {} (delete it if no test is running)",
-            lock.display()
-        )));
-    }
-    let result = build::build(dir, None, true);
-    let _ = std::fs::remove_file(&lock);
-    result
+/// Folds the journals of `dir` (a `target/proposal-eval` folder) into its `results.jsonl`,
+/// `report.json` and `report.html`, and returns the report with its cases: what
+/// `cargo proposal-eval report` does. Waits for a fold another process is making.
+pub fn fold(dir: &Path) -> Result<Report, ReportError> {
+    fold::fold(dir, true)
 }
 
-/// Whether the process that wrote `file` (`<pid>-<start>.jsonl`) may still append to it. The
-/// rebuilding process's own file is handled by the caller.
-fn writer_alive(file: &Path) -> bool {
-    let Some(pid) = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .and_then(|s| s.split('-').next())
-        .and_then(|p| p.parse::<u32>().ok())
-    else {
-        return false;
-    };
-    if pid == std::process::id() {
-        // An older file of this pid (a pid reused) or this process's own when it still writes.
-        return true;
+/// A report that could not be read or written: the file, what was being done, and why.
+#[derive(Debug)]
+pub struct ReportError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// What was being done to it: `read`, `write`, `lock`, …
+    pub doing: &'static str,
+    /// Why it failed.
+    pub source: std::io::Error,
+}
+
+impl ReportError {
+    /// A maker of the error for `doing` to `path`, for `map_err`.
+    fn io<'a>(
+        doing: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(std::io::Error) -> ReportError + 'a {
+        move |source| ReportError {
+            path: path.to_path_buf(),
+            doing,
+            source,
+        }
     }
-    crate::sys::process_alive(pid).unwrap_or_else(|| {
-        // Without a way to ask, a writer is presumed alive until its file goes quiet.
-        std::fs::metadata(file)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_none_or(|age| age < STALE_LOCK)
-    })
+
+    /// A report that could not be serialized.
+    fn json(error: impl fmt::Display) -> ReportError {
+        ReportError {
+            path: PathBuf::from("report.json"),
+            doing: "serialize",
+            source: std::io::Error::other(error.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for ReportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot {} {}: {}",
+            self.doing,
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for ReportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 /// What identifies a case across runs, and when its entry was written: read from a line without
@@ -1394,6 +1217,11 @@ fn html_script(out: &mut String) {
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
 }
 
+/// `report.html` of a report whose `report.json` text is `_json`.
+fn html_of(report: &Report, _json: &str) -> String {
+    html(report, "")
+}
+
 fn html(report: &Report, section: &str) -> String {
     let mut out = String::new();
     html_head(&mut out, report, section);
@@ -1441,30 +1269,28 @@ mod tests {
     }
 
     #[test]
-    fn entries_from_finished_processes_are_merged_latest_first() {
+    fn journal_lines_fold_latest_first_and_a_cut_line_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = dir.path().join("a.json");
         std::fs::write(&fixture, "{}").unwrap();
         let gone = dir.path().join("gone.json");
-        let writers = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&writers).unwrap();
-        // A pid above any pid_max: its writer is surely finished.
-        let first = writers.join("999999999-1.jsonl");
-        let second = writers.join("999999999-2.jsonl");
+        let runs = dir.path().join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let first = runs.join("parent-1-1.jsonl");
         std::fs::write(
             &first,
             entry_line(&fixture, "a", "2026-01-01T00:00:00Z", false)
                 + &entry_line(&gone, "b", "2026-01-01T00:00:00Z", true)
-                + "{\"cut off by a kill",
+                + "{\"cut off by a kill\n",
         )
         .unwrap();
         std::fs::write(
-            &second,
+            runs.join("parent-2-2.jsonl"),
             entry_line(&fixture, "a", "2026-01-02T00:00:00Z", true),
         )
         .unwrap();
 
-        let report = rebuild(dir.path()).unwrap();
+        let report = fold(dir.path()).unwrap();
         assert_eq!(
             report.cases.len(),
             1,
@@ -1472,313 +1298,83 @@ mod tests {
         );
         assert!(report.cases[0].passed, "the newer entry wins");
         assert_eq!(
-            report.unreadable_entries.len(),
-            1,
-            "{:?}",
-            report.unreadable_entries
+            report.unreadable_entries,
+            [format!(
+                "{}:3:19: EOF while parsing a string",
+                first.display()
+            )]
         );
-        assert!(
-            !first.exists() && !second.exists(),
-            "finished writers are compacted"
+        let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+        assert_eq!(
+            results,
+            entry_line(&fixture, "a", "2026-01-02T00:00:00Z", true)
         );
-        let merged = std::fs::read_to_string(writers.join(MERGED)).unwrap();
-        assert_eq!(merged.lines().count(), 1);
-
-        // Rebuilding again reads the merged file and gives the same cases.
-        let again = rebuild(dir.path()).unwrap();
-        assert_eq!(again.cases, report.cases);
+        assert!(first.exists(), "the journals of the last 10 runs are kept");
         assert!(dir.path().join("report.html").exists());
     }
 
-    /// An entry line of `binary` in `run`.
-    pub(super) fn line_of_run(
-        fixture: &Path,
-        binary: &str,
-        case: &str,
-        at: &str,
-        passed: bool,
-        run: &str,
-    ) -> String {
-        let line =
-            entry_line(fixture, case, at, passed).replace("\"evals\"", &format!("\"{binary}\""));
-        line.replace(
-            ",\"finished_at\"",
-            &format!(",\"run\":\"{run}\",\"finished_at\""),
-        )
+    /// Every file the fold writes, by name.
+    fn folded_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        ["results.jsonl", "report.json", "report.html"]
+            .into_iter()
+            .map(|name| (name.to_string(), std::fs::read(dir.join(name)).unwrap()))
+            .collect()
     }
 
-    /// `report.json` as written, without the time it was written.
-    fn written_report(dir: &Path) -> serde_json::Value {
-        let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
-        let mut report: serde_json::Value = serde_json::from_str(&text).unwrap();
-        report["generated_at"] = serde_json::Value::Null;
-        report
-    }
-
-    #[cfg(unix)]
-    fn inode(path: &Path) -> u64 {
-        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
-    }
-
-    #[cfg(unix)]
     #[test]
-    fn a_folder_no_run_touched_is_taken_from_its_section_as_a_full_rebuild_would_render_it() {
+    fn a_fold_run_twice_gives_the_same_files() {
         let dir = tempfile::tempdir().unwrap();
-        let fixtures = dir.path().join("fixtures");
-        std::fs::create_dir_all(&fixtures).unwrap();
-        let (a, b, c) = (
-            fixtures.join("a.json"),
-            fixtures.join("b.json"),
-            fixtures.join("c.json"),
-        );
-        for f in [&a, &b, &c] {
-            std::fs::write(f, "{}").unwrap();
-        }
-        let evals = dir.path().join("entries/demo/evals");
-        let other = dir.path().join("entries/demo/other");
-        std::fs::create_dir_all(&evals).unwrap();
-        std::fs::create_dir_all(&other).unwrap();
-        // The other binary's results, from an earlier run: one failing.
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let runs = dir.path().join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
         std::fs::write(
-            other.join(MERGED),
-            line_of_run(&b, "other", "b", "2026-01-01T00:00:00Z", true, "r1")
-                + &line_of_run(&c, "other", "c", "2026-01-01T00:00:01Z", false, "r1"),
+            runs.join("parent-1-1.jsonl"),
+            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", false)
+                + &entry_line(&fixture, "b", "2026-01-01T00:00:00Z", true),
         )
         .unwrap();
-
-        let meta = other.join(".section.meta");
-        let line = |at: &str, run: &str| line_of_run(&a, "evals", "a", at, true, run);
-        build::build(
-            dir.path(),
-            Some(own(&evals, &[line("2026-01-02T00:00:00Z", "r2")])),
-            false,
-        )
-        .unwrap();
-        assert!(meta.exists(), "the other binary's section is kept");
-        let made = inode(&meta);
-
-        // The next run of `evals`: the other folder is taken as it is, all of it older.
-        let report = build::build(
-            dir.path(),
-            Some(own(&evals, &[line("2026-01-03T00:00:00Z", "r3")])),
-            false,
-        )
-        .unwrap();
-        assert_eq!(inode(&meta), made, "the section was used, not made again");
+        let once = fold(dir.path()).unwrap();
+        let files = folded_files(dir.path());
+        let twice = fold(dir.path()).unwrap();
+        assert_eq!(folded_files(dir.path()), files);
+        assert_eq!(twice.cases, once.cases);
         assert_eq!(
-            (
-                report.totals.cases,
-                report.totals.older,
-                report.totals.failed
-            ),
-            (3, 2, 1)
+            twice.generated_at, once.generated_at,
+            "report.json was left as it was"
         );
-        assert_eq!(report.latest_run.as_deref(), Some("r3"));
-        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-        let link = html.split("href=\"#failure-").nth(1).unwrap();
-        let anchor = &link[..link.find('"').unwrap()];
-        assert!(
-            html.contains(&format!("id=\"failure-{anchor}\"")),
-            "{anchor}"
-        );
-        assert_eq!(html.matches("class=\"older\"").count(), 2);
-
-        // The same report as every line read again.
-        let taken = written_report(dir.path());
-        rebuild(dir.path()).unwrap();
-        assert_eq!(taken, written_report(dir.path()));
     }
 
-    #[cfg(unix)]
     #[test]
-    fn a_section_is_made_again_when_its_older_marks_change_or_a_fixture_goes() {
+    fn the_fold_keeps_the_last_ten_runs_journals() {
         let dir = tempfile::tempdir().unwrap();
-        let fixtures = dir.path().join("fixtures");
-        std::fs::create_dir_all(&fixtures).unwrap();
-        let (a, c) = (fixtures.join("a.json"), fixtures.join("c.json"));
-        std::fs::write(&a, "{}").unwrap();
-        std::fs::write(&c, "{}").unwrap();
-        let evals = dir.path().join("entries/demo/evals");
-        let other = dir.path().join("entries/demo/other");
-        std::fs::create_dir_all(&evals).unwrap();
-        std::fs::create_dir_all(&other).unwrap();
-        let meta = other.join(".section.meta");
-
-        // `other` runs in run r1: its section is made while its line is the latest.
-        let c_line = line_of_run(&c, "other", "c", "2026-01-01T00:00:00Z", true, "r1");
-        let report = build::build(
-            dir.path(),
-            Some(own(&other, std::slice::from_ref(&c_line))),
-            false,
-        )
-        .unwrap();
-        assert_eq!(report.totals.older, 0);
-        let made = inode(&meta);
-
-        // `evals` runs in r2: the other line is older now, so its section is rendered again.
-        let a_line = |at: &str, run: &str| line_of_run(&a, "evals", "a", at, true, run);
-        let report = build::build(
-            dir.path(),
-            Some(own(&evals, &[a_line("2026-01-02T00:00:00Z", "r2")])),
-            false,
-        )
-        .unwrap();
-        assert_eq!((report.totals.cases, report.totals.older), (2, 1));
-        assert_ne!(inode(&meta), made, "made again");
-        let taken = written_report(dir.path());
-        assert_eq!(taken["cases"][1]["older"], true, "{taken}");
-
-        // Its fixture is deleted: the next rebuild leaves its result out.
-        std::fs::remove_file(&c).unwrap();
-        let report = build::build(
-            dir.path(),
-            Some(own(&evals, &[a_line("2026-01-03T00:00:00Z", "r3")])),
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            (report.totals.cases, report.totals.older),
-            (1, 0),
-            "{report:?}"
-        );
-        assert!(!other.join(MERGED).exists() && !meta.exists());
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn lines_without_a_run_in_a_kept_section_become_older_when_a_run_comes() {
-        // The fixtures outside the report folder, whose time the rebuilds do not change.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("fx")).unwrap();
-        let (a, b) = (dir.path().join("fx/a.json"), dir.path().join("fx/b.json"));
-        std::fs::write(&a, "{}").unwrap();
-        std::fs::write(&b, "{}").unwrap();
-        let evals = dir.path().join("entries/demo/evals");
-        let other = dir.path().join("entries/demo/other");
-        std::fs::create_dir_all(&evals).unwrap();
-        std::fs::create_dir_all(&other).unwrap();
-        std::fs::write(
-            other.join(MERGED),
-            entry_line(&b, "b", "2026-01-01T00:00:00Z", true).replace("\"evals\"", "\"other\""),
-        )
-        .unwrap();
-        // Results written before runs were recorded: none is older.
-        let a_line = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
-        build::build(dir.path(), Some(own(&evals, &[a_line])), false).unwrap();
-        assert!(other.join(".section.meta").exists());
-        // A run with an id: the other binary's line is older now.
-        let a_line = line_of_run(&a, "evals", "a", "2026-01-03T00:00:00Z", true, "r2");
-        let report = build::build(dir.path(), Some(own(&evals, &[a_line])), false).unwrap();
-        assert_eq!(report.totals.older, 1, "{report:?}");
-        let taken = written_report(dir.path());
-        rebuild(dir.path()).unwrap();
-        assert_eq!(taken, written_report(dir.path()));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_merged_file_with_newer_lines_of_a_run_that_ended_meanwhile_is_read() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("fx")).unwrap();
-        let a = dir.path().join("fx/a.json");
-        std::fs::write(&a, "{}").unwrap();
-        let evals = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&evals).unwrap();
-        // Two whole runs of the target side by side: the one that started later ends first.
-        let later = line_of_run(&a, "evals", "a", "2026-01-03T00:00:00Z", false, "r2");
-        let first = build::Own {
-            path: evals.join("111-1.jsonl"),
-            count: 1,
-            whole: true,
-            prepared: None,
-        };
-        std::fs::write(&first.path, &later).unwrap();
-        build::build(dir.path(), Some(first), false).unwrap();
-        let earlier = line_of_run(&a, "evals", "a", "2026-01-02T00:00:00Z", true, "r1");
-        let report = build::build(dir.path(), Some(own(&evals, &[earlier])), true).unwrap();
-        assert_eq!(
-            report.cases[0].run.as_deref(),
-            Some("r2"),
-            "the newer line wins"
-        );
-    }
-
-    /// A finishing process's own entry file, as `finish` hands it over.
-    pub(super) fn own(folder: &Path, lines: &[String]) -> build::Own {
-        let path = folder.join(format!("{}-7.jsonl", std::process::id()));
-        std::fs::write(&path, lines.concat()).unwrap();
-        build::Own {
-            path,
-            count: lines.len(),
-            whole: true,
-            prepared: None,
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let runs = dir.path().join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let start = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for run in 0..12u64 {
+            let path = runs.join(format!("parent-{run}-1.jsonl"));
+            let at = format!("2026-01-01T00:00:{run:02}Z");
+            std::fs::write(&path, entry_line(&fixture, "a", &at, true)).unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            file.set_modified(start + std::time::Duration::from_secs(run))
+                .unwrap();
         }
-    }
-
-    #[test]
-    fn a_finishing_process_folds_its_own_entries_into_the_merged_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
-        std::fs::write(&a, "{}").unwrap();
-        std::fs::write(&b, "{}").unwrap();
-        let evals = dir.path().join("entries/demo/evals");
-        let other = dir.path().join("entries/demo/other");
-        std::fs::create_dir_all(&evals).unwrap();
-        std::fs::create_dir_all(&other).unwrap();
-        let old_a = entry_line(&a, "a", "2026-01-01T00:00:00Z", false);
-        let old_b = entry_line(&b, "b", "2026-01-01T00:00:00Z", false);
-        std::fs::write(evals.join(MERGED), old_a.clone() + &old_b).unwrap();
-        let other_binary =
-            entry_line(&a, "a", "2026-01-01T00:00:00Z", true).replace("\"evals\"", "\"other\"");
-        std::fs::write(other.join(MERGED), &other_binary).unwrap();
-
-        // A run of one case: the other case's older line stays in the merged file.
-        let new_a = entry_line(&a, "a", "2026-01-02T00:00:00Z", true);
-        let mine = own(&evals, std::slice::from_ref(&new_a));
-        let own_file = mine.path.clone();
-        let report = build::build(dir.path(), Some(mine), true).unwrap();
-        assert_eq!(report.cases.len(), 3);
+        let report = fold(dir.path()).unwrap();
         assert_eq!(
-            report.cases.iter().filter(|c| c.passed).count(),
-            2,
-            "the new `a` and the other binary's"
+            report.cases[0].finished_at.to_rfc3339(),
+            "2026-01-01T00:00:11+00:00"
         );
-        assert!(!own_file.exists());
-        assert_eq!(
-            std::fs::read_to_string(evals.join(MERGED)).unwrap(),
-            new_a.clone() + &old_b
-        );
-
-        // A run of every case: its own file becomes the merged file, line for line.
-        let (newer_a, newer_b) = (
-            entry_line(&a, "a", "2026-01-03T00:00:00Z", true),
-            entry_line(&b, "b", "2026-01-03T00:00:00Z", true),
-        );
-        let mine = own(&evals, &[newer_b.clone(), newer_a.clone()]);
-        let report = build::build(dir.path(), Some(mine), true).unwrap();
-        assert!(report.cases.iter().all(|c| c.passed), "{report:?}");
-        assert_eq!(
-            std::fs::read_to_string(evals.join(MERGED)).unwrap(),
-            newer_b + &newer_a
-        );
-        assert_eq!(
-            std::fs::read_to_string(other.join(MERGED)).unwrap(),
-            other_binary
-        );
-        let left: Vec<String> = std::fs::read_dir(&evals)
+        let mut left: Vec<String> = std::fs::read_dir(&runs)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.starts_with(".section."))
             .collect();
-        assert_eq!(
-            left,
-            [MERGED],
-            "only the merged file is left, beside its section"
-        );
-        // Rebuilt from the files alone, the report is the same.
-        assert_eq!(rebuild(dir.path()).unwrap().cases, report.cases);
+        left.sort();
+        assert_eq!(left.len(), 10, "{left:?}");
+        assert!(!left.contains(&"parent-0-1.jsonl".to_string()));
+        assert!(!left.contains(&"parent-1-1.jsonl".to_string()));
     }
-
     #[test]
     fn an_entry_lines_key_is_read_by_position_as_serde_reads_it() {
         let entry: Entry = serde_json::from_str(&entry_line(
@@ -1806,49 +1402,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn own_results_stand_and_others_whose_fixture_is_gone_are_dropped() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, added, gone) = (
-            dir.path().join("a.json"),
-            dir.path().join("added.json"),
-            dir.path().join("gone.json"),
-        );
-        std::fs::write(&added, "{}").unwrap();
-        let evals = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&evals).unwrap();
-        std::fs::write(
-            evals.join("999999999-1.jsonl"),
-            entry_line(&added, "added", "2026-01-01T00:00:00Z", true)
-                + &entry_line(&gone, "gone", "2026-01-01T00:00:00Z", true),
-        )
-        .unwrap();
-        // This process ran `a` just now: its result is not looked up on disk (no stat per case
-        // of a whole run), even though its file is gone by the time the report is built.
-        let mine = own(&evals, &[entry_line(&a, "a", "2026-01-02T00:00:00Z", true)]);
-        let report = build::build(dir.path(), Some(mine), true).unwrap();
-        let cases: Vec<&str> = report.cases.iter().map(|c| c.case.as_str()).collect();
-        assert_eq!(cases, ["a", "added"]);
-    }
-
-    #[test]
-    fn a_live_writers_file_is_read_but_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("a.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let writers = dir.path().join("entries/demo/evals");
-        std::fs::create_dir_all(&writers).unwrap();
-        let mine = writers.join(format!("{}-1.jsonl", std::process::id()));
-        std::fs::write(
-            &mine,
-            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true),
-        )
-        .unwrap();
-        let report = rebuild(dir.path()).unwrap();
-        assert_eq!(report.cases.len(), 1);
-        assert!(mine.exists(), "this process may still append to it");
-    }
-
     /// An entry line of `binary` in run `run`, for a fixture under a crate at `root`.
     fn run_line(root: &Path, binary: &str, case: &str, run: &str, at: &str) -> String {
         let fixture = root.join("fixtures/s").join(format!("{case}.json"));
@@ -1872,37 +1425,27 @@ mod tests {
         std::fs::write(root.join("tests/evals.rs"), "").unwrap();
         std::fs::write(root.join("tests/other.rs"), "").unwrap();
         let out = dir.path().join("out");
-        let folder = |binary: &str| {
-            let folder = out.join("entries/demo").join(binary);
-            std::fs::create_dir_all(&folder).unwrap();
-            folder
-        };
+        let runs = out.join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let journal = |run: &str| runs.join(format!("{run}.jsonl"));
         // `other` ran in run 1 only; `evals` in runs 1 and 2 (case b only in 2: a filtered run);
         // `removed` ran in run 2 but its test file is gone since.
         std::fs::write(
-            folder("other").join(MERGED),
-            run_line(&root, "other", "a", "run-1", "2026-01-01T00:00:00Z"),
-        )
-        .unwrap();
-        std::fs::write(
-            folder("evals").join(MERGED),
-            run_line(&root, "evals", "a", "run-1", "2026-01-01T00:00:01Z")
+            journal("run-1"),
+            run_line(&root, "other", "a", "run-1", "2026-01-01T00:00:00Z")
+                + &run_line(&root, "evals", "a", "run-1", "2026-01-01T00:00:01Z")
                 + &run_line(&root, "evals", "b", "run-1", "2026-01-01T00:00:01Z"),
         )
         .unwrap();
         std::fs::write(
-            folder("evals").join("999999999-1.jsonl"),
-            run_line(&root, "evals", "b", "run-2", "2026-01-02T00:00:00Z"),
-        )
-        .unwrap();
-        std::fs::write(
-            folder("removed").join(MERGED),
-            run_line(&root, "removed", "a", "run-2", "2026-01-02T00:00:01Z"),
+            journal("run-2"),
+            run_line(&root, "evals", "b", "run-2", "2026-01-02T00:00:00Z")
+                + &run_line(&root, "removed", "a", "run-2", "2026-01-02T00:00:01Z"),
         )
         .unwrap();
         std::fs::write(root.join("tests/gone.rs"), "").unwrap();
 
-        let report = rebuild(&out).unwrap();
+        let report = fold(&out).unwrap();
         let rows: Vec<(&str, &str, bool)> = report
             .cases
             .iter()
@@ -2124,18 +1667,18 @@ mod tests {
         assert_eq!(d[9].count, 2);
     }
 
-    /// A line whose key reads but whose entry does not, in a file read whole and in one read
-    /// at offsets (over 256 KiB), is left out and listed with its file, line and column, as is
-    /// a line cut off by a kill; a file with many is listed up to 20 lines, then counted.
+    /// A line whose key reads but whose entry does not is left out and listed with its file,
+    /// line and column, as is a line cut off by a kill; a file with many is listed up to 20
+    /// lines, then counted.
     #[test]
     fn unreadable_entry_lines_are_named_by_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let writers = dir.path().join("entries/demo/evals");
+        let writers = dir.path().join("runs");
         std::fs::create_dir_all(&writers).unwrap();
         let fixture = dir.path().join("a.json");
         std::fs::write(&fixture, "{}").unwrap();
         let wrong_type = |line: String| line.replace("\"passed\":true", "\"passed\":1");
-        let small = writers.join("999999999-1.jsonl");
+        let small = writers.join("run-1.jsonl");
         std::fs::write(
             &small,
             entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true)
@@ -2148,13 +1691,12 @@ mod tests {
             large.push_str(&if i == 2500 { wrong_type(line) } else { line });
         }
         large.push_str("{\"package\":\"demo\",\"bin");
-        assert!(large.len() > 256 * 1024);
-        let big = writers.join("999999999-2.jsonl");
+        let big = writers.join("run-2.jsonl");
         std::fs::write(&big, &large).unwrap();
-        let many = writers.join("999999999-3.jsonl");
+        let many = writers.join("run-3.jsonl");
         std::fs::write(&many, "not json\n".repeat(25)).unwrap();
 
-        let report = rebuild(dir.path()).unwrap();
+        let report = fold(dir.path()).unwrap();
         assert_eq!(
             report.cases.len(),
             1 + 2999,
