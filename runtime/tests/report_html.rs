@@ -3,7 +3,7 @@
 
 use proposal_eval::__internal::recording::usage::UsageTotals;
 use proposal_eval::__internal::report::RecordingUse;
-use proposal_eval::__internal::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
+use proposal_eval::__internal::report::{fold, Entry, EvaluatorEntry, FieldEntry};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -87,16 +87,19 @@ fn build(dir: &Path) -> PathBuf {
     let diff = "  [0].newValue: values differ: expected 120, actual \"120\"\n\
                 --- expected (normalized)\n+++ actual (normalized)\n@@ -1,3 +1,3 @@\n\
                 -  \"newValue\": 120\n+  \"newValue\": \"<b id=injected>120</b>\"\n";
+    let mut journal = String::new();
     for e in [
         entry(dir, "raise_amount", 0.0, diff),
         entry(dir, "new_iban", 1.0, ""),
         entry(dir, "aaa_first", 1.0, ""),
     ] {
-        let file = out.join("entries").join(format!("{}.json", e.case));
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, serde_json::to_string(&e).unwrap()).unwrap();
+        journal.push_str(&serde_json::to_string(&e).unwrap());
+        journal.push('\n');
     }
-    rebuild(&out).unwrap();
+    let file = out.join("runs/test-run.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, journal).unwrap();
+    fold(&out).unwrap();
     out.join("report.html")
 }
 

@@ -139,9 +139,7 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
         }
     }
     let mut folded = make(gathered)?;
-    if let Some(kept) = write(dir, &folded)? {
-        folded.report.generated_at = kept;
-    }
+    write(dir, &mut folded)?;
     if !keep_cases {
         folded.report.cases = Vec::new();
     }
@@ -266,9 +264,10 @@ fn without_generated_at(text: &str) -> (&str, &str) {
     (&text[..value], &text[end..])
 }
 
-/// Writes the fold's files, each only when its content changed (or it is missing); returns the
-/// time `report.json` was generated when it was left as it was.
-fn write(dir: &Path, folded: &Folded) -> Result<Option<DateTime<Utc>>, ReportError> {
+/// Writes the fold's files, each only when its content changed (or it is missing): a
+/// `report.json` that differs only in its `generated_at` is left as it was, and the report
+/// takes its time.
+fn write(dir: &Path, folded: &mut Folded) -> Result<(), ReportError> {
     let put = |name: &str, text: &str| -> Result<(), ReportError> {
         let path = dir.join(name);
         crate::files::replace_derived_with(&path, |out| {
@@ -276,24 +275,32 @@ fn write(dir: &Path, folded: &Folded) -> Result<Option<DateTime<Utc>>, ReportErr
         })
         .map_err(ReportError::io("write", &path))
     };
-    let results_path = dir.join(RESULTS);
-    if std::fs::read_to_string(&results_path).ok().as_deref() != Some(folded.results.as_str()) {
+    let differs = |name: &str, text: &str| {
+        std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes())
+    };
+    if differs(RESULTS, &folded.results) {
         put(RESULTS, &folded.results)?;
     }
     let old = std::fs::read_to_string(dir.join("report.json")).unwrap_or_default();
-    let same = without_generated_at(&old) == without_generated_at(&folded.json);
-    if !same {
-        put("report.json", &folded.json)?;
+    let kept = (without_generated_at(&old) == without_generated_at(&folded.json))
+        .then(|| {
+            let (before, _) = without_generated_at(&old);
+            let time = old[before.len()..].split('"').next()?;
+            DateTime::parse_from_rfc3339(time).ok()
+        })
+        .flatten();
+    match kept {
+        Some(time) => {
+            folded.report.generated_at = time.to_utc();
+            folded.json = old;
+        }
+        None => put("report.json", &folded.json)?,
     }
-    if !same || !dir.join("report.html").is_file() {
-        put("report.html", &super::html_of(&folded.report, &folded.json))?;
+    let html = super::html_of(&folded.report, &folded.json);
+    if differs("report.html", &html) {
+        put("report.html", &html)?;
     }
-    let (before, _) = without_generated_at(&old);
-    let kept = old[before.len()..].split('"').next();
-    Ok(kept
-        .filter(|_| same)
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        .map(|t| t.to_utc()))
+    Ok(())
 }
 
 #[cfg(test)]
