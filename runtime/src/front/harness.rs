@@ -417,7 +417,7 @@ impl Harness {
             );
         }
         let conclusion = libtest_mimic::run(args, trials);
-        // The orphan check and the report rebuild read different files: side by side, the run
+        // The orphan check and the report's fold read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {
             let orphans = cases.as_ref().map(|cases| {

@@ -7,8 +7,7 @@ use crate::repeat::{RepeatSummary, Samples};
 use std::collections::BTreeMap;
 
 /// The report's numbers, added up case by case. They do not depend on the order the cases come
-/// in (key order in a rebuild, the order they finished in a run's own part): suites are kept by
-/// key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
+/// in: suites are kept by key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
 /// repeated cases are summed up in name order.
 #[derive(Default)]
 pub(super) struct Aggregate {

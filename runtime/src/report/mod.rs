@@ -75,7 +75,7 @@ pub struct FieldEntry {
     pub hit: bool,
 }
 
-/// One case's result, as its entry file holds it.
+/// One case's result, as a line of its run's journal holds it.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -127,7 +127,7 @@ pub struct Entry {
     /// When the case finished.
     pub finished_at: DateTime<Utc>,
     /// In a report: the result is from a run older than the report's latest run (its target or
-    /// case did not run in the latest one). Never written in entry files.
+    /// case did not run in the latest one). Never written in journals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub older: bool,
 }
