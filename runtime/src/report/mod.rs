@@ -28,6 +28,7 @@ mod build;
 pub mod compare;
 pub mod confidence;
 pub mod junit;
+pub mod page;
 mod prepared;
 pub mod review;
 mod section;
