@@ -138,11 +138,8 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
             Err(e) => gathered.unreadable.file(path, &e),
         }
     }
-    let mut folded = make(gathered)?;
+    let mut folded = make(gathered, keep_cases)?;
     write(dir, &mut folded)?;
-    if !keep_cases {
-        folded.report.cases = Vec::new();
-    }
     // The next fold reads the journals written to since this one began.
     if let Ok(file) = std::fs::File::options().append(true).open(&results_path) {
         let _ = file.set_modified(began);
@@ -178,7 +175,7 @@ fn journals(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
 
 /// The report of the gathered lines, in case order: each latest line parsed once, dropped when
 /// its fixture or test target is gone, marked older when of another run than the latest.
-fn make(mut gathered: Gathered) -> Result<Folded, ReportError> {
+fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError> {
     let latest_run = gathered.latest_run();
     let mut aggregate = Aggregate::default();
     let mut targets = Targets::default();
@@ -211,7 +208,9 @@ fn make(mut gathered: Gathered) -> Result<Folded, ReportError> {
         } else {
             cases_json.push_str(&latest.line);
         }
-        cases.push(entry);
+        if keep_cases {
+            cases.push(entry);
+        }
     }
     let (totals, suites) = aggregate.finish();
     let mut report = Report {
@@ -296,7 +295,7 @@ fn write(dir: &Path, folded: &mut Folded) -> Result<(), ReportError> {
         }
         None => put("report.json", &folded.json)?,
     }
-    let html = super::html_of(&folded.report, &folded.json);
+    let html = super::page::render(&folded.json, None);
     if differs("report.html", &html) {
         put("report.html", &html)?;
     }
