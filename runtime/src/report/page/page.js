@@ -432,6 +432,16 @@
     }
     return html + "</div>";
   }
+  // An expected step: its tool, its arguments, then any other key it has.
+  function stepText(step) {
+    if (step == null) return '<span class="muted">–</span>';
+    if (typeof step !== "object" || typeof step.tool !== "string") return "<code>" + esc(JSON.stringify(step)) + "</code>";
+    const rest = Object.assign({}, step);
+    delete rest.tool;
+    delete rest.args;
+    return "<code>" + esc(step.tool) + "</code>" + (step.args !== undefined ? " <code>" + esc(JSON.stringify(step.args)) + "</code>" : "") +
+      (Object.keys(rest).length ? ' <span class="muted">' + esc(JSON.stringify(rest)) + "</span>" : "");
+  }
   function trajectoryBlock(c) {
     const calls = c.trajectory || [];
     const aligned = (c.evaluators || []).filter((e) => Array.isArray(e.alignment));
@@ -446,8 +456,7 @@
           '</caption><thead><tr><th scope="col">Expected step</th><th scope="col">Call</th><th scope="col">Status</th>' +
           '<th scope="col">Mismatches</th></tr></thead><tbody>';
         for (const row of e.alignment) {
-          html += '<tr class="st-' + esc(row.status) + '"><td>' + (row.step == null ? '<span class="muted">–</span>' :
-            "<code>" + esc(JSON.stringify(row.step)) + "</code>") + "</td><td>" + call(row.call) + '</td><td class="status">' +
+          html += '<tr class="st-' + esc(row.status) + '"><td>' + stepText(row.step) + "</td><td>" + call(row.call) + '</td><td class="status">' +
             esc(row.status) + "</td><td>" + esc((row.mismatches || []).join("; ")) + "</td></tr>";
         }
         html += "</tbody></table>";
@@ -509,7 +518,8 @@
     panel.dataset.case = caseId(c);
     panel.hidden = false;
     if (changed) {
-      panel.scrollIntoView({ block: "start" });
+      // Opened from the list below: brought into view; on load it is at the top already.
+      if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
       panel.focus({ preventScroll: true });
     }
   }
