@@ -15,7 +15,10 @@ fn main() {
     let dir = Path::new(&dir);
     let mut times = Vec::new();
     for _ in 0..rounds {
-        for journal in std::fs::read_dir(dir.join("runs")).expect("runs/").flatten() {
+        for journal in std::fs::read_dir(dir.join("runs"))
+            .expect("runs/")
+            .flatten()
+        {
             let file = std::fs::File::options()
                 .append(true)
                 .open(journal.path())
