@@ -1,7 +1,7 @@
 //! Run reports: `target/proposal-eval/report.json` and a self-contained `report.html` beside it.
 //!
 //! Every test process appends one JSON line per case to its run's journal,
-//! `runs/<run-id>.jsonl` ([`journal`]): one `write` per case under an OS lock on the file, no
+//! `runs/<run-id>.jsonl` (the `journal` module): one `write` per case under an OS lock on the file, no
 //! temp files, no fsync (a report is derived data). A line cut off by a kill is skipped by the
 //! reader, which names its file and line, and never glued to the next one.
 //!
