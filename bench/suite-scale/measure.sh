@@ -9,6 +9,10 @@
 # ONE=N runs only case N (`--exact NAME`, each side with its own test name); with NEXTEST=1 too,
 # as nextest runs a test (its variables, `--nocapture`, one process per test).
 #
+# BEFORE_TARGET=DIR adds a third binary, `before`: the same test target as built in another target
+# folder (another tree of this crate, say the commit before a change), alternated with the other
+# two, so before, after and datatest-stable share one run's load.
+#
 # Each run goes through /usr/bin/time: one line per binary with the median, min and max wall
 # seconds, the median CPU seconds (user + system) and the median and max peak RSS (MB).
 set -euo pipefail
@@ -26,30 +30,37 @@ bin() { # the newest test binary of a target, as cargo prints it
     grep -o '"executable":"[^"]*/deps/'"$1"'-[^"]*"' | tail -1 | cut -d'"' -f4
 }
 ours=$(bin "$ours_t"); theirs=$(bin "$theirs_t")
+names=(ours theirs)
+if [ -n "${BEFORE_TARGET:-}" ]; then
+  before=$(ls -t "$BEFORE_TARGET"/release/deps/"$ours_t"-* | grep -v '\.d$' | head -1)
+  rm -rf "$BEFORE_TARGET/proposal-eval"
+  names=(ours before theirs)
+fi
 # Entries of another suite of the same test binary would stand in its report and be rebuilt
 # with it: each measurement starts from an empty report.
 rm -rf "$CARGO_TARGET_DIR/proposal-eval"
 # What cargo test sets; the harness resolves the suite and keys its report entries by them.
 export CARGO_MANIFEST_DIR=$PWD CARGO_PKG_NAME=suite-scale-bench BENCH_SUITE=$suite
 declare -A runs
-declare -a ours_args theirs_args
+declare -a ours_args theirs_args before_args
 if [ -n "${ONE:-}" ]; then
   case_path=$(printf 'cases/g%02d/case_%05d' $((ONE / 100)) "$ONE")
   folder=$(basename "$suite" | sed 's/[^A-Za-z0-9_]/_/g')
   ours_args=(--exact "$folder::${case_path//\//::}")
+  before_args=("${ours_args[@]}")
   theirs_args=(--exact "strict_case::$case_path.json")
   if [ -n "${NEXTEST:-}" ]; then
     export NEXTEST=1 NEXTEST_RUN_ID=00000000-0000-4000-8000-$(printf '%012d' $$) NEXTEST_EXECUTION_MODE=process-per-test
-    ours_args+=(--nocapture); theirs_args+=(--nocapture)
+    ours_args+=(--nocapture); theirs_args+=(--nocapture); before_args+=(--nocapture)
   fi
 fi
-for name in ours theirs; do
+for name in "${names[@]}"; do
   a="${name}_args[@]"
   "${!name}" -q "$@" "${!a}" >/dev/null 2>&1 || { echo "$name failed"; exit 1; }  # warm the page cache
 done
 stats=$(mktemp)
 for ((r = 0; r < rounds; r++)); do
-  for name in ours theirs; do
+  for name in "${names[@]}"; do
     a="${name}_args[@]"
     start=$EPOCHREALTIME
     /usr/bin/time -o "$stats" -f "%U %S %M" "${!name}" -q "$@" "${!a}" >/dev/null 2>&1
@@ -60,7 +71,7 @@ for ((r = 0; r < rounds; r++)); do
   done
 done
 rm -f "$stats"
-for name in ours theirs; do
+for name in "${names[@]}"; do
   echo "${runs[$name]}" | tr ';' '\n' | grep . | awk -v n="$name" -v s="$shape $suite $* ${ONE:+one case}${NEXTEST:+ (nextest)}" '
     { wall[NR] = $1; cpu[NR] = $2 + $3; rss[NR] = $4 / 1024 }
     function median(a, k, i, j, t) { # sorts a copy of a[1..NR]

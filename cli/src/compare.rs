@@ -334,11 +334,11 @@ fn comparison(options: &Options) -> Result<Comparison, String> {
     ))
 }
 
-/// The current report's file, rebuilt from the entries first (as `report` does), so that it
-/// holds every case the last runs left.
+/// The current report's file, folded from the runs' journals first (as `report` does), so that
+/// it holds every case the last runs left.
 pub fn current(report_dir: &Path) -> Result<PathBuf, String> {
     let file = report_dir.join("report.json");
-    if !report_dir.join("entries").is_dir() {
+    if !report_dir.join("runs").is_dir() && !report_dir.join("results.jsonl").is_file() {
         if file.is_file() {
             return Ok(file);
         }
@@ -347,7 +347,7 @@ pub fn current(report_dir: &Path) -> Result<PathBuf, String> {
             display(report_dir)
         ));
     }
-    proposal_eval::__internal::report::rebuild(report_dir)
-        .map_err(|e| format!("cannot write the report in {}: {e}", display(report_dir)))?;
+    proposal_eval::__internal::report::fold(report_dir)
+        .map_err(|e| format!("cannot make the report in {}: {e}", display(report_dir)))?;
     Ok(file)
 }

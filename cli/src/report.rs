@@ -1,5 +1,5 @@
-//! `cargo proposal-eval report`: rebuilds `report.json` and `report.html` from the entries the
-//! last test runs left, and prints a summary table.
+//! `cargo proposal-eval report`: folds the journals the last test runs left into
+//! `results.jsonl`, `report.json` and `report.html`, and prints a summary table.
 
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, write_atomic};
@@ -11,15 +11,15 @@ use std::path::PathBuf;
 
 /// `report --help`.
 pub const HELP: &str = "\
-Rebuild the run report from the cases the last test runs left, and summarize it.
+Bring the run report up to date with the cases the last test runs left, and summarize it.
 
 Usage: cargo proposal-eval report [--save NAME] [--compare BASE] [--junit FILE] [--target-dir DIR]
 
-Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite leaves one entry per case
-under <target>/proposal-eval/entries/. This command aggregates them into
-<target>/proposal-eval/report.json and report.html (one self-contained page: summary, accuracy
-per field, a sortable table of cases, each failure's mismatches and diff), prints a table per
-suite, and the path of the HTML page.
+Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite appends one line per case
+to its run's journal, <target>/proposal-eval/runs/<run>.jsonl. This command folds the journals
+into results.jsonl (the latest result of every case), report.json and report.html (one
+self-contained page), prints a table per suite, and the path of the HTML page. A whole run of a
+test target does this at its end; after a filtered run or `cargo nextest run`, run this.
 
 The target folder is --target-dir, else $CARGO_TARGET_DIR, else target/ in the outermost folder
 above the current one whose Cargo.toml has a [workspace] (or the nearest Cargo.toml).
@@ -102,14 +102,14 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
 /// Runs `report`; returns the exit code.
 pub fn run(options: Options) -> Result<i32, String> {
     let dir = target_dir(options.target_dir.as_deref())?.join("proposal-eval");
-    if !dir.join("entries").is_dir() {
+    if !dir.join("runs").is_dir() && !dir.join("results.jsonl").is_file() {
         return Err(format!(
             "no run report in {}: run the suite's tests first (`cargo test`)",
             dir.display()
         ));
     }
-    let report = proposal_eval::__internal::report::rebuild(&dir)
-        .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
+    let report = proposal_eval::__internal::report::fold(&dir)
+        .map_err(|e| format!("cannot make the report in {}: {e}", dir.display()))?;
     out!("{}", table(&report));
     let html = dir.join("report.html");
     let html = html.canonicalize().unwrap_or(html);

@@ -1,5 +1,5 @@
 //! Where the product keeps its derived files: `target/proposal-eval/` beside the test binaries
-//! (reports and their entry files, the discovery cache, the live-call places).
+//! (reports and the runs' journals, the discovery cache, the live-call places).
 
 use std::path::PathBuf;
 

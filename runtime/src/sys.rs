@@ -17,22 +17,6 @@ pub(crate) fn at_exit(hook: extern "C" fn()) {
     let _ = hook;
 }
 
-/// Whether a process with this id may still be running (`kill(pid, 0)`). Without that call, an
-/// unknown answer is "yes", so nothing of a live process is ever taken away.
-pub(crate) fn process_alive(pid: u32) -> Option<bool> {
-    #[cfg(unix)]
-    {
-        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
-        let status = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        Some(status == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        None
-    }
-}
-
 /// Whether the child has exited, without reaping it (unix), so its process group id stays ours
 /// until [`kill_group`] has run.
 pub(crate) fn exited(child: &mut Child) -> bool {

@@ -1,125 +1,162 @@
-//! The HTML run report as a person sees it: rendered by headless Chromium (Debian's `chromium`,
-//! which `.ci/run` installs). Skipped, with a message, where there is no Chromium.
+//! `report.html` as a person sees it: the page `report::page::render` makes, opened from
+//! `file://` in headless Chromium (Debian's `chromium`, which `.ci/run` installs), its script's
+//! DOM read back with `--dump-dom`. Skipped, with a message, where there is no Chromium.
+//!
+//! The reports are built from entries (read as JSON, so the fields an entry gains later are kept)
+//! by `Report::from_entries`; the per-case fields of the report's v2 contract (`input`,
+//! `output`, `calls`, `recording_path`, an evaluator's `verdicts` and `alignment`) are set on the
+//! JSON where the entry type does not carry them yet.
 
-use proposal_eval::__internal::recording::usage::UsageTotals;
-use proposal_eval::__internal::report::RecordingUse;
-use proposal_eval::__internal::report::{rebuild, Entry, EvaluatorEntry, FieldEntry};
+use proposal_eval::__internal::report::compare::{compare, read_view, DEFAULT_MIN_DELTA};
+use proposal_eval::__internal::report::page::render;
+use proposal_eval::__internal::report::{Entry, Report};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn entry(dir: &Path, case: &str, score: f64, rendered: &str) -> Entry {
-    let fixture = dir.join("suite").join(format!("{case}.json"));
-    std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
-    std::fs::write(&fixture, "{}").unwrap();
-    let passed = score >= 1.0;
-    Entry {
-        package: "demo".into(),
-        binary: "evals".into(),
-        suite: "payments".into(),
-        suite_dir: "fixtures/payments".into(),
-        case: case.into(),
-        test: format!("payments::{case}"),
-        fixture,
-        description: Some(format!("the {case} case")),
-        passed,
-        score: Some(score),
-        recording: RecordingUse::Replayed,
-        evaluators: vec![EvaluatorEntry {
-            evaluator: "strict".into(),
-            score,
-            passed,
-            summary: if passed {
-                "0 mismatch(es)"
-            } else {
-                "1 mismatch(es)"
+/// One case's entry, with every v2 field. `misses` are the strict evaluator's (empty: passed).
+fn case(suite: &str, name: &str, score: f64, misses: &[&str]) -> Value {
+    let passed = misses.is_empty();
+    let diff = "--- expected (normalized)\n+++ actual (normalized)\n@@ -1,3 +1,3 @@\n {\n\
+                -  \"newValue\": 120\n+  \"newValue\": \"<b id=injected>120</b></script>\"\n }\n";
+    let rendered = if passed {
+        String::new()
+    } else {
+        format!("  {}\n{diff}", misses.join("\n  "))
+    };
+    let mut evaluators = vec![json!({
+        "evaluator": "strict", "score": score, "passed": passed,
+        "summary": format!("{} mismatch(es)", misses.len()),
+        "misses": misses, "rendered": rendered,
+        "fields": [{"path": "invoice.total", "hit": passed}, {"path": "invoice.iban", "hit": true}],
+    })];
+    if suite == "refunds" {
+        evaluators.push(json!({
+            "evaluator": "trajectory", "score": score, "passed": passed,
+            "summary": if passed { "3 of 3 steps" } else { "1 of 3 steps" },
+            "alignment": [
+                {"step": {"tool": "lookup_invoice"}, "call": 0, "status": "matched", "mismatches": []},
+                {"step": {"tool": "refund", "args": {"amount": 120}}, "call": if passed { json!(1) } else { json!(null) },
+                 "status": if passed { "matched" } else { "missing" }, "mismatches": []},
+                {"step": null, "call": if passed { json!(null) } else { json!(1) },
+                 "status": if passed { "matched" } else { "forbidden" },
+                 "mismatches": if passed { json!([]) } else { json!(["delete_account is forbidden"]) }},
+            ],
+        }));
+        evaluators.push(json!({
+            "evaluator": "rubric", "score": if passed { 1.0 } else { 0.5 }, "passed": passed,
+            "summary": "1 of 2 statements hold",
+            "verdicts": [
+                {"statement": "The reply names the invoice", "passed": true, "reason": "It says INV-7.", "advisory": false},
+                {"statement": "The reply is polite", "passed": passed,
+                 "reason": if passed { "It thanks the customer." } else { "It ends abruptly." }, "advisory": false},
+            ],
+        }));
+    }
+    json!({
+        "package": "demo", "binary": "evals", "suite": suite, "suite_dir": format!("fixtures/{suite}"),
+        "case": name, "test": format!("{suite}::{name}"),
+        "fixture": format!("/work/demo/fixtures/{suite}/{name}.json"),
+        "description": format!("the {name} case"),
+        "passed": passed, "score": score, "recording": "replayed",
+        "evaluators": evaluators,
+        "failure": null,
+        "usage": {"calls": 2, "input_tokens": 1200, "output_tokens": 300, "latency_ms": 406.25, "cost_usd": 0.0006},
+        "trajectory": if suite == "refunds" {
+            json!([{"tool": "lookup_invoice", "args": {"id": "INV-7"}}, {"tool": "delete_account", "args": {"id": 7}}])
+        } else { json!(null) },
+        "input": {"message": format!("Please look at {name}"), "customer": {"id": 7}},
+        "output": {"action": "refund", "amount": if passed { json!(120) } else { json!("120") }},
+        "calls": [
+            {"kind": "complete", "model": "gpt-4o-mini", "input_tokens": 800, "output_tokens": 200, "latency_ms": 300.5, "cost_usd": 0.0004},
+            {"kind": "judge", "model": "judge-model", "input_tokens": 400, "output_tokens": 100, "latency_ms": 105.75, "cost_usd": 0.0002},
+        ],
+        "recording_path": format!("fixtures/{suite}/recordings/{name}.json"),
+        "run": "run-1",
+        "finished_at": "2025-01-15T10:00:00Z",
+    })
+}
+
+/// `report.json`'s text for these entries: aggregated by the report's own code, each case's
+/// JSON then completed with the fields of `cases` its entry type does not hold.
+fn report_json(cases: &[Value]) -> String {
+    let entries: Vec<Entry> = cases
+        .iter()
+        .map(|c| serde_json::from_value(c.clone()).expect("an entry"))
+        .collect();
+    let mut report = serde_json::to_value(Report::from_entries(entries)).unwrap();
+    for built in report["cases"].as_array_mut().unwrap() {
+        let given = cases.iter().find(|c| c["test"] == built["test"]).unwrap();
+        complete(built, given);
+    }
+    serde_json::to_string(&report).unwrap()
+}
+
+/// Sets the keys of `given` that `built` lacks (or holds as null), objects and arrays of
+/// objects key by key.
+fn complete(built: &mut Value, given: &Value) {
+    match (built, given) {
+        (Value::Object(b), Value::Object(g)) => {
+            for (k, v) in g {
+                match b.get_mut(k) {
+                    Some(slot) if !slot.is_null() => complete(slot, v),
+                    _ => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
             }
-            .into(),
-            misses: if passed {
-                vec![]
-            } else {
-                vec!["[0].newValue: values differ: expected 120, actual \"120\"".into()]
-            },
-            fields: vec![FieldEntry {
-                path: "invoice.total".into(),
-                hit: passed,
-            }],
-            rendered: rendered.into(),
-        }],
-        failure: None,
-        run: Some("run-1".into()),
-        usage: Some(UsageTotals {
-            calls: 2,
-            input_tokens: 1200,
-            output_tokens: 300,
-            latency_ms: 406.25,
-            cost_usd: Some(0.0006),
-            unpriced_calls: 0,
-        }),
-        trajectory: None,
-        samples: None,
-        finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
-        older: false,
+        }
+        (Value::Array(b), Value::Array(g)) if b.len() == g.len() => {
+            for (slot, v) in b.iter_mut().zip(g) {
+                complete(slot, v);
+            }
+        }
+        _ => {}
     }
 }
 
-#[test]
-fn tokens_latency_and_cost_per_case_and_suite() {
-    let dir = tempfile::tempdir().unwrap();
-    let html = std::fs::read_to_string(build(dir.path())).unwrap();
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("target/proposal-eval/report.json")).unwrap(),
-    )
-    .unwrap();
-    let case = "2 calls, 1200 in / 300 out tokens, 406.2 ms, $0.0006";
-    assert_eq!(html.matches(case).count(), 3, "one per case row:\n{html}");
-    let suite = "6 calls, 3600 in / 900 out tokens, 1218.8 ms, $0.0018";
-    // The summary card and the suite's line.
-    assert_eq!(html.matches(suite).count(), 2, "{html}");
-    assert_eq!(json["totals"]["usage"]["input_tokens"], 3600);
-    assert_eq!(json["suites"][0]["usage"]["calls"], 6);
-    assert_eq!(json["cases"][0]["usage"]["output_tokens"], 300);
+/// The four cases of the small report: two fail.
+fn four_cases() -> Vec<Value> {
+    vec![
+        case(
+            "payments",
+            "raise_amount",
+            0.0,
+            &["[0].newValue: values differ: expected 120, actual \"120\""],
+        ),
+        case("payments", "new_iban", 1.0, &[]),
+        case(
+            "refunds",
+            "partial",
+            0.4,
+            &["[0].amount: values differ: expected 60, actual 80"],
+        ),
+        case("refunds", "full", 1.0, &[]),
+    ]
 }
 
-/// Writes three entries (one failing, with HTML-looking text in its diff) and builds the report.
-fn build(dir: &Path) -> PathBuf {
-    let out = dir.join("target").join("proposal-eval");
-    let diff = "  [0].newValue: values differ: expected 120, actual \"120\"\n\
-                --- expected (normalized)\n+++ actual (normalized)\n@@ -1,3 +1,3 @@\n\
-                -  \"newValue\": 120\n+  \"newValue\": \"<b id=injected>120</b>\"\n";
-    for e in [
-        entry(dir, "raise_amount", 0.0, diff),
-        entry(dir, "new_iban", 1.0, ""),
-        entry(dir, "aaa_first", 1.0, ""),
-    ] {
-        let file = out.join("entries").join(format!("{}.json", e.case));
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, serde_json::to_string(&e).unwrap()).unwrap();
-    }
-    rebuild(&out).unwrap();
-    out.join("report.html")
-}
-
-#[test]
-fn the_page_is_self_contained_and_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let html = std::fs::read_to_string(build(dir.path())).unwrap();
-    for remote in ["http://", "https://", "<link", "src="] {
-        assert!(
-            !html.contains(remote),
-            "the page loads nothing: found {remote}"
-        );
-    }
-    assert!(html.contains("&lt;b id=injected&gt;120&lt;/b&gt;"));
-    assert!(!html.contains("<b id=injected>"));
+fn write_page(dir: &Path, name: &str, html: &str) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, html).unwrap();
+    format!("file://{}", file.display())
 }
 
 fn chromium() -> Option<PathBuf> {
-    let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
-    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file());
+    if found.is_none() {
+        eprintln!(
+            "skipped: no Chromium at /usr/bin/chromium (install it with `apt-get install chromium`; .ci/run does)"
+        );
+    }
+    found
 }
 
-/// The DOM after load, as Chromium serializes it.
+/// The DOM after load, as Chromium serializes it, up to the embedded data (the page's markup
+/// only: the data and the script follow it).
 fn dump_dom(chromium: &Path, url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium)
@@ -140,95 +177,254 @@ fn dump_dom(chromium: &Path, url: &str) -> String {
         .stderr(Stdio::null())
         .spawn()
         .expect("chromium starts");
+    // Read while it runs: a DOM larger than the pipe's buffer would stop it otherwise.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut bytes).map(|_| bytes)
+    });
     let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
+    while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("chromium did not finish within 90 s");
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let bytes = reader.join().unwrap().unwrap();
+    let dom = String::from_utf8_lossy(&bytes).into_owned();
+    assert!(
+        dom.contains("data-rendered=\"true\""),
+        "the page's script did not finish:\n{dom}"
+    );
+    let end = dom
+        .find("<script type=\"application/json\"")
+        .expect("the embedded data");
+    dom[..end].to_string()
 }
 
 /// The text between `<tag id="ID"…>` and the next `<`.
 fn text_of(dom: &str, id: &str) -> String {
     let at = dom
         .find(&format!("id=\"{id}\""))
-        .unwrap_or_else(|| panic!("no #{id} in the DOM"));
+        .unwrap_or_else(|| panic!("no #{id} in the DOM:\n{dom}"));
     let rest = &dom[at..];
     let start = rest.find('>').unwrap() + 1;
     let end = rest[start..].find('<').unwrap();
     rest[start..start + end].to_string()
 }
 
+/// The markup from `from` to the next `to`.
+fn between<'a>(dom: &'a str, from: &str, to: &str) -> &'a str {
+    let start = dom
+        .find(from)
+        .unwrap_or_else(|| panic!("no {from} in the DOM:\n{dom}"));
+    let end = dom[start..].find(to).map_or(dom.len(), |e| start + e);
+    &dom[start..end]
+}
+
+/// The test names of the case rows, in order.
+fn rows(dom: &str) -> Vec<String> {
+    between(dom, "<tbody id=\"rows\">", "</tbody>")
+        .split("<tr data-test=\"")
+        .skip(1)
+        .map(|row| row[..row.find('"').unwrap()].to_string())
+        .collect()
+}
+
 #[test]
-fn a_browser_shows_the_summary_the_failure_and_sorts_the_table() {
-    let Some(chromium) = chromium() else {
-        eprintln!(
-            "skipped: no Chromium at /usr/bin/chromium (install it with `apt-get install chromium`; .ci/run does)"
-        );
-        return;
-    };
+fn a_failing_case_opens_to_its_whole_story() {
+    let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let page = build(dir.path());
-    let url = format!("file://{}", page.display());
-    let dom = dump_dom(&chromium, &url);
-    assert!(dom.contains("proposal-eval report"), "not rendered:\n{dom}");
+    let url = write_page(
+        dir.path(),
+        "report.html",
+        &render(&report_json(&four_cases()), None),
+    );
+    let dom = dump_dom(
+        &chromium,
+        &format!("{url}#verdict=failed&case=refunds::partial"),
+    );
 
-    // The summary numbers.
-    assert_eq!(text_of(&dom, "total-cases"), "3");
+    // The summary: every case, whatever the filter.
+    assert_eq!(text_of(&dom, "total-cases"), "4");
     assert_eq!(text_of(&dom, "total-passed"), "2");
-    assert_eq!(text_of(&dom, "total-failed"), "1");
-    assert_eq!(text_of(&dom, "pass-rate"), "66.7%");
+    assert_eq!(text_of(&dom, "total-failed"), "2");
+    assert_eq!(text_of(&dom, "pass-rate"), "50.0%");
+    assert_eq!(
+        text_of(&dom, "total-usage"),
+        "8 calls, 4800 in / 1200 out tokens, 1625.0 ms, $0.0024"
+    );
+    // Filtered to failures, the opened case marked.
+    assert_eq!(rows(&dom), ["payments::raise_amount", "refunds::partial"]);
+    assert_eq!(text_of(&dom, "count"), "2 of 4 cases match; showing 1–2.");
+    assert!(dom.contains("<tr data-test=\"refunds::partial\" data-id=\"demo/evals/refunds::partial\" class=\"open\">"));
+    // The charts, drawn as inline SVG.
+    for chart in ["chart-suites", "chart-fields", "chart-scores"] {
+        assert!(dom.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
+    }
+    assert!(between(&dom, "<svg id=\"chart-fields\"", "</svg>").contains("50.0% (2/4)"));
 
-    // The failing case's mismatch and diff, as text (the HTML in it is not markup).
-    let failure = &dom[dom.find("class=\"failure\"").expect("a failure section")..];
-    assert!(failure.contains("payments::raise_amount"));
-    assert!(failure.contains("[0].newValue: values differ: expected 120, actual \"120\""));
-    assert!(failure.contains(
-        "<span class=\"add\">+  \"newValue\": \"&lt;b id=injected&gt;120&lt;/b&gt;\"</span>"
+    let case = between(
+        &dom,
+        "<section id=\"case-detail\"",
+        "<section id=\"summary\"",
+    );
+    assert!(case.contains("<h2 id=\"case-title\">refunds::partial</h2>"));
+    // Input and output.
+    assert!(between(case, "id=\"case-input\"", "</section>")
+        .contains("\"message\": \"Please look at partial\""));
+    assert!(between(case, "id=\"case-output\"", "</section>").contains("\"amount\": \"120\""));
+    // The strict evaluator's mismatch and diff, as text: the HTML in it is not markup.
+    let strict = between(case, "data-evaluator=\"strict\"", "</div>");
+    assert!(strict.contains("[0].amount: values differ: expected 60, actual 80"));
+    assert!(strict.contains("<span class=\"del\">-  \"newValue\": 120</span>"));
+    assert!(strict.contains(
+        "<span class=\"add\">+  \"newValue\": \"&lt;b id=injected&gt;120&lt;/b&gt;&lt;/script&gt;\"</span>"
     ));
-    assert!(failure.contains("<span class=\"del\">-  \"newValue\": 120</span>"));
     assert!(!dom.contains("<b id=\"injected\">"));
-
-    // The per-field accuracy bar.
-    assert!(dom.contains("invoice.total"));
-    assert!(dom.contains("width:66.7%"));
-
-    // Sorting, driven by the page's script from the query string: score ascending puts the
-    // failing case first; by case name descending, raise_amount first, aaa_first last.
-    let order = |dom: &str| -> Vec<String> {
-        dom.split("<tr data-test=\"")
-            .skip(1)
-            .map(|row| row[..row.find('"').unwrap()].to_string())
-            .collect()
-    };
-    assert_eq!(
-        order(&dom),
-        [
-            "payments::aaa_first",
-            "payments::new_iban",
-            "payments::raise_amount"
-        ]
-    );
-    let sorted = dump_dom(&chromium, &format!("{url}?sort=score&order=asc"));
+    // The trajectory with its alignment: a step missing, a call that was forbidden.
+    let trajectory = between(case, "<section id=\"trajectory\"", "</section>");
     assert!(
-        sorted.contains("data-sorted=\"score asc\""),
-        "the script did not run"
+        trajectory.contains("Trajectory (2 tool calls)"),
+        "{trajectory}"
     );
-    assert_eq!(order(&sorted)[0], "payments::raise_amount");
-    let sorted = dump_dom(&chromium, &format!("{url}?sort=case&order=desc"));
+    assert!(trajectory.contains(
+        "<tr class=\"st-missing\"><td><code>refund</code> <code>{\"amount\":120}</code></td><td><span class=\"muted\">–</span></td><td class=\"status\">missing</td>"
+    ), "{trajectory}");
+    assert!(trajectory.contains(
+        "<td>#2 <code>delete_account</code> <code>{\"id\":7}</code></td><td class=\"status\">forbidden</td><td>delete_account is forbidden</td>"
+    ));
+    // The judge's verdicts with reasons.
+    let rubric = between(case, "data-evaluator=\"rubric\"", "</table>");
+    assert!(rubric.contains(
+        "<td>The reply is polite</td><td class=\"fail\">does not hold</td><td>It ends abruptly.</td>"
+    ));
+    // The model calls and the recording.
+    let calls = between(case, "<section id=\"model-calls\"", "</section>");
+    assert!(calls.contains(
+        "<td>2</td><td>judge</td><td>judge-model</td><td class=\"num\">400</td><td class=\"num\">100</td><td class=\"num\">105.8</td><td class=\"num\">0.000200</td>"
+    ));
     assert_eq!(
-        order(&sorted),
-        [
-            "payments::raise_amount",
-            "payments::new_iban",
-            "payments::aaa_first"
-        ]
+        text_of(case, "recording-path"),
+        "fixtures/refunds/recordings/partial.json"
     );
+    assert!(text_of(&dom, "first-render").starts_with("First screen drawn in "));
+}
+
+#[test]
+fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed() {
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // 400 cases in two suites: every second one fails, most of those on a value.
+    let cases: Vec<Value> = (0..400)
+        .map(|i| {
+            let suite = if i % 5 == 0 { "refunds" } else { "payments" };
+            let misses: &[&str] = match (i % 2, i % 6) {
+                (0, _) => &[],
+                (_, 5) => &["[0].iban: missing in actual"],
+                _ => &["[0].amount: values differ: expected 60, actual 80"],
+            };
+            let score = if misses.is_empty() {
+                1.0
+            } else {
+                (i % 10) as f64 / 10.0
+            };
+            case(suite, &format!("case_{i:03}"), score, misses)
+        })
+        .collect();
+    let new = report_json(&cases);
+    // The baseline: the same cases, all passing but one that fails in both.
+    let base_cases: Vec<Value> = cases
+        .iter()
+        .map(|c| {
+            let name = c["case"].as_str().unwrap();
+            if name == "case_001" {
+                c.clone()
+            } else {
+                case(c["suite"].as_str().unwrap(), name, 1.0, &[])
+            }
+        })
+        .collect();
+    let base = report_json(&base_cases);
+    let comparison = compare(
+        &read_view(base.as_bytes()).unwrap(),
+        "main",
+        &read_view(new.as_bytes()).unwrap(),
+        "current report",
+        DEFAULT_MIN_DELTA,
+        0.05,
+    );
+    let url = write_page(
+        dir.path(),
+        "report.html",
+        &render(&new, Some(&serde_json::to_string(&comparison).unwrap())),
+    );
+
+    // Text and verdict filters, sorted by case name descending, page 2 of 100 rows each.
+    let dom = dump_dom(
+        &chromium,
+        &format!("{url}#verdict=failed&q=values%20differ&sort=case&order=desc&page=2"),
+    );
+    let mut expected: Vec<String> = cases
+        .iter()
+        .filter(|c| {
+            c["passed"] == false
+                && c["evaluators"][0]["misses"][0]
+                    .as_str()
+                    .unwrap()
+                    .contains("values differ")
+        })
+        .map(|c| c["test"].as_str().unwrap().to_string())
+        .collect();
+    expected.sort_by(|a, b| b.cmp(a));
+    assert_eq!(expected.len(), 134);
+    assert_eq!(rows(&dom), expected[100..]);
+    assert!(dom.contains("data-sorted=\"case desc\""));
+    assert_eq!(
+        text_of(&dom, "count"),
+        "134 of 400 cases match; showing 101–134."
+    );
+    assert!(between(&dom, "<nav id=\"pager\"", "</nav>").contains("page 2 of 2"));
+
+    // The comparison: the regressions and the change per suite.
+    let compared = between(&dom, "<section id=\"comparison\"", "<section id=\"charts\"");
+    assert!(compared.contains("<h2>Compared with main</h2>"));
+    let regressions = between(compared, "<table id=\"regressions\"", "</table>");
+    assert_eq!(
+        regressions.matches("<tr data-test=").count(),
+        comparison.regressions.len()
+    );
+    assert!(regressions.contains(
+        "<a href=\"#case=demo%2Fevals%2Fpayments%3A%3Acase_003\">payments::case_003</a></td><td>pass → fail</td>"
+    ));
+    assert!(
+        !regressions.contains("case_001"),
+        "failed in both: not a regression"
+    );
+    let deltas = between(compared, "<table id=\"suite-deltas\"", "</table>");
+    let refunds = between(deltas, "<td>refunds", "</tr>");
+    let suite = comparison
+        .suites
+        .iter()
+        .find(|s| s.suite == "refunds")
+        .unwrap();
+    assert!(refunds.contains(&format!(
+        "<td class=\"num\">{}</td>",
+        suite.change.pass_to_fail
+    )));
+    assert!(compared.contains("<svg id=\"chart-deltas\""));
+
+    // Suite and evaluator: the verdict is the evaluator's.
+    let dom = dump_dom(
+        &chromium,
+        &format!("{url}#suite=refunds&evaluator=rubric&verdict=failed"),
+    );
+    let expected: Vec<String> = cases
+        .iter()
+        .filter(|c| c["suite"] == "refunds" && c["passed"] == false)
+        .map(|c| c["test"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(rows(&dom), expected);
 }

@@ -1118,12 +1118,8 @@ fn several_filters() -> Result<(), Failed> {
 fn outside_cargo() -> Result<(), Failed> {
     let suite = Suite::with_recordings("outside_cargo");
     let exe = std::env::current_exe().unwrap();
-    // `target/debug/deps/scenarios-<hash>`: the report's entries are in `target/proposal-eval`.
-    let entries = exe
-        .ancestors()
-        .nth(3)
-        .unwrap()
-        .join("proposal-eval/entries");
+    // `target/debug/deps/scenarios-<hash>`: the runs' journals are in `target/proposal-eval`.
+    let journals = exe.ancestors().nth(3).unwrap().join("proposal-eval/runs");
     // Started by hand from the crate root, with none of cargo's variables.
     let out = Command::new(&exe)
         .env_remove("CARGO_PKG_NAME")
@@ -1147,8 +1143,9 @@ fn outside_cargo() -> Result<(), Failed> {
     // This run's suite copy, as its report entries name it.
     let copy = format!("support-{}/outside_cargo", std::process::id());
     let filed_under = |package: &str| {
-        // The process's own entry file, or the merged one once a later run folded it in.
-        std::fs::read_dir(entries.join(package).join("scenarios"))
+        // A line of its run's journal.
+        let package = format!("{{\"package\":\"{package}\",\"binary\":\"scenarios\",");
+        std::fs::read_dir(&journals)
             .into_iter()
             .flatten()
             .flatten()
@@ -1156,14 +1153,16 @@ fn outside_cargo() -> Result<(), Failed> {
             .filter_map(|e| std::fs::read_to_string(e.path()).ok())
             .any(|text| {
                 text.lines().any(|line| {
-                    line.contains(&copy) && line.contains("\"case\":\"no_order_number\"")
+                    line.starts_with(&package)
+                        && line.contains(&copy)
+                        && line.contains("\"case\":\"no_order_number\"")
                 })
             })
     };
     if !filed_under("support-agent") || filed_under("unknown") {
         return Err(format!(
             "the case is not reported under its package support-agent (in {})\n{text}",
-            entries.display()
+            journals.display()
         )
         .into());
     }

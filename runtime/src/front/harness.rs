@@ -417,7 +417,7 @@ impl Harness {
             );
         }
         let conclusion = libtest_mimic::run(args, trials);
-        // The orphan check and the report rebuild read different files: side by side, the run
+        // The orphan check and the report's fold read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {
             let orphans = cases.as_ref().map(|cases| {
@@ -426,11 +426,7 @@ impl Harness {
                     crate::recording::orphans(&suite.recordings, &cases)
                 })
             });
-            crate::report::finish(if full_run {
-                crate::report::Scope::Whole
-            } else {
-                crate::report::Scope::Part
-            });
+            crate::report::finish();
             orphans.map(|o| o.join().unwrap_or_default())
         });
         if let Some(orphans) = orphans {

@@ -1,6 +1,5 @@
 //! The report's numbers (totals, per suite: score distribution, evaluators, accuracy per field,
-//! repeats), added up one entry at a time: by a rebuild in key order, and by a run's own part as
-//! its cases finish.
+//! repeats), added up one entry at a time, in case order, by the fold.
 
 use super::{bucket, buckets, Entry, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
@@ -8,8 +7,7 @@ use crate::repeat::{RepeatSummary, Samples};
 use std::collections::BTreeMap;
 
 /// The report's numbers, added up case by case. They do not depend on the order the cases come
-/// in (key order in a rebuild, the order they finished in a run's own part): suites are kept by
-/// key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
+/// in: suites are kept by key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
 /// repeated cases are summed up in name order.
 #[derive(Default)]
 pub(super) struct Aggregate {
@@ -253,23 +251,6 @@ impl ExactSum {
         }
         high
     }
-}
-
-/// Adds `other`'s counts to `totals`.
-pub(super) fn add_totals(totals: &mut Totals, other: &Totals) {
-    totals.cases += other.cases;
-    totals.passed += other.passed;
-    totals.failed += other.failed;
-    totals.replayed += other.replayed;
-    totals.replayed_stale += other.replayed_stale;
-    totals.recorded += other.recorded;
-    totals.stale += other.stale;
-    totals.no_recording += other.no_recording;
-    totals.older += other.older;
-    if let Some(usage) = &other.usage {
-        totals.usage.get_or_insert_with(Default::default).add(usage);
-    }
-    totals.set_pass_rate();
 }
 
 #[cfg(test)]

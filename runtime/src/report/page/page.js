@@ -1,0 +1,558 @@
+// report.html's script: reads the embedded report.json (and a comparison), draws the summary,
+// the charts (inline SVG), the filtered and paged case rows and an opened case. The view is in
+// the URL hash (#verdict=failed&suite=…&evaluator=…&q=…&sort=score&order=asc&page=2&case=…),
+// so a link opens the same view. No network, no library.
+"use strict";
+(function () {
+  const PAGE_SIZE = 100;
+  const CHART_ROWS = 30;
+  const $ = (id) => document.getElementById(id);
+  const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  const esc = (s) => String(s == null ? "" : s).replace(/[&<>"']/g, (c) => ESC[c]);
+  const pct = (x) => (x * 100).toFixed(1) + "%";
+  const score = (x) => (x == null ? "–" : x.toFixed(2));
+  const plural = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
+
+  let report, comparison;
+  try {
+    report = JSON.parse($("report-data").textContent);
+    comparison = JSON.parse($("compare-data").textContent);
+  } catch (e) {
+    const p = $("load-error");
+    p.textContent = "The report's data could not be read (" + e.message +
+      "): rebuild it with `cargo proposal-eval report`.";
+    p.hidden = false;
+    return;
+  }
+  const cases = report.cases || [];
+  const suites = report.suites || [];
+
+  // ---- identity and per-case facts computed once --------------------------------------------
+
+  const caseId = (c) => c.package + "/" + c.binary + "/" + c.test;
+  const suiteKey = (s) => s.package + "/" + s.binary + "/" + s.suite_dir;
+  const suiteNames = {};
+  for (const s of suites) suiteNames[s.suite] = (suiteNames[s.suite] || 0) + 1;
+  // A suite's filter value: its name, or package/binary/folder when two share the name.
+  const suiteValue = (s) => (suiteNames[s.suite] > 1 ? suiteKey(s) : s.suite);
+  const caseSuite = cases.map((c) => suiteValue(c));
+  const byId = new Map();
+  const byTest = new Map();
+  cases.forEach((c, i) => {
+    byId.set(caseId(c), i);
+    if (!byTest.has(c.test)) byTest.set(c.test, i);
+  });
+  let haystacks = null; // built on the first text filter
+  function haystack(i) {
+    if (!haystacks) {
+      haystacks = cases.map((c) => {
+        const parts = [c.test, c.suite, c.description || "", c.failure || ""];
+        for (const e of c.evaluators || []) parts.push(e.evaluator, e.summary, (e.misses || []).join("\n"));
+        return parts.join("\n").toLowerCase();
+      });
+    }
+    return haystacks[i];
+  }
+
+  // ---- the view in the hash ------------------------------------------------------------------
+
+  const KEYS = ["verdict", "suite", "evaluator", "q", "sort", "order", "page", "case"];
+  function readView() {
+    const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+    const view = {};
+    for (const k of KEYS) view[k] = params.get(k) || "";
+    return view;
+  }
+  function hashOf(view) {
+    const params = new URLSearchParams();
+    for (const k of KEYS) if (view[k]) params.set(k, view[k]);
+    return "#" + params.toString();
+  }
+  // Changes the view: a new history entry, or (typing) the current one replaced.
+  function go(changes, replace) {
+    const view = Object.assign(readView(), changes);
+    const hash = hashOf(view);
+    if (replace) location.replace(hash);
+    else location.hash = hash;
+  }
+
+  // ---- filtering and sorting -----------------------------------------------------------------
+
+  function evaluatorOf(c, name) {
+    for (const e of c.evaluators || []) if (e.evaluator === name) return e;
+    return null;
+  }
+  let cached = { key: null, rows: null };
+  function filtered(view) {
+    const key = [view.verdict, view.suite, view.evaluator, view.q, view.sort, view.order].join("\u0000");
+    if (cached.key === key) return cached.rows;
+    const q = view.q.trim().toLowerCase();
+    const rows = [];
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[i];
+      if (view.suite && caseSuite[i] !== view.suite) continue;
+      // With an evaluator chosen, the verdict is that evaluator's.
+      let passed = c.passed;
+      if (view.evaluator) {
+        const e = evaluatorOf(c, view.evaluator);
+        if (!e) continue;
+        passed = e.passed;
+      }
+      if (view.verdict === "failed" && passed) continue;
+      if (view.verdict === "passed" && !passed) continue;
+      if (q && !haystack(i).includes(q)) continue;
+      rows.push(i);
+    }
+    const sorter = SORTS[view.sort];
+    if (sorter) {
+      const dir = view.order === "desc" ? -1 : 1;
+      rows.sort((a, b) => dir * sorter(cases[a], cases[b]) || a - b);
+    }
+    cached = { key, rows };
+    return rows;
+  }
+  const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  const SORTS = {
+    verdict: (a, b) => cmp(a.passed, b.passed),
+    case: (a, b) => cmp(a.test, b.test),
+    suite: (a, b) => cmp(a.suite, b.suite) || cmp(a.test, b.test),
+    score: (a, b) => cmp(a.score == null ? -1 : a.score, b.score == null ? -1 : b.score),
+    cost: (a, b) => cmp(usageCost(a), usageCost(b)),
+  };
+  const usageCost = (c) => (c.usage ? (c.usage.cost_usd || 0) * 1e6 + c.usage.input_tokens + c.usage.output_tokens : 0);
+
+  // ---- summary -------------------------------------------------------------------------------
+
+  function usageText(u) {
+    if (!u) return "no model call";
+    let text = plural(u.calls, "call") + ", " + u.input_tokens + " in / " + u.output_tokens +
+      " out tokens, " + u.latency_ms.toFixed(1) + " ms";
+    if (u.cost_usd != null) text += ", $" + u.cost_usd.toFixed(4);
+    if (u.unpriced_calls) text += " (" + u.unpriced_calls + " unpriced)";
+    return text;
+  }
+  function rateText(t) {
+    const i = t.pass_rate_interval || t.interval;
+    return pct(t.pass_rate) + (i ? " [" + pct(i.low) + ", " + pct(i.high) + "]" : "");
+  }
+  function drawSummary() {
+    const t = report.totals || { cases: 0, passed: 0, failed: 0, pass_rate: 0 };
+    $("meta").textContent = "Built " + (report.generated_at || "?") +
+      (report.latest_run ? " · latest run " + report.latest_run : "") +
+      " · " + plural(suites.length, "suite");
+    const card = (id, label, value, cls) =>
+      '<div class="card"><span class="n ' + (cls || "") + '" id="' + id + '">' + esc(value) +
+      '</span><span class="muted">' + label + "</span></div>";
+    let html = '<div class="cards">' +
+      card("total-cases", "cases", t.cases) +
+      card("total-passed", "passed", t.passed, "pass") +
+      card("total-failed", "failed", t.failed, t.failed ? "fail" : "") +
+      card("pass-rate", "pass rate, 95% interval " + (t.pass_rate_interval ?
+        "[" + pct(t.pass_rate_interval.low) + ", " + pct(t.pass_rate_interval.high) + "]" : "–"),
+        pct(t.pass_rate));
+    if (t.older) html += card("total-older", "from an older run", t.older, "older");
+    html += "</div><p>Recordings: " + t.replayed + " replayed, " + t.replayed_stale +
+      " replayed stale, " + t.recorded + " recorded, " + t.stale + " refused as stale, " +
+      t.no_recording + " without. Model calls: <span id=\"total-usage\">" + esc(usageText(t.usage)) +
+      "</span>.</p>";
+    const bad = report.unreadable_entries || [];
+    if (bad.length) {
+      html += '<div class="notice"><p>' + plural(bad.length, "unreadable entry line", "unreadable entry lines") +
+        " left out:</p><ul>" + bad.map((b) => "<li>" + esc(b) + "</li>").join("") + "</ul></div>";
+    }
+    $("summary").innerHTML = html;
+  }
+
+  // ---- charts (inline SVG) -------------------------------------------------------------------
+
+  // Horizontal bars: rows of { label, value (0..1), note, href, cls }.
+  function barChart(id, caption, rows, total) {
+    const rowH = 22, labelW = 220, barW = 300, noteW = 150;
+    const h = rows.length * rowH + 4;
+    let svg = '<svg id="' + id + '" role="img" aria-labelledby="' + id + '-cap" width="' +
+      (labelW + barW + noteW) + '" height="' + h + '" viewBox="0 0 ' + (labelW + barW + noteW) + " " + h + '">';
+    rows.forEach((r, k) => {
+      const y = k * rowH + 2;
+      const label = r.label.length > 32 ? "…" + r.label.slice(-31) : r.label;
+      let bar = '<text x="' + (labelW - 6) + '" y="' + (y + 14) + '" text-anchor="end">' + esc(label) + "</text>" +
+        '<rect class="track" x="' + labelW + '" y="' + (y + 3) + '" width="' + barW + '" height="14"/>' +
+        '<rect class="' + (r.cls || "bar") + '" x="' + labelW + '" y="' + (y + 3) + '" width="' +
+        (barW * Math.max(0, Math.min(1, r.value))).toFixed(1) + '" height="14"><title>' +
+        esc(r.label + ": " + r.note) + "</title></rect>" +
+        '<text x="' + (labelW + barW + 6) + '" y="' + (y + 14) + '">' + esc(r.note) + "</text>";
+      if (r.href) bar = '<a href="' + esc(r.href) + '">' + bar + "</a>";
+      svg += bar;
+    });
+    svg += "</svg>";
+    const shown = total > rows.length ? " (the " + rows.length + " lowest of " + total + ")" : "";
+    return '<figure class="chart"><figcaption id="' + id + '-cap">' + esc(caption + shown) +
+      "</figcaption>" + (rows.length ? svg : '<p class="muted">nothing to show</p>') + "</figure>";
+  }
+  function histogram(id, caption, buckets) {
+    const w = 420, h = 160, left = 36, bottom = 22, top = 14;
+    const max = Math.max(1, ...buckets.map((b) => b.count));
+    const colW = (w - left) / buckets.length;
+    let svg = '<svg id="' + id + '" role="img" aria-labelledby="' + id + '-cap" width="' + w +
+      '" height="' + h + '" viewBox="0 0 ' + w + " " + h + '">' +
+      '<line class="axis" x1="' + left + '" y1="' + (h - bottom) + '" x2="' + w + '" y2="' + (h - bottom) + '"/>';
+    buckets.forEach((b, k) => {
+      const bh = ((h - bottom - top) * b.count) / max;
+      const x = left + k * colW;
+      svg += '<rect class="bar" x="' + (x + 2).toFixed(1) + '" y="' + (h - bottom - bh).toFixed(1) +
+        '" width="' + (colW - 4).toFixed(1) + '" height="' + bh.toFixed(1) + '"><title>' +
+        esc("scores " + b.from.toFixed(1) + "–" + b.to.toFixed(1) + ": " + plural(b.count, "case")) +
+        "</title></rect>" +
+        (b.count ? '<text x="' + (x + colW / 2).toFixed(1) + '" y="' + (h - bottom - bh - 3).toFixed(1) +
+          '" text-anchor="middle">' + b.count + "</text>" : "") +
+        '<text x="' + (x + colW / 2).toFixed(1) + '" y="' + (h - 6) + '" text-anchor="middle">' +
+        b.from.toFixed(1) + "</text>";
+    });
+    svg += "</svg>";
+    return '<figure class="chart"><figcaption id="' + id + '-cap">' + esc(caption) + "</figcaption>" + svg + "</figure>";
+  }
+  function drawCharts() {
+    const bySuite = suites.map((s) => ({
+      label: suiteNames[s.suite] > 1 ? s.suite + " (" + s.binary + ")" : s.suite,
+      value: s.pass_rate,
+      note: pct(s.pass_rate) + " of " + s.cases,
+      href: hashOf({ suite: suiteValue(s) }),
+      cls: "bar-pass",
+    }));
+    bySuite.sort((a, b) => a.value - b.value);
+    const fields = new Map();
+    for (const s of suites) {
+      for (const f of s.field_accuracy || []) {
+        const acc = fields.get(f.path) || { hits: 0, total: 0 };
+        acc.hits += f.hits;
+        acc.total += f.total;
+        fields.set(f.path, acc);
+      }
+    }
+    const byField = [...fields].map(([path, f]) => ({
+      label: path,
+      value: f.total ? f.hits / f.total : 0,
+      note: pct(f.total ? f.hits / f.total : 0) + " (" + f.hits + "/" + f.total + ")",
+    }));
+    byField.sort((a, b) => a.value - b.value || cmp(a.label, b.label));
+    const buckets = [];
+    for (let k = 0; k < 10; k++) buckets.push({ from: k / 10, to: (k + 1) / 10, count: 0 });
+    for (const s of suites) (s.score_distribution || []).forEach((b, k) => { if (buckets[k]) buckets[k].count += b.count; });
+    $("charts").innerHTML =
+      barChart("chart-suites", "Pass rate per suite", bySuite.slice(0, CHART_ROWS), bySuite.length) +
+      barChart("chart-fields", "Accuracy per field", byField.slice(0, CHART_ROWS), byField.length) +
+      histogram("chart-scores", "Score distribution (cases)", buckets);
+  }
+
+  // ---- comparison ----------------------------------------------------------------------------
+
+  function drawComparison() {
+    if (!comparison) return;
+    const c = comparison;
+    const points = (d) => (d >= 0 ? "+" : "") + (d * 100).toFixed(1) + " pt";
+    let html = "<h2>Compared with " + esc(c.base.name) + "</h2><p>Pass rate " + pct(c.base.pass_rate) +
+      " → " + pct(c.new.pass_rate) + " (" + points(c.new.pass_rate - c.base.pass_rate) + "); overall: <strong>" +
+      esc((c.overall.verdict || "").replace(/_/g, " ")) + "</strong> at α = " + c.alpha + ".</p>";
+    const rows = (c.suites || []).map((s) => ({
+      label: s.suite,
+      value: s.new.pass_rate - s.base.pass_rate,
+      s,
+    }));
+    // Deltas per suite: a diverging bar chart, then the numbers.
+    const w = 640, rowH = 22, labelW = 200, mid = labelW + 160, half = 150;
+    let svg = '<svg id="chart-deltas" role="img" aria-labelledby="chart-deltas-cap" width="' + w + '" height="' +
+      (rows.length * rowH + 4) + '" viewBox="0 0 ' + w + " " + (rows.length * rowH + 4) + '">' +
+      '<line class="axis" x1="' + mid + '" y1="0" x2="' + mid + '" y2="' + rows.length * rowH + '"/>';
+    rows.forEach((r, k) => {
+      const y = k * rowH + 2, len = Math.min(1, Math.abs(r.value)) * half;
+      svg += '<text x="' + (labelW - 6) + '" y="' + (y + 14) + '" text-anchor="end">' + esc(r.label) + "</text>" +
+        '<rect class="' + (r.value < 0 ? "bar-fail" : "bar-pass") + '" x="' + (r.value < 0 ? mid - len : mid).toFixed(1) +
+        '" y="' + (y + 3) + '" width="' + len.toFixed(1) + '" height="14"><title>' + esc(r.label + ": " + points(r.value)) +
+        "</title></rect>" + '<text x="' + (mid + half + 10) + '" y="' + (y + 14) + '">' + esc(points(r.value)) + "</text>";
+    });
+    svg += "</svg>";
+    html += '<figure class="chart"><figcaption id="chart-deltas-cap">Pass rate change per suite</figcaption>' + svg + "</figure>";
+    html += '<table id="suite-deltas"><thead><tr><th scope="col">Suite</th><th scope="col">Baseline</th><th scope="col">Now</th>' +
+      '<th scope="col" class="num">Pass → fail</th><th scope="col" class="num">Fail → pass</th><th scope="col" class="num">p</th>' +
+      '<th scope="col">Verdict</th><th scope="col">Mean score change</th><th scope="col">Cost</th></tr></thead><tbody>';
+    for (const { s } of rows) {
+      const cost = (u) => (u && u.cost_usd != null ? "$" + u.cost_usd.toFixed(4) : "–");
+      html += "<tr><td>" + esc(s.suite) + ' <span class="muted">' + esc(s.binary) + "</span></td><td>" + rateText(s.base) +
+        "</td><td>" + rateText(s.new) + '</td><td class="num">' + s.pass_to_fail + '</td><td class="num">' + s.fail_to_pass +
+        '</td><td class="num">' + s.p_value.toFixed(3) + "</td><td>" + esc((s.verdict || "").replace(/_/g, " ")) + "</td><td>" +
+        (s.score ? (s.score.mean >= 0 ? "+" : "") + s.score.mean.toFixed(3) + " [" + s.score.interval.low.toFixed(3) + ", " +
+          s.score.interval.high.toFixed(3) + "]" : "–") + "</td><td>" + cost(s.base_usage) + " → " + cost(s.new_usage) + "</td></tr>";
+    }
+    html += "</tbody></table>";
+    const verdict = (p) => (p == null ? "–" : p ? "pass" : "fail");
+    const table = (id, title, list) => {
+      if (!list || !list.length) return "";
+      let t = "<h3>" + esc(title) + " (" + list.length + ')</h3><table id="' + id + '"><thead><tr><th scope="col">Case</th>' +
+        '<th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Why</th></tr></thead><tbody>';
+      for (const x of list) {
+        const id = x.package + "/" + x.binary + "/" + x.test;
+        const name = byId.has(id) ? '<a href="' + esc(hashOf({ case: id })) + '">' + esc(x.test) + "</a>" : esc(x.test);
+        t += '<tr data-test="' + esc(x.test) + '"><td>' + name + "</td><td>" + verdict(x.base_passed) + " → " +
+          verdict(x.new_passed) + "</td><td>" + score(x.base_score) + " → " + score(x.new_score) + "</td><td>" +
+          esc(x.why || "") + "</td></tr>";
+      }
+      return t + "</tbody></table>";
+    };
+    html += table("regressions", "Regressions", c.regressions) + table("fixes", "Fixes", c.fixes) +
+      table("score-changes", "Score changes", c.score_changes) + table("flaky", "Flaky", c.flaky) +
+      table("added", "Added", c.added) + table("removed", "Removed", c.removed);
+    $("comparison").innerHTML = html;
+    $("comparison").hidden = false;
+  }
+
+  // ---- filters, rows, pager ------------------------------------------------------------------
+
+  function fillFilters() {
+    const suiteSelect = $("f-suite");
+    for (const s of suites) {
+      const o = document.createElement("option");
+      o.value = suiteValue(s);
+      o.textContent = suiteNames[s.suite] > 1 ? s.suite + " (" + s.package + "/" + s.binary + ")" : s.suite;
+      suiteSelect.appendChild(o);
+    }
+    const names = new Set();
+    for (const s of suites) for (const e of s.evaluators || []) names.add(e.evaluator);
+    for (const name of [...names].sort()) {
+      const o = document.createElement("option");
+      o.value = o.textContent = name;
+      $("f-evaluator").appendChild(o);
+    }
+    $("f-verdict").addEventListener("change", (e) => go({ verdict: e.target.value, page: "" }));
+    $("f-suite").addEventListener("change", (e) => go({ suite: e.target.value, page: "" }));
+    $("f-evaluator").addEventListener("change", (e) => go({ evaluator: e.target.value, page: "" }));
+    let typing = 0;
+    $("f-text").addEventListener("input", (e) => {
+      clearTimeout(typing);
+      typing = setTimeout(() => go({ q: e.target.value, page: "" }, true), 200);
+    });
+    $("f-clear").addEventListener("click", () => go({ verdict: "", suite: "", evaluator: "", q: "", page: "" }));
+    for (const b of document.querySelectorAll("button.sort")) {
+      b.addEventListener("click", () => {
+        const view = readView();
+        const order = view.sort === b.dataset.sort && view.order !== "desc" ? "desc" : "asc";
+        go({ sort: b.dataset.sort, order, page: "" });
+      });
+    }
+  }
+  function setSelect(el, value) {
+    el.value = value;
+    if (el.value !== value) {
+      // A value from a link that no option has (a suite not in this report): shown as is.
+      const o = document.createElement("option");
+      o.value = o.textContent = value;
+      el.appendChild(o);
+      el.value = value;
+    }
+  }
+  function drawRows(view) {
+    setSelect($("f-verdict"), view.verdict);
+    setSelect($("f-suite"), view.suite);
+    setSelect($("f-evaluator"), view.evaluator);
+    if (document.activeElement !== $("f-text")) $("f-text").value = view.q;
+    for (const th of document.querySelectorAll("#case-table th")) {
+      const b = th.querySelector("button.sort");
+      if (b && b.dataset.sort === view.sort) th.setAttribute("aria-sort", view.order === "desc" ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    }
+    $("case-table").dataset.sorted = view.sort ? view.sort + " " + (view.order || "asc") : "";
+    const rows = filtered(view);
+    const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+    const page = Math.min(pages, Math.max(1, parseInt(view.page, 10) || 1));
+    const from = (page - 1) * PAGE_SIZE, to = Math.min(rows.length, from + PAGE_SIZE);
+    const filteredBy = view.verdict || view.suite || view.evaluator || view.q;
+    $("count").textContent = (filteredBy ? rows.length + " of " + plural(cases.length, "case") + " match" :
+      plural(cases.length, "case")) + (rows.length ? "; showing " + (from + 1) + "–" + to : "") + ".";
+    const open = view.case;
+    let html = "";
+    for (let k = from; k < to; k++) {
+      const i = rows[k], c = cases[i], id = caseId(c);
+      const evals = (c.evaluators || []).map((e) =>
+        '<span class="' + (e.passed ? "pass" : "fail") + '">' + esc(e.evaluator) + " " + e.score.toFixed(2) + "</span>").join(", ");
+      html += '<tr data-test="' + esc(c.test) + '" data-id="' + esc(id) + '"' +
+        (open === id || open === c.test ? ' class="open"' : "") + ">" +
+        '<td><span class="badge ' + (c.passed ? "pass" : "fail") + '">' + (c.passed ? "pass" : "fail") + "</span>" +
+        (c.older ? ' <span class="badge older" title="from a run older than the latest">older</span>' : "") + "</td>" +
+        '<td><a href="' + esc(hashOf(Object.assign({}, view, { case: id }))) + '">' + esc(c.test) + "</a>" +
+        (c.description ? '<div class="muted">' + esc(c.description) + "</div>" : "") + "</td>" +
+        "<td>" + esc(c.suite) + '</td><td class="num">' + score(c.score) + "</td><td>" + evals + "</td>" +
+        "<td>" + esc(c.recording) + "</td><td>" + esc(c.usage ? usageText(c.usage) : "–") + "</td></tr>";
+    }
+    $("rows").innerHTML = html;
+    const button = (label, p, disabled) =>
+      '<button type="button" data-page="' + p + '"' + (disabled ? " disabled" : "") + ">" + label + "</button>";
+    $("pager").innerHTML = pages > 1 ? button("« First", 1, page === 1) + button("‹ Previous", page - 1, page === 1) +
+      "<span>page " + page + " of " + pages + "</span>" + button("Next ›", page + 1, page === pages) +
+      button("Last »", pages, page === pages) : "";
+  }
+
+  // ---- one case ------------------------------------------------------------------------------
+
+  function json(value) {
+    if (value == null) return '<p class="muted">none</p>';
+    // A value over the size cap arrives as a string (its first 64 KiB and a note).
+    return "<pre>" + esc(typeof value === "string" ? value : JSON.stringify(value, null, 2)) + "</pre>";
+  }
+  // The failure body (mismatches, then a unified diff), each diff line marked.
+  function diffText(text) {
+    let inDiff = false;
+    const lines = text.replace(/\n$/, "").split("\n").map((line) => {
+      if (line.startsWith("--- ") || line.startsWith("+++ ")) { inDiff = true; return '<span class="hunk">' + esc(line) + "</span>"; }
+      if (inDiff && line.startsWith("@@")) return '<span class="hunk">' + esc(line) + "</span>";
+      if (inDiff && line.startsWith("+")) return '<span class="add">' + esc(line) + "</span>";
+      if (inDiff && line.startsWith("-")) return '<span class="del">' + esc(line) + "</span>";
+      return esc(line) + "\n";
+    });
+    return '<pre class="diff">' + lines.join("") + "</pre>";
+  }
+  function evaluatorBlock(e) {
+    let html = '<div class="evaluator ' + (e.passed ? "passed" : "failed") + '" data-evaluator="' + esc(e.evaluator) + '">' +
+      "<h4>" + esc(e.evaluator) + ' <span class="badge ' + (e.passed ? "pass" : "fail") + '">' + (e.passed ? "pass" : "fail") +
+      "</span> " + e.score.toFixed(2) + "</h4><p>" + esc(e.summary) + "</p>";
+    if (e.misses && e.misses.length && !e.rendered) {
+      html += '<ul class="misses">' + e.misses.map((m) => "<li>" + esc(m) + "</li>").join("") + "</ul>";
+    }
+    if (e.rendered) html += diffText(e.rendered);
+    if (e.fields && e.fields.length) {
+      html += '<p>Fields: ' + e.fields.map((f) => '<span class="' + (f.hit ? "pass" : "fail") + '">' +
+        (f.hit ? "✓ " : "✗ ") + esc(f.path) + "</span>").join(", ") + "</p>";
+    }
+    if (e.verdicts && e.verdicts.length) {
+      html += '<table class="judge"><caption>The judge\'s verdicts</caption><thead><tr><th scope="col">Statement</th>' +
+        '<th scope="col">Verdict</th><th scope="col">Reason</th></tr></thead><tbody>';
+      for (const v of e.verdicts) {
+        html += "<tr><td>" + esc(v.statement) + '</td><td class="' + (v.passed ? "pass" : "fail") + '">' +
+          (v.passed ? "holds" : "does not hold") + (v.advisory ? ' <span class="muted">(advisory)</span>' : "") +
+          "</td><td>" + esc(v.reason) + "</td></tr>";
+      }
+      html += "</tbody></table>";
+    }
+    return html + "</div>";
+  }
+  // An expected step: its tool, its arguments, then any other key it has.
+  function stepText(step) {
+    if (step == null) return '<span class="muted">–</span>';
+    if (typeof step !== "object" || typeof step.tool !== "string") return "<code>" + esc(JSON.stringify(step)) + "</code>";
+    const rest = Object.assign({}, step);
+    delete rest.tool;
+    delete rest.args;
+    return "<code>" + esc(step.tool) + "</code>" + (step.args !== undefined ? " <code>" + esc(JSON.stringify(step.args)) + "</code>" : "") +
+      (Object.keys(rest).length ? ' <span class="muted">' + esc(JSON.stringify(rest)) + "</span>" : "");
+  }
+  function trajectoryBlock(c) {
+    const calls = c.trajectory || [];
+    const aligned = (c.evaluators || []).filter((e) => Array.isArray(e.alignment));
+    if (!calls.length && !aligned.length) return "";
+    const call = (k) => (k == null || !calls[k] ? '<span class="muted">–</span>' :
+      "#" + (k + 1) + " <code>" + esc(calls[k].tool) + "</code> <code>" + esc(JSON.stringify(calls[k].args)) + "</code>");
+    let html = '<section id="trajectory" aria-labelledby="trajectory-title"><h3 id="trajectory-title">Trajectory (' +
+      plural(calls.length, "tool call") + ")</h3>";
+    if (aligned.length) {
+      for (const e of aligned) {
+        html += '<table class="alignment" data-evaluator="' + esc(e.evaluator) + '"><caption>Alignment by ' + esc(e.evaluator) +
+          '</caption><thead><tr><th scope="col">Expected step</th><th scope="col">Call</th><th scope="col">Status</th>' +
+          '<th scope="col">Mismatches</th></tr></thead><tbody>';
+        for (const row of e.alignment) {
+          html += '<tr class="st-' + esc(row.status) + '"><td>' + stepText(row.step) + "</td><td>" + call(row.call) + '</td><td class="status">' +
+            esc(row.status) + "</td><td>" + esc((row.mismatches || []).join("; ")) + "</td></tr>";
+        }
+        html += "</tbody></table>";
+      }
+    } else {
+      html += '<ol class="calls">' + calls.map((t) => "<li><code>" + esc(t.tool) + "</code> <code>" +
+        esc(JSON.stringify(t.args)) + "</code></li>").join("") + "</ol>";
+    }
+    return html + "</section>";
+  }
+  function callsBlock(c) {
+    const calls = c.calls || [];
+    let html = '<section id="model-calls" aria-labelledby="model-calls-title"><h3 id="model-calls-title">Model calls</h3>' +
+      "<p>" + esc(usageText(c.usage)) + "</p>";
+    if (calls.length) {
+      const n = (x, d) => (x == null ? "–" : d == null ? String(x) : x.toFixed(d));
+      html += '<table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Model</th>' +
+        '<th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th>' +
+        '<th scope="col" class="num">Latency (ms)</th><th scope="col" class="num">Cost (USD)</th></tr></thead><tbody>';
+      calls.forEach((k, i) => {
+        html += "<tr><td>" + (i + 1) + "</td><td>" + esc(k.kind) + "</td><td>" + esc(k.model || "–") + '</td><td class="num">' +
+          n(k.input_tokens) + '</td><td class="num">' + n(k.output_tokens) + '</td><td class="num">' + n(k.latency_ms, 1) +
+          '</td><td class="num">' + n(k.cost_usd, 6) + "</td></tr>";
+      });
+      html += "</tbody></table>";
+    }
+    return html + "</section>";
+  }
+  function drawCase(view, changed) {
+    const panel = $("case-detail");
+    const i = view.case ? (byId.has(view.case) ? byId.get(view.case) : byTest.get(view.case)) : undefined;
+    if (i === undefined) {
+      panel.hidden = !view.case;
+      panel.innerHTML = view.case ? "<p>No case <code>" + esc(view.case) + "</code> in this report.</p>" : "";
+      return;
+    }
+    const c = cases[i];
+    const s = c.samples;
+    const facts = [
+      ["Verdict", '<span class="badge ' + (c.passed ? "pass" : "fail") + '">' + (c.passed ? "pass" : "fail") + "</span> score " + score(c.score)],
+      ["Suite", esc(c.suite) + ' <span class="muted">' + esc(c.suite_dir) + "</span>"],
+      ["Test binary", esc(c.package + " / " + c.binary)],
+      ["Fixture", "<code>" + esc(c.fixture) + "</code>"],
+      ["Recording", esc(c.recording) + (c.recording_path ? " · <code id=\"recording-path\">" + esc(c.recording_path) + "</code>" : "")],
+      ["Run", esc(c.run || "–") + " · finished " + esc(c.finished_at) + (c.older ? ' <span class="badge older">older run</span>' : "")],
+    ];
+    if (s) facts.push(["Samples", s.passed + " of " + s.verdicts.length + " passed (rule " + esc(JSON.stringify(s.pass)) + "), scores " +
+      esc(s.scores.map(score).join(", "))]);
+    let html = '<div class="head"><h2 id="case-title">' + esc(c.test) + '</h2><a href="' + esc(hashOf(Object.assign({}, view, { case: "" }))) +
+      '" id="case-close">Close (Esc)</a></div>' + (c.description ? "<p>" + esc(c.description) + "</p>" : "") +
+      '<dl class="facts">' + facts.map(([k, v]) => "<dt>" + k + "</dt><dd>" + v + "</dd>").join("") + "</dl>";
+    if (c.failure) html += '<section id="failure"><h3>Failure</h3>' + diffText(c.failure) + "</section>";
+    html += '<div class="two"><section id="case-input"><h3>Input</h3>' + json(c.input) + "</section>" +
+      '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
+    html += '<section id="evaluators"><h3>Evaluators</h3>' + ((c.evaluators || []).map(evaluatorBlock).join("") ||
+      '<p class="muted">none ran</p>') + "</section>";
+    html += trajectoryBlock(c) + callsBlock(c);
+    panel.innerHTML = html;
+    panel.dataset.case = caseId(c);
+    panel.hidden = false;
+    if (changed) {
+      // Opened from the list below: brought into view; on load it is at the top already.
+      if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
+      panel.focus({ preventScroll: true });
+    }
+  }
+
+  // ---- the whole view ------------------------------------------------------------------------
+
+  let shownCase = null;
+  function render() {
+    const view = readView();
+    drawRows(view);
+    drawCase(view, view.case !== shownCase && view.case !== "");
+    if (!view.case && shownCase) {
+      // Back to the list: focus the row of the case just closed.
+      const row = document.querySelector('#rows tr[data-id="' + CSS.escape(shownCase) + '"] a');
+      if (row) row.focus();
+    }
+    shownCase = view.case;
+  }
+  drawSummary();
+  drawCharts();
+  drawComparison();
+  fillFilters();
+  $("pager").addEventListener("click", (e) => {
+    const p = e.target.closest("button[data-page]");
+    if (p) go({ page: p.dataset.page });
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && readView().case) go({ case: "" });
+  });
+  window.addEventListener("hashchange", render);
+  render();
+  const first = $("first-render");
+  first.dataset.ms = performance.now().toFixed(0);
+  first.textContent = "First screen drawn in " + first.dataset.ms + " ms.";
+  document.body.dataset.rendered = "true";
+})();
