@@ -1648,6 +1648,8 @@ mod tests {
                         hit: i % 5 != 0,
                     }],
                     rendered: String::new(),
+                    verdicts: Vec::new(),
+                    alignment: None,
                 });
                 entry.score = Some(score);
                 entry.usage = Some(UsageTotals {

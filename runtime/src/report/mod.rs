@@ -34,10 +34,11 @@ mod section;
 pub mod status;
 
 use crate::layout::{report_dir, safe};
+pub use crate::recording::usage::CallEntry;
 use crate::recording::usage::UsageTotals;
 pub use crate::repeat::{RepeatSummary, Samples};
 use crate::run::CaseResult;
-pub use crate::run::RecordingUse;
+pub use crate::run::{RecordingUse, VerdictEntry};
 use crate::suite::{LoadedCase, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,33 @@ pub struct EvaluatorEntry {
     /// The failure body (mismatches and diff), uncoloured; empty when passed.
     #[serde(default)]
     pub rendered: String,
+    /// The rubric judge's statements with their verdicts (the `rubric` evaluator); absent for
+    /// the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<VerdictEntry>,
+    /// The trajectory evaluator's alignment: `[{"step", "call", "status", "mismatches"}]`, one
+    /// row per expected step (`step` as the fixture has it; `call` an index into the entry's
+    /// `trajectory` or `null`; `status` `matched`, `mismatched` or `missing`), then one per call
+    /// the mode does not allow (`unexpected`) or of a forbidden tool (`forbidden`), with a
+    /// `null` step. Absent for the other evaluators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<AlignmentRow>>"))]
+    pub alignment: Option<serde_json::Value>,
+}
+
+/// One row of a trajectory alignment, for the report's schema (entries hold it as JSON).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct AlignmentRow {
+    /// The expected step (`{"tool", "args"}`), `null` for an unexpected or forbidden call.
+    step: Option<serde_json::Value>,
+    /// The call's index in the entry's `trajectory`, `null` for a missing step.
+    call: Option<usize>,
+    /// `matched`, `mismatched`, `missing`, `unexpected` or `forbidden`.
+    status: String,
+    /// Why the step's closest call does not match it.
+    mismatches: Vec<String>,
 }
 
 /// One field of a field-accuracy verdict.
@@ -128,6 +156,21 @@ pub struct Entry {
     /// A repeated case's samples (`score` is then their mean); absent for one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
+    /// The fixture's input as the code received it; over 64 KiB of JSON, a string of its first
+    /// 64 KiB and `… N bytes left out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
+    /// What the code returned (the shown sample's, for a repeated case), capped as `input` is;
+    /// absent when it failed before returning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
+    /// Each model call of the case, in order, the judge's last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallEntry>,
+    /// The case's recording file (its pending one under `RECORD=review`), relative to the
+    /// workspace root, `/`-separated; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording_path: Option<String>,
     /// The run the case ran in: one `cargo test` (its test binaries share the cargo process) or
     /// one `cargo nextest run`. `None` in entries written before runs were recorded. Written
     /// right before `finished_at`, where the end-of-run index reads it without parsing the line.
@@ -162,6 +205,8 @@ impl Entry {
                     })
                     .collect(),
                 rendered: strip_ansi(&e.rendered),
+                verdicts: e.verdicts.clone(),
+                alignment: e.alignment.clone(),
             })
             .collect();
         let score = match &result.samples {
@@ -191,6 +236,10 @@ impl Entry {
             usage: result.usage.clone(),
             trajectory: result.trajectory.clone(),
             samples: result.samples.clone(),
+            input: loaded.file.as_ref().ok().map(|f| f.input.clone()),
+            output: result.output.clone(),
+            calls: result.calls.clone(),
+            recording_path: result.recording_path.clone(),
             finished_at: Utc::now(),
             older: false,
         }
@@ -2084,6 +2133,8 @@ mod tests {
                 misses: Vec::new(),
                 fields: Vec::new(),
                 rendered: String::new(),
+                verdicts: Vec::new(),
+                alignment: None,
             });
         }
         let mut out = String::new();

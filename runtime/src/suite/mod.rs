@@ -103,6 +103,20 @@ impl Suite {
         crate::files::relative_slash(&self.crate_root, path)
     }
 
+    /// A workspace-relative, `/`-separated form of `path`, a file below the crate (what a report
+    /// entry names a recording by, the same on every machine).
+    pub(crate) fn workspace_relative(&self, path: &Path) -> String {
+        let real_root =
+            std::fs::canonicalize(&self.crate_root).unwrap_or_else(|_| self.crate_root.clone());
+        let crate_dir = crate::files::relative_slash(self.workspace(), &real_root);
+        let below = self.relative(path);
+        if crate_dir.is_empty() || Path::new(&crate_dir).is_absolute() {
+            below
+        } else {
+            format!("{crate_dir}/{below}")
+        }
+    }
+
     pub fn test_name(&self, fixture: &FixturePath) -> String {
         crate::naming::test_name(&self.name, &fixture.relative)
     }
