@@ -56,6 +56,27 @@ fn test_target() -> Option<String> {
     }
 }
 
+/// How much of a case's failure text (and of its input's or output's JSON) a report or the
+/// terminal shows: 64 KiB (DESIGN §14, "Bounded").
+pub const TEXT_CAP: usize = 64 * 1024;
+
+/// `text` whole when it is at most `limit` bytes; else its first `limit` bytes (cut back to a
+/// character boundary) and `\n… N bytes left out`.
+pub(crate) fn cap_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= limit {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}\n… {} bytes left out",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
 /// How a case's recording was used.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -219,7 +240,12 @@ pub(crate) fn run_case(suite: &Suite, loaded: &mut LoadedCase, f: &CaseFn<'_>) -
     match execute(suite, loaded, &name, &mut case, f, &mut result) {
         Ok(()) => result.passed = true,
         Err(message) => {
-            result.failure = Some(message);
+            // A 30 MB response against a different expected prints 64 KiB, not 30 MB.
+            let capped = match cap_text(&message, TEXT_CAP) {
+                std::borrow::Cow::Borrowed(_) => message,
+                std::borrow::Cow::Owned(capped) => capped,
+            };
+            result.failure = Some(capped);
         }
     }
     if let Ok(fixture) = &mut loaded.file {
