@@ -28,6 +28,7 @@ mod build;
 pub mod compare;
 pub mod confidence;
 pub mod junit;
+pub mod merge;
 mod prepared;
 pub mod review;
 mod section;
@@ -941,6 +942,12 @@ impl Report {
         for case in &mut cases {
             case.older = case.run != latest_run;
         }
+        Report::from_marked_entries(cases, latest_run)
+    }
+
+    /// Aggregates entries whose `older` marks are set (a merge marks each source's own),
+    /// `latest_run` being the run of the most recent one.
+    pub fn from_marked_entries(mut cases: Vec<Entry>, latest_run: Option<String>) -> Report {
         cases.sort_by(|a, b| {
             (&a.package, &a.binary, &a.suite_dir, &a.case).cmp(&(
                 &b.package,
