@@ -56,6 +56,30 @@ fn main() -> std::process::ExitCode {
     }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
+    let text = run_suite(root);
+    check_terminal(&text);
+    let report_file = root.join("target/proposal-eval/report.json");
+    let size = std::fs::metadata(&report_file).unwrap().len();
+    assert!(size < 512 * 1024, "report.json is {size} bytes");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
+    let case = |name: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {report:#}"))
+    };
+    check_big(&case("big"));
+    check_agent(&case("agent"));
+    println!("report_entries: ok");
+    std::process::ExitCode::SUCCESS
+}
+
+/// Writes the suite in a crate at `root` and runs it there, recording; what it printed.
+fn run_suite(root: &Path) -> String {
     write(
         &root.join("suite/proposal-eval.toml"),
         "evaluators = [\"strict\", \"trajectory\", \"rubric\"]\n\
@@ -109,7 +133,10 @@ fn main() -> std::process::ExitCode {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!out.status.success(), "both cases fail");
+    text
+}
 
+fn check_terminal(text: &str) {
     // The terminal: the big case's failure is cut at 64 KiB, and says how much was left out.
     assert!(
         text.len() < 200 * 1024,
@@ -126,23 +153,10 @@ fn main() -> std::process::ExitCode {
         .parse()
         .unwrap();
     assert!(left_out > BIG - 64 * 1024, "{cut}");
+}
 
-    let report_file = root.join("target/proposal-eval/report.json");
-    let size = std::fs::metadata(&report_file).unwrap().len();
-    assert!(size < 512 * 1024, "report.json is {size} bytes");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
-    let case = |name: &str| {
-        report["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["case"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name} in {report:#}"))
-    };
-
-    let big = case("big");
+/// The big case: its failure and its output capped, saying how much was left out.
+fn check_big(big: &Value) {
     let failure = big["failure"].as_str().unwrap();
     assert!(failure.len() < 64 * 1024 + 64, "{}", failure.len());
     assert!(failure.contains("\n… ") && failure.ends_with(" bytes left out"));
@@ -165,8 +179,10 @@ fn main() -> std::process::ExitCode {
         "no model call: {}",
         big["calls"]
     );
+}
 
-    let agent = case("agent");
+/// The agent case: input, output, calls, recording path, verdicts and alignment.
+fn check_agent(agent: &Value) {
     assert_eq!(agent["input"], json!({ "sku": "SKU-1" }));
     assert_eq!(agent["output"], json!({ "answer": "SKU-1 is in stock" }));
     assert_eq!(agent["recording_path"], "suite/recordings/agent.json");
@@ -203,6 +219,4 @@ fn main() -> std::process::ExitCode {
         ])
     );
     assert!(evaluator("strict").get("verdicts").is_none());
-    println!("report_entries: ok");
-    std::process::ExitCode::SUCCESS
 }
