@@ -100,3 +100,177 @@ fn merges_machines_journals_and_reports_into_one_report_and_junit() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
 }
+
+#[path = "../../../runtime/tests/support/mod.rs"]
+mod support;
+
+/// `report.json` without what differs between two runs of the same cases: when each case ran,
+/// in which run, when the report was written, and the code's output (the example stamps it with
+/// the time and a request id of its run).
+fn without_times(mut report: Value) -> Value {
+    report["generated_at"] = Value::Null;
+    report["latest_run"] = Value::Null;
+    for suite in report["suites"].as_array_mut().unwrap() {
+        suite["last_finished_at"] = Value::Null;
+    }
+    for case in report["cases"].as_array_mut().unwrap() {
+        let case = case.as_object_mut().unwrap();
+        case.remove("finished_at");
+        case.remove("run");
+        case.remove("output");
+    }
+    report
+}
+
+/// The entry lines below a machine's `target/proposal-eval` (its journals).
+fn entry_lines(machine: &std::path::Path) -> usize {
+    fn walk(dir: &std::path::Path, lines: &mut usize) {
+        for item in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = item.path();
+            if path.is_dir() {
+                walk(&path, lines);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                *lines += std::fs::read_to_string(&path).unwrap().lines().count();
+            }
+        }
+    }
+    let mut lines = 0;
+    walk(&machine.join("target/proposal-eval"), &mut lines);
+    lines
+}
+
+/// The CI shape of docs/reference/ci.md on `examples/payments-agent`: one nextest archive, three
+/// "machines" that each extract it into a folder of their own and run one `--partition
+/// hash:K/3`, and `report --merge` of their three folders: the report one machine makes of a
+/// whole run of the same archive, every case, verdict, score and field accuracy alike. Skipped,
+/// saying so, where cargo-nextest is not installed.
+#[test]
+fn three_partitions_on_three_machines_merge_into_the_whole_runs_report() {
+    let _cargo = support::lock();
+    let example = support::Example::new();
+    if !example.run(&["nextest", "--version"], &[]).success {
+        println!("skipped: cargo-nextest is not installed (cargo install cargo-nextest --locked)");
+        return;
+    }
+    // Two failing cases: a strict mismatch each.
+    for case in ["changes/raise_amount", "changes/new_iban"] {
+        let path = format!("{}/{case}.json", support::SUITE);
+        let text = example.read(&path);
+        let edited = text.replacen("\"changeType\": \"change\"", "\"changeType\": \"other\"", 1);
+        assert_ne!(edited, text, "{case} is edited");
+        example.write(&path, edited);
+    }
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("evals.tar.zst");
+    let archive = archive.to_str().unwrap();
+    let built = example.run(
+        &[
+            "nextest",
+            "archive",
+            "--test",
+            "evals",
+            "--archive-file",
+            archive,
+        ],
+        &[],
+    );
+    assert!(built.success, "{}", built.text());
+    // As docs/reference/ci.md runs it: in the checkout, extracting into a folder of its own.
+    let machine = |name: &str, partition: Option<&str>| {
+        let relative = format!("machines/{name}");
+        let dir = example.root.join(&relative);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = vec![
+            "nextest",
+            "run",
+            "--archive-file",
+            archive,
+            "--workspace-remap",
+            ".",
+            "--extract-to",
+            &relative,
+            "--no-fail-fast",
+            "--color",
+            "never",
+        ];
+        if let Some(partition) = partition {
+            args.extend(["--partition", partition]);
+        }
+        let run = example.run(&args, &[("PAYMENTS_AGENT_FORBID_MODEL", "1")]);
+        assert!(
+            run.stderr.contains(" FAIL ") || run.stderr.contains(" PASS "),
+            "{name} ran no test:\n{}",
+            run.text()
+        );
+        dir
+    };
+    let whole = machine("whole", None);
+    let parts: Vec<_> = (1..=3)
+        .map(|k| machine(&format!("m{k}"), Some(&format!("hash:{k}/3"))))
+        .collect();
+
+    // Each machine ran part of the cases, and together all of them.
+    let ran: Vec<usize> = parts.iter().map(|p| entry_lines(p)).collect();
+    assert!(ran.iter().all(|&n| n > 0 && n < 22), "{ran:?}");
+    assert_eq!(ran.iter().sum::<usize>(), 22, "{ran:?}");
+
+    let one = crate::common::run_in(
+        &example.root,
+        &[
+            "report",
+            "--target-dir",
+            whole.join("target").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(one.code, 0, "{}{}", one.stdout, one.stderr);
+    let merged_target = work.path().join("merged/target");
+    let junit = work.path().join("merged.xml");
+    let mut args = vec!["report", "--merge"];
+    args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+    args.extend([
+        "--target-dir",
+        merged_target.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let merged = crate::common::run_in(&example.root, &args);
+    assert_eq!(merged.code, 0, "{}{}", merged.stdout, merged.stderr);
+    assert!(
+        merged
+            .stdout
+            .starts_with("merged 22 case(s) from 3 source(s)\n"),
+        "{}",
+        merged.stdout
+    );
+
+    let read = |target: &std::path::Path| -> Value {
+        let text = std::fs::read_to_string(target.join("proposal-eval/report.json")).unwrap();
+        without_times(serde_json::from_str(&text).unwrap())
+    };
+    let (one, merged) = (read(&whole.join("target")), read(&merged_target));
+    assert_eq!(merged["totals"]["cases"], 22, "{merged:#}");
+    assert_eq!(merged["totals"]["failed"], 2);
+    assert_eq!(merged["totals"]["older"], 0);
+    assert_eq!(merged["totals"], one["totals"]);
+    assert_eq!(
+        merged["suites"], one["suites"],
+        "per suite: field accuracy, evaluators"
+    );
+    let (cases, whole_cases) = (
+        merged["cases"].as_array().unwrap(),
+        one["cases"].as_array().unwrap(),
+    );
+    assert_eq!(cases.len(), whole_cases.len());
+    for (case, whole_case) in cases.iter().zip(whole_cases) {
+        assert_eq!(
+            case, whole_case,
+            "per case: verdict, score, evaluators, failure"
+        );
+    }
+    assert_eq!(merged, one);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuites name=\"proposal-eval\" tests=\"22\" failures=\"2\""),
+        "{xml}"
+    );
+}
