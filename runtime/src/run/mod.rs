@@ -1277,4 +1277,59 @@ mod tests {
         );
         assert!(command("s::a", false, false).ends_with(" -- s::a --exact"));
     }
+    /// Every status of an alignment row: a matched step, one whose closest call differs, one
+    /// with no call of its tool, a call the mode does not allow and one of a forbidden tool.
+    #[test]
+    fn an_alignment_names_each_step_and_each_call_it_does_not_allow() {
+        use crate::trajectory::{evaluate, ExpectedTrajectory, Mode, Step, ToolCall};
+        use serde_json::json;
+        let expected = ExpectedTrajectory {
+            mode: Some(Mode::Exact),
+            steps: vec![
+                Step::with_args("lookup", json!({"sku": "A"})),
+                Step::with_args("price", json!({"sku": "A"})),
+                Step::tool("recommend"),
+            ],
+            forbidden: vec!["delete".into()],
+            max_calls: None,
+        };
+        let calls = vec![
+            ToolCall::new("lookup", json!({"sku": "A"})),
+            ToolCall::new("price", json!({"sku": "B"})),
+            ToolCall::new("audit", json!({})),
+            ToolCall::new("delete", json!({})),
+        ];
+        let verdict = evaluate(&expected, &calls, &Default::default());
+        let rows = super::alignment(&expected, &verdict);
+        let statuses: Vec<(&str, &serde_json::Value)> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["status"].as_str().unwrap(), &r["call"]))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("matched", &json!(0)),
+                ("mismatched", &json!(1)),
+                ("missing", &json!(null)),
+                ("unexpected", &json!(3)),
+                ("forbidden", &json!(3)),
+            ],
+            "{rows:#}"
+        );
+        assert_eq!(
+            rows[1]["step"],
+            json!({"tool": "price", "args": {"sku": "A"}})
+        );
+        assert_eq!(
+            rows[1]["mismatches"],
+            json!(["price.sku: values differ: expected \"A\", actual \"B\""])
+        );
+        assert_eq!(
+            rows[2]["mismatches"],
+            json!(["a call of `audit` is in its place"])
+        );
+        assert_eq!(rows[3]["step"], json!(null));
+    }
 }
