@@ -2,6 +2,7 @@
 
 use crate::common::Env;
 use crate::report::{entry, report_in};
+use crate::workflow::support;
 use proposal_eval::__internal::report::{Entry, Report};
 use serde_json::Value;
 
@@ -100,9 +101,6 @@ fn merges_machines_journals_and_reports_into_one_report_and_junit() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
 }
-
-#[path = "../../../runtime/tests/support/mod.rs"]
-mod support;
 
 /// `report.json` without what differs between two runs of the same cases: when each case ran,
 /// in which run, when the report was written, and the code's output (the example stamps it with
