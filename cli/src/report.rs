@@ -14,6 +14,7 @@ pub const HELP: &str = "\
 Bring the run report up to date with the cases the last test runs left, and summarize it.
 
 Usage: cargo proposal-eval report [--save NAME] [--compare BASE] [--junit FILE] [--target-dir DIR]
+       cargo proposal-eval report --merge PATH... [same options]
 
 Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite appends one line per case
 to its run's journal, <target>/proposal-eval/runs/<run>.jsonl. This command folds the journals
@@ -33,6 +34,10 @@ Options:
                     added or removed. The next test run rebuilds report.html without it
   --junit FILE      Also write the report as JUnit XML to FILE (one <testsuite> per suite and
                     test binary, one <testcase> per case, a <failure> with the failure text)
+  --merge PATH...   Build the report from other machines' runs instead (CI runners that each
+                    ran a --partition of the suite): each PATH a target/proposal-eval folder,
+                    its runs/ folder, or a report.json. Writes the report this target's
+                    report would be, had one machine run every case (JUnit too, with --junit)
   --target-dir DIR  Cargo's target folder
   -h, --help        Print this help
 
@@ -50,6 +55,8 @@ pub struct Options {
     pub save: Option<String>,
     /// `--compare BASE`.
     pub compare: Option<String>,
+    /// `--merge PATH...`: the sources to merge; empty when not merging.
+    pub merge: Vec<PathBuf>,
 }
 
 /// Parses the arguments after `report`; `Ok(None)` means `--help` was printed.
@@ -59,6 +66,7 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
         junit: None,
         save: None,
         compare: None,
+        merge: Vec::new(),
     };
     while let Some(arg) = parser.next()? {
         match arg {
@@ -88,6 +96,9 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
                 )
             }
             Arg::Long("junit") => options.junit = Some(flag_value(&mut parser, "--junit")?.into()),
+            Arg::Long("merge") => {
+                options.merge.extend(parser.values()?.map(PathBuf::from));
+            }
             Arg::Value(p) => {
                 return Err(UsageError(format!(
                     "unexpected argument {p:?}: report takes no path (use --target-dir)"
@@ -102,14 +113,18 @@ pub fn parse(mut parser: lexopt::Parser) -> Result<Option<Options>, UsageError> 
 /// Runs `report`; returns the exit code.
 pub fn run(options: Options) -> Result<i32, String> {
     let dir = target_dir(options.target_dir.as_deref())?.join("proposal-eval");
-    if !dir.join("runs").is_dir() && !dir.join("results.jsonl").is_file() {
-        return Err(format!(
-            "no run report in {}: run the suite's tests first (`cargo test`)",
-            dir.display()
-        ));
-    }
-    let report = proposal_eval::__internal::report::fold(&dir)
-        .map_err(|e| format!("cannot make the report in {}: {e}", dir.display()))?;
+    let report = if options.merge.is_empty() {
+        if !dir.join("runs").is_dir() && !dir.join("results.jsonl").is_file() {
+            return Err(format!(
+                "no run report in {}: run the suite's tests first (`cargo test`)",
+                dir.display()
+            ));
+        }
+        proposal_eval::__internal::report::fold(&dir)
+            .map_err(|e| format!("cannot make the report in {}: {e}", dir.display()))?
+    } else {
+        merged(&dir, &options.merge)?
+    };
     out!("{}", table(&report));
     let html = dir.join("report.html");
     let html = html.canonicalize().unwrap_or(html);
@@ -154,6 +169,23 @@ pub fn run(options: Options) -> Result<i32, String> {
         outln!("junit: {}", display(file));
     }
     Ok(0)
+}
+
+/// `--merge`: the report of every source's cases, written in `dir`.
+fn merged(dir: &std::path::Path, sources: &[PathBuf]) -> Result<Report, String> {
+    use proposal_eval::__internal::report::merge;
+    let (report, notes) = merge::merge(sources).map_err(|e| e.to_string())?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    merge::write(dir, &report)
+        .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
+    outln!(
+        "merged {} case(s) from {} source(s)",
+        report.totals.cases,
+        sources.len()
+    );
+    Ok(report)
 }
 
 /// The terminal summary: one row per suite and test binary (its pass rate with its 95% Wilson

@@ -61,12 +61,18 @@ fn report(run: usize) -> Report {
                     } else {
                         "  invoice.total: 120 is outside the tolerance of 119.5\n--- expected\n+++ actual\n@@ -1,6 +1,6 @@\n {\n-  \"total\": 119.5,\n+  \"total\": 120,\n   \"vendor\": {\n-    \"name\": \"ACME Inc\"\n+    \"name\": \"ACME, Inc.\"\n   }\n }\n".repeat(2)
                     },
+                    verdicts: Vec::new(),
+                    alignment: None,
                 }],
                 failure: (!passed).then(|| "field_accuracy FAILED (score 0.4)".to_string()),
                 run: Some("run-1".into()),
                 usage: None,
                 trajectory: None,
                 samples: None,
+                input: None,
+                output: None,
+                calls: Vec::new(),
+                recording_path: None,
                 finished_at: "2026-01-01T00:00:00Z".parse().unwrap(),
                 older: false,
             }

@@ -9,6 +9,7 @@ mod draft;
 mod hints;
 mod interactive;
 mod judge;
+mod merge;
 mod migrate;
 mod promote;
 mod prune;

@@ -52,12 +52,18 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
             } else {
                 "  invoice.total: outside tolerance\n-1\n+2\n".into()
             },
+            verdicts: Vec::new(),
+            alignment: None,
         }],
         failure: (!passed).then(|| "suite/b: field_accuracy FAILED".to_string()),
         run: Some("run-1".into()),
         usage: None,
         trajectory: None,
         samples: None,
+        input: None,
+        output: None,
+        calls: Vec::new(),
+        recording_path: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,
     }

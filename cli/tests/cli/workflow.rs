@@ -6,7 +6,7 @@
 //! `review`, accept some and reject the others, replay: exactly the accepted ones changed.
 
 #[path = "../../../runtime/tests/support/mod.rs"]
-mod support;
+pub(crate) mod support;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -207,6 +207,8 @@ pub(crate) struct Core {
     failure: Option<String>,
     model_failed: Option<String>,
     totals: UsageTotals,
+    /// Every call handed an answer, in order: what a case's report entry lists.
+    call_log: Vec<crate::recording::usage::CallEntry>,
     /// The tool calls of the responses handed to the code so far, and the ones it noted, in the
     /// order they came.
     trajectory: Vec<ToolCall>,
@@ -233,6 +235,7 @@ impl Core {
             failure: None,
             model_failed: None,
             totals: UsageTotals::default(),
+            call_log: Vec::new(),
             trajectory: Vec::new(),
             costs: Costs {
                 pricing: Arc::default(),
@@ -451,6 +454,7 @@ impl Core {
         };
         self.totals
             .add_call(taken.usage.as_ref(), taken.latency_ms, &self.costs.pricing);
+        self.log_call(&taken);
         self.trajectory.extend(tool_calls(&taken.response));
         Ok(Turn::Replayed(Box::new(taken)))
     }
@@ -477,10 +481,31 @@ impl Core {
             interaction.latency_ms,
             &self.costs.pricing,
         );
+        self.log_call(&interaction);
         self.trajectory.extend(tool_calls(&interaction.response));
         if let Some(slot) = self.slots.get_mut(index) {
             *slot = Some(interaction);
         }
+    }
+
+    /// Notes a call that got its answer, for the case's report entry.
+    fn log_call(&mut self, interaction: &Interaction) {
+        let kind = if interaction.http.is_some() {
+            "http"
+        } else {
+            "complete"
+        };
+        self.call_log.push(crate::recording::usage::CallEntry::new(
+            kind,
+            interaction.usage.as_ref(),
+            interaction.latency_ms,
+            &self.costs.pricing,
+        ));
+    }
+
+    /// The calls that got their answer so far, in order.
+    pub(crate) fn call_log(&self) -> &[crate::recording::usage::CallEntry] {
+        &self.call_log
     }
 
     /// A step the code under test took on its own decision (`llm.note_tool_call`).

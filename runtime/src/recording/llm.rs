@@ -247,6 +247,11 @@ impl Llm {
         lock(&self.core).usage()
     }
 
+    /// The calls that got their answer so far, in order: kind, model, tokens, latency, cost.
+    pub(crate) fn call_log(&self) -> Vec<crate::recording::usage::CallEntry> {
+        lock(&self.core).call_log().to_vec()
+    }
+
     /// While recording: the interactions to write, unless a live call failed.
     pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
         lock(&self.core).take_recorded()

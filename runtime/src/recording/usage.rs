@@ -210,6 +210,51 @@ impl UsageTotals {
     }
 }
 
+/// One model call of a case, as its report entry lists it: what kind of call, the model, its
+/// tokens, the time it took when recorded and its estimated cost.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallEntry {
+    /// `complete` (`llm.complete`), `http` (a request through `llm.base_url()`) or `judge` (the
+    /// rubric's judge).
+    pub kind: String,
+    /// The model that answered, when the response or the request names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Input tokens, when the response reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Output tokens, when the response reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Milliseconds the call took when it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+    /// Estimated US dollars, when the model has a `[pricing]` entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl CallEntry {
+    /// The entry of one call of `kind` that used `usage` and took `latency_ms`, priced by
+    /// `pricing`.
+    pub fn new(
+        kind: &str,
+        usage: Option<&Usage>,
+        latency_ms: Option<f64>,
+        pricing: &BTreeMap<String, Pricing>,
+    ) -> CallEntry {
+        CallEntry {
+            kind: kind.to_string(),
+            model: usage.and_then(|u| u.model.clone()),
+            input_tokens: usage.map(|u| u.input_tokens),
+            output_tokens: usage.map(|u| u.output_tokens),
+            latency_ms,
+            cost_usd: usage.and_then(|u| cost(pricing, u)),
+        }
+    }
+}
+
 /// Milliseconds, kept to the microsecond (a recording stays readable and exact).
 pub(crate) fn millis(elapsed: std::time::Duration) -> f64 {
     elapsed.as_micros() as f64 / 1000.0

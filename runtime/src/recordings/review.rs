@@ -307,16 +307,8 @@ fn side(
         input: fixture.input.clone(),
         now,
     };
-    let mut result = CaseResult {
-        name: name.clone(),
-        passed: false,
-        recording: RecordingUse::Replayed,
-        evaluators: Vec::new(),
-        failure: None,
-        usage: None,
-        samples: None,
-        trajectory: None,
-    };
+    let mut result = CaseResult::new(name.clone());
+    result.recording = RecordingUse::Replayed;
     // The verdicts this side's recording holds, when they are of this output.
     let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
         let judgement = recording.judge.as_ref()?;

@@ -3,9 +3,9 @@
 //!
 //! One `<testsuite>` per suite and test binary, one `<testcase>` per case. A failing case has a
 //! `<failure>` whose `message` is the first line of why and whose body is the whole failure, as
-//! the test printed it (uncoloured). The case's score, recording use and, for a repeated case, its
-//! samples are `<properties>`. Entries carry no duration, so there is no `time`
-//! attribute (JUnit readers treat it as optional).
+//! the test printed it (uncoloured), at most 64 KiB as in the report. The case's score, recording
+//! use and, for a repeated case, its samples are `<properties>`. Entries carry no duration, so
+//! there is no `time` attribute (JUnit readers treat it as optional).
 //!
 //! XML 1.0 cannot hold most control characters, even escaped: they are written as `\u{..}`, so a
 //! failure message with a stray control character still gives a file every reader accepts.
@@ -136,7 +136,9 @@ fn testcase(out: &mut String, entry: &Entry) {
 /// Why a case failed: its failure message, else its failing evaluators' summaries.
 fn failure_text(entry: &Entry) -> String {
     if let Some(failure) = entry.failure.as_deref().filter(|f| !f.trim().is_empty()) {
-        return failure.to_string();
+        // Entries are capped as they are written; a report.json merged from elsewhere may hold
+        // a longer one.
+        return crate::run::cap_text(failure, crate::run::TEXT_CAP).into_owned();
     }
     let lines: Vec<String> = entry
         .evaluators
@@ -154,6 +156,20 @@ fn failure_text(entry: &Entry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_failure_is_capped() {
+        let mut entry: Entry = serde_json::from_value(serde_json::json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "s", "case": "a",
+            "test": "s::a", "fixture": "/s/a.json", "passed": false, "score": 0.0,
+            "recording": "none", "evaluators": [], "finished_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        entry.failure = Some("x".repeat(100_000));
+        let text = failure_text(&entry);
+        assert_eq!(text.len(), 64 * 1024 + "\n… 34464 bytes left out".len());
+        assert!(text.ends_with("x\n… 34464 bytes left out"));
+    }
 
     #[test]
     fn escapes_markup_and_characters_xml_cannot_hold() {

@@ -20,15 +20,18 @@ pub mod confidence;
 mod fold;
 mod journal;
 pub mod junit;
+pub mod merge;
 pub mod page;
 
 use crate::layout::report_dir;
 #[cfg(test)]
 use crate::layout::safe;
+pub use crate::recording::usage::CallEntry;
 use crate::recording::usage::UsageTotals;
 pub use crate::repeat::{RepeatSummary, Samples};
+use crate::run::cap_text;
 use crate::run::CaseResult;
-pub use crate::run::RecordingUse;
+pub use crate::run::{RecordingUse, VerdictEntry, TEXT_CAP};
 use crate::suite::{LoadedCase, Suite};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -62,6 +65,33 @@ pub struct EvaluatorEntry {
     /// The failure body (mismatches and diff), uncoloured; empty when passed.
     #[serde(default)]
     pub rendered: String,
+    /// The rubric judge's statements with their verdicts (the `rubric` evaluator); absent for
+    /// the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<VerdictEntry>,
+    /// The trajectory evaluator's alignment: `[{"step", "call", "status", "mismatches"}]`, one
+    /// row per expected step (`step` as the fixture has it; `call` an index into the entry's
+    /// `trajectory` or `null`; `status` `matched`, `mismatched` or `missing`), then one per call
+    /// the mode does not allow (`unexpected`) or of a forbidden tool (`forbidden`), with a
+    /// `null` step. Absent for the other evaluators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<AlignmentRow>>"))]
+    pub alignment: Option<serde_json::Value>,
+}
+
+/// One row of a trajectory alignment, for the report's schema (entries hold it as JSON).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct AlignmentRow {
+    /// The expected step (`{"tool", "args"}`), `null` for an unexpected or forbidden call.
+    step: Option<serde_json::Value>,
+    /// The call's index in the entry's `trajectory`, `null` for a missing step.
+    call: Option<usize>,
+    /// `matched`, `mismatched`, `missing`, `unexpected` or `forbidden`.
+    status: String,
+    /// Why the step's closest call does not match it.
+    mismatches: Vec<String>,
 }
 
 /// One field of a field-accuracy verdict.
@@ -118,6 +148,21 @@ pub struct Entry {
     /// A repeated case's samples (`score` is then their mean); absent for one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
+    /// The fixture's input as the code received it; over 64 KiB of JSON, a string of its first
+    /// 64 KiB and `… N bytes left out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
+    /// What the code returned (the shown sample's, for a repeated case), capped as `input` is;
+    /// absent when it failed before returning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
+    /// Each model call of the case, in order, the judge's last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallEntry>,
+    /// The case's recording file (its pending one under `RECORD=review`), relative to the
+    /// workspace root, `/`-separated; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording_path: Option<String>,
     /// The run the case ran in: one `cargo test` (its test binaries share the cargo process) or
     /// one `cargo nextest run`. `None` in entries written before runs were recorded. Written
     /// right before `finished_at`, where the end-of-run index reads it without parsing the line.
@@ -132,8 +177,15 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of a case that just ran.
+    /// The entry of a case that just ran. Its failure text (`failure`, then each evaluator's
+    /// `rendered` and `misses`) is capped at [`TEXT_CAP`] bytes together, and its input and
+    /// output at [`TEXT_CAP`] bytes of JSON each ([`capped_value`]).
     pub(crate) fn new(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) -> Entry {
+        let mut budget = TEXT_CAP;
+        let failure = result
+            .failure
+            .as_deref()
+            .map(|f| spend(&mut budget, &strip_ansi(f)));
         let evaluators: Vec<EvaluatorEntry> = result
             .evaluators
             .iter()
@@ -142,7 +194,8 @@ impl Entry {
                 score: e.score,
                 passed: e.passed,
                 summary: strip_ansi(&e.summary),
-                misses: e.misses.iter().map(|m| strip_ansi(m)).collect(),
+                rendered: spend(&mut budget, &strip_ansi(&e.rendered)),
+                misses: spend_lines(&mut budget, &e.misses),
                 fields: e
                     .fields
                     .iter()
@@ -151,7 +204,8 @@ impl Entry {
                         hit: *hit,
                     })
                     .collect(),
-                rendered: strip_ansi(&e.rendered),
+                verdicts: e.verdicts.clone(),
+                alignment: e.alignment.clone(),
             })
             .collect();
         let score = match &result.samples {
@@ -176,15 +230,89 @@ impl Entry {
             score,
             recording: result.recording,
             evaluators,
-            failure: result.failure.as_deref().map(strip_ansi),
+            failure,
             run: crate::env::run_id().map(str::to_string),
             usage: result.usage.clone(),
             trajectory: result.trajectory.clone(),
             samples: result.samples.clone(),
+            input: loaded.file.as_ref().ok().map(|f| capped_value(&f.input)),
+            output: result.output.as_ref().map(capped_value),
+            calls: result.calls.clone(),
+            recording_path: result.recording_path.clone(),
             finished_at: Utc::now(),
             older: false,
         }
     }
+}
+
+/// `text` within what is left of a case's failure-text `budget` (see [`cap_text`]), which it
+/// then uses up.
+fn spend(budget: &mut usize, text: &str) -> String {
+    let kept = cap_text(text, *budget).into_owned();
+    *budget = budget.saturating_sub(text.len());
+    kept
+}
+
+/// Miss lines within what is left of the `budget`: whole lines while they fit, then the line
+/// that does not, cut, and the bytes of the lines after it counted in its `… N bytes left out`.
+fn spend_lines(budget: &mut usize, lines: &[String]) -> Vec<String> {
+    let mut kept = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let line = strip_ansi(line);
+        if line.len() <= *budget {
+            *budget -= line.len();
+            kept.push(line);
+            continue;
+        }
+        let rest: usize = lines[i + 1..].iter().map(String::len).sum();
+        let mut end = *budget;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        kept.push(format!(
+            "{}\n… {} bytes left out",
+            &line[..end],
+            line.len() - end + rest
+        ));
+        *budget = 0;
+        break;
+    }
+    kept
+}
+
+/// `value` as an entry holds a case's input or output: itself when its JSON text is at most
+/// [`TEXT_CAP`] bytes, else a string of that text's first [`TEXT_CAP`] bytes and
+/// `\n… N bytes left out`.
+pub(crate) fn capped_value(value: &serde_json::Value) -> serde_json::Value {
+    /// Keeps the first `TEXT_CAP + 1` bytes written and counts them all.
+    struct Head {
+        kept: Vec<u8>,
+        total: usize,
+    }
+    impl std::io::Write for Head {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (TEXT_CAP + 1).saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&buf[..buf.len().min(room)]);
+            self.total += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut head = Head {
+        kept: Vec::new(),
+        total: 0,
+    };
+    if serde_json::to_writer(&mut head, value).is_err() || head.total <= TEXT_CAP {
+        return value.clone();
+    }
+    let mut end = TEXT_CAP;
+    while end > 0 && (head.kept[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    let text = String::from_utf8_lossy(&head.kept[..end]);
+    serde_json::Value::String(format!("{text}\n… {} bytes left out", head.total - end))
 }
 
 /// Removes ANSI colour sequences (`ESC [ … letter`).
@@ -627,6 +755,12 @@ impl Report {
         for case in &mut cases {
             case.older = case.run != latest_run;
         }
+        Report::from_marked_entries(cases, latest_run)
+    }
+
+    /// Aggregates entries whose `older` marks are set (a merge marks each source's own),
+    /// `latest_run` being the run of the most recent one.
+    pub fn from_marked_entries(mut cases: Vec<Entry>, latest_run: Option<String>) -> Report {
         cases.sort_by(|a, b| {
             (&a.package, &a.binary, &a.suite_dir, &a.case).cmp(&(
                 &b.package,
@@ -1171,6 +1305,34 @@ mod tests {
         assert_eq!(scope(&["--test-threads", "1", "refund"]), Scope::Part);
         assert_eq!(scope(&["--skip", "slow"]), Scope::Part);
         assert_eq!(scope(&["--ignored"]), Scope::Part);
+    }
+
+    #[test]
+    fn failure_text_is_capped_together_and_says_how_much_was_left_out() {
+        let mut budget = 10;
+        assert_eq!(spend(&mut budget, "abcd"), "abcd");
+        assert_eq!(spend(&mut budget, "éfghij"), "éfghi\n… 1 bytes left out");
+        assert_eq!(spend(&mut budget, "more"), "\n… 4 bytes left out");
+        let mut budget = 5;
+        let lines = ["ab".to_string(), "cdef".into(), "gh".into()];
+        assert_eq!(
+            spend_lines(&mut budget, &lines),
+            ["ab", "cde\n… 3 bytes left out"]
+        );
+        assert_eq!(budget, 0);
+    }
+
+    #[test]
+    fn large_values_become_their_capped_json_text() {
+        let small = serde_json::json!({ "a": [1, 2] });
+        assert_eq!(capped_value(&small), small);
+        let large = serde_json::json!({ "a": "é".repeat(TEXT_CAP) });
+        let capped = capped_value(&large);
+        let text = capped.as_str().unwrap();
+        let json_len = serde_json::to_string(&large).unwrap().len();
+        let (kept, tail) = text.split_once("\n… ").unwrap();
+        assert!(kept.starts_with("{\"a\":\"éé") && kept.len() <= TEXT_CAP);
+        assert_eq!(tail, format!("{} bytes left out", json_len - kept.len()));
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(crate) struct RubricStep<'a> {
     pub pending_file: &'a Path,
     /// The command that records this case (`RECORD=1 cargo test ...`).
     pub record_command: &'a str,
+    /// The judge calls whose verdicts this run used (replayed or live), for the case's entry.
+    pub judge_calls: std::cell::RefCell<Vec<crate::recording::usage::CallEntry>>,
 }
 
 /// The case's rubric when the `rubric` evaluator runs on it.
@@ -111,6 +113,7 @@ impl RubricStep<'_> {
             Err(error) => return Ok(Judged::Error(error)),
         };
         let judged = Judged::of(rubric, &judgement.verdicts);
+        self.note_calls(&judgement.calls);
         self.store(judgement, sources())?;
         Ok(judged)
     }
@@ -146,6 +149,7 @@ impl RubricStep<'_> {
             ));
         };
         if j.key_sha256 == key.key_sha256 {
+            self.note_calls(&j.calls);
             return Ok(Some(Judged::of(rubric, &j.verdicts)));
         }
         let what = llm_judge::changes(&j.parts, &key.parts).join(", ");
@@ -157,10 +161,28 @@ impl RubricStep<'_> {
             (_, Validation::Strict) => Err(message),
             (_, Validation::Warn) => {
                 eprintln!("warning: {}: {message}", self.name);
+                self.note_calls(&j.calls);
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
-            (_, Validation::Skip) => Ok(Some(Judged::of(rubric, &j.verdicts))),
+            (_, Validation::Skip) => {
+                self.note_calls(&j.calls);
+                Ok(Some(Judged::of(rubric, &j.verdicts)))
+            }
         }
+    }
+
+    /// Notes the judge's calls whose verdicts the case uses.
+    fn note_calls(&self, calls: &[crate::recording::Interaction]) {
+        self.judge_calls
+            .borrow_mut()
+            .extend(calls.iter().map(|call| {
+                crate::recording::usage::CallEntry::new(
+                    "judge",
+                    call.usage.as_ref(),
+                    call.latency_ms,
+                    &self.config.pricing,
+                )
+            }));
     }
 
     /// Writes `judgement` into the case's recording (its pending one under `RECORD=review`),
@@ -223,6 +245,27 @@ fn tally(verdict: &crate::rubric::RubricVerdict) -> (usize, Vec<String>) {
     (verdict.statements.len() - failing.len(), failing)
 }
 
+/// Each statement of `verdict` as a report entry lists it; `advisory`: the verdict does not fail
+/// the test (`[judge] min_agreement`). A forbidden statement reads `must not: …`.
+fn statement_verdicts(
+    verdict: &crate::rubric::RubricVerdict,
+    advisory: bool,
+) -> Vec<super::VerdictEntry> {
+    verdict
+        .statements
+        .iter()
+        .map(|g| super::VerdictEntry {
+            statement: match g.statement.kind {
+                crate::rubric::Kind::Required => g.statement.text.clone(),
+                crate::rubric::Kind::Forbidden => format!("must not: {}", g.statement.text),
+            },
+            passed: g.passed,
+            reason: g.reason.clone(),
+            advisory,
+        })
+        .collect()
+}
+
 /// The `rubric` evaluator's result.
 pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
     let (score, passed, summary, misses, rendered) = match judged {
@@ -271,6 +314,11 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
             )
         }
     };
+    let verdicts = match judged {
+        Some(Judged::Advisory(verdict, _)) => statement_verdicts(verdict, true),
+        Some(Judged::Verdict(verdict)) => statement_verdicts(verdict, false),
+        None | Some(Judged::Error(_)) => Vec::new(),
+    };
     EvaluatorResult {
         evaluator: "rubric".into(),
         score,
@@ -279,5 +327,7 @@ pub(crate) fn rubric_result(judged: Option<&Judged>) -> EvaluatorResult {
         fields: Vec::new(),
         misses,
         rendered,
+        verdicts,
+        alignment: None,
     }
 }

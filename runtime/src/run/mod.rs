@@ -56,6 +56,27 @@ fn test_target() -> Option<String> {
     }
 }
 
+/// How much of a case's failure text (and of its input's or output's JSON) a report or the
+/// terminal shows: 64 KiB (DESIGN §14, "Bounded").
+pub const TEXT_CAP: usize = 64 * 1024;
+
+/// `text` whole when it is at most `limit` bytes; else its first `limit` bytes (cut back to a
+/// character boundary) and `\n… N bytes left out`.
+pub(crate) fn cap_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= limit {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}\n… {} bytes left out",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
 /// How a case's recording was used.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,6 +115,45 @@ pub struct EvaluatorResult {
     /// The rendered failure body (mismatches and diff), empty when passed.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub rendered: String,
+    /// The rubric judge's statements, each with its verdict (the `rubric` evaluator only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<VerdictEntry>,
+    /// The trajectory evaluator's alignment of expected steps and calls (see
+    /// [`crate::report::EvaluatorEntry::alignment`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<Value>,
+}
+
+impl EvaluatorResult {
+    /// A result with no field, verdict or alignment.
+    fn plain(evaluator: String, score: f64, passed: bool, summary: String) -> EvaluatorResult {
+        EvaluatorResult {
+            evaluator,
+            score,
+            passed,
+            summary,
+            fields: Vec::new(),
+            misses: Vec::new(),
+            rendered: String::new(),
+            verdicts: Vec::new(),
+            alignment: None,
+        }
+    }
+}
+
+/// One statement of a rubric, as the judge graded it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VerdictEntry {
+    /// The statement's text; a forbidden one reads `must not: …`.
+    pub statement: String,
+    /// Whether it passed: a required statement holds, a forbidden one does not.
+    pub passed: bool,
+    /// The judge's reason.
+    pub reason: String,
+    /// The verdict does not fail the test: the judge is below the suite's calibration bar
+    /// (`[judge] min_agreement`).
+    pub advisory: bool,
 }
 
 /// What happened to one case.
@@ -120,6 +180,36 @@ pub struct CaseResult {
     /// were none and the case expects no trajectory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trajectory: Option<Vec<ToolCall>>,
+    /// What the code returned (the shown sample's, for a repeated case); `None` when it failed
+    /// before returning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// Each model call of the case, in order (the judge's last).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<crate::recording::usage::CallEntry>,
+    /// The case's recording file (its pending one under `RECORD=review`), relative to the
+    /// workspace root, `/`-separated; `None` when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording_path: Option<String>,
+}
+
+impl CaseResult {
+    /// The result of the case `name` before it ran.
+    pub(crate) fn new(name: String) -> CaseResult {
+        CaseResult {
+            name,
+            passed: false,
+            recording: RecordingUse::None,
+            evaluators: Vec::new(),
+            failure: None,
+            usage: None,
+            samples: None,
+            trajectory: None,
+            output: None,
+            calls: Vec::new(),
+            recording_path: None,
+        }
+    }
 }
 
 /// The code under test with its output made JSON: one type for every case function, so the run
@@ -132,16 +222,7 @@ pub(crate) type CaseFn<'a> = dyn Fn(&Case, &mut Llm) -> Result<Value, case::Outp
 /// document would be held twice), and put back into `loaded` when the case is done.
 pub(crate) fn run_case(suite: &Suite, loaded: &mut LoadedCase, f: &CaseFn<'_>) -> CaseResult {
     let name = suite.test_name(&loaded.path);
-    let mut result = CaseResult {
-        name: name.clone(),
-        passed: false,
-        recording: RecordingUse::None,
-        evaluators: Vec::new(),
-        failure: None,
-        usage: None,
-        samples: None,
-        trajectory: None,
-    };
+    let mut result = CaseResult::new(name.clone());
     let (description, input) = match &mut loaded.file {
         Ok(fixture) => (
             fixture.description.clone(),
@@ -159,13 +240,33 @@ pub(crate) fn run_case(suite: &Suite, loaded: &mut LoadedCase, f: &CaseFn<'_>) -
     match execute(suite, loaded, &name, &mut case, f, &mut result) {
         Ok(()) => result.passed = true,
         Err(message) => {
-            result.failure = Some(message);
+            // A 30 MB response against a different expected prints 64 KiB, not 30 MB.
+            let capped = match cap_text(&message, TEXT_CAP) {
+                std::borrow::Cow::Borrowed(_) => message,
+                std::borrow::Cow::Owned(capped) => capped,
+            };
+            result.failure = Some(capped);
         }
     }
     if let Ok(fixture) = &mut loaded.file {
         fixture.input = case.input;
     }
+    result.recording_path = recording_path(suite, loaded, result.recording);
     result
+}
+
+/// The case's recording file for its report entry: its pending recording when the run wrote
+/// one, else its recording when there is one on disk.
+fn recording_path(suite: &Suite, loaded: &LoadedCase, used: RecordingUse) -> Option<String> {
+    if !suite.may_hold_recordings() && used == RecordingUse::None {
+        return None;
+    }
+    let file = suite.recording_file(&loaded.path);
+    let file = match used {
+        RecordingUse::Pending => pending::pending_file(&file),
+        _ => file,
+    };
+    file.is_file().then(|| suite.workspace_relative(&file))
 }
 
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
@@ -286,6 +387,7 @@ fn execute(
     let mut usage;
     let runs = 'run: loop {
         usage = crate::recording::usage::UsageTotals::default();
+        result.calls.clear();
         // Each sample's output; the case as the code saw it (the same for every sample).
         let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
         if record {
@@ -303,6 +405,7 @@ fn execute(
                 let output = call(f, case, &mut llm, true)
                     .map_err(|e| format!("{e}{}", live_failure(&llm)))?;
                 usage.add(&llm.usage());
+                result.calls.extend(llm.call_log());
                 if let Some(failure) = llm.finish_failure() {
                     return Err(failure);
                 }
@@ -412,6 +515,7 @@ fn execute(
                         .with_suite(config.http.clone(), config.pricing.clone());
                     let output = call(f, case, &mut llm, false)?;
                     usage.add(&llm.usage());
+                    result.calls.extend(llm.call_log());
                     if let Some(failure) = llm.finish_failure() {
                         return Err(failure);
                     }
@@ -484,6 +588,7 @@ fn execute(
             }
             let output = call(f, case, &mut llm, false)?;
             usage.add(&llm.usage());
+            result.calls.extend(llm.call_log());
             if settings.record == RecordMode::Stale && llm.replay_mismatched() {
                 eprintln!(
                     "note: {name}: the code's model calls differ from the recording (the code or its prompt changed); recording it again"
@@ -519,7 +624,7 @@ fn execute(
         case,
         fixture,
         &runs,
-        recorded_judge,
+        (recorded_judge, &mut result.calls),
         result.recording,
         (&recording_file, &pending_file),
         &sources,
@@ -528,29 +633,24 @@ fn execute(
     let count = runs.len();
     let mut verdicts = Vec::with_capacity(count);
     for (output, calls) in runs {
-        let mut sample = CaseResult {
-            name: result.name.clone(),
-            passed: false,
-            recording: result.recording,
-            evaluators: Vec::new(),
-            failure: None,
-            usage: None,
-            samples: None,
-            trajectory: None,
-        };
-        let verdict = match output {
-            Err(e) => Err(e.to_string()),
-            Ok(actual) => evaluate(
-                suite,
-                config,
-                settings.color,
-                fixture,
-                case,
-                &actual,
-                &calls,
-                name,
-                judged.as_ref(),
-                &mut sample,
+        let mut sample = CaseResult::new(result.name.clone());
+        sample.recording = result.recording;
+        let (verdict, output) = match output {
+            Err(e) => (Err(e.to_string()), None),
+            Ok(actual) => (
+                evaluate(
+                    suite,
+                    config,
+                    settings.color,
+                    fixture,
+                    case,
+                    &actual,
+                    &calls,
+                    name,
+                    judged.as_ref(),
+                    &mut sample,
+                ),
+                Some(actual),
             ),
         };
         let trajectory =
@@ -562,12 +662,13 @@ fn execute(
                 .map(|e| e.score)
                 .collect::<Vec<_>>(),
         );
-        verdicts.push((verdict, sample.evaluators, score, trajectory));
+        verdicts.push((verdict, sample.evaluators, score, trajectory, output));
     }
     let verdict = if count == 1 {
-        let (verdict, evaluators, _, trajectory) = verdicts.pop().expect("one sample");
+        let (verdict, evaluators, _, trajectory, output) = verdicts.pop().expect("one sample");
         result.evaluators = evaluators;
         result.trajectory = trajectory;
+        result.output = output;
         verdict
     } else {
         decide(name, pass, verdicts, result)
@@ -603,7 +704,10 @@ fn judge_rubric<'s>(
     case: &Case,
     fixture: &FixtureFile,
     runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
-    recorded: Option<crate::llm_judge::Judgement>,
+    (recorded, judge_calls): (
+        Option<crate::llm_judge::Judgement>,
+        &mut Vec<crate::recording::usage::CallEntry>,
+    ),
     used: RecordingUse,
     (recording_file, pending_file): (&Path, &Path),
     sources: &dyn Fn() -> &'s crate::recording::sources::CaseSources,
@@ -631,11 +735,13 @@ fn judge_rubric<'s>(
         recording_file,
         pending_file,
         record_command,
+        judge_calls: std::cell::RefCell::default(),
     };
     // The judge sees the trajectory only with `[judge] include_trajectory` (the step decides).
     let trajectory = serde_json::to_value(calls).unwrap_or(Value::Null);
-    step.judge(&rubric, output, Some(&trajectory), recorded, sources)
-        .map(Some)
+    let judged = step.judge(&rubric, output, Some(&trajectory), recorded, sources);
+    judge_calls.extend(step.judge_calls.into_inner());
+    judged.map(Some)
 }
 
 /// Calls the code under test once; a panic fails the case.
@@ -673,12 +779,14 @@ fn call(
     })
 }
 
-/// One sample's verdict (the failure message when it failed), its evaluators and its score.
+/// One sample's verdict (the failure message when it failed), its evaluators, its score, its
+/// trajectory and its output.
 type SampleVerdict = (
     Result<(), String>,
     Vec<EvaluatorResult>,
     Option<f64>,
     Option<Vec<ToolCall>>,
+    Option<Value>,
 );
 
 /// One run of the code under test: its output and its trajectory.
@@ -697,23 +805,24 @@ fn decide(
     let samples = Samples::new(
         &verdicts
             .iter()
-            .map(|(v, _, score, _)| (v.is_ok(), *score))
+            .map(|(v, _, score, _, _)| (v.is_ok(), *score))
             .collect::<Vec<_>>(),
         pass,
     );
     let passed = pass.decides(samples.passed, count);
     let describe = samples.describe();
     result.samples = Some(samples);
-    let first_failing = verdicts.iter().position(|(v, _, _, _)| v.is_err());
+    let first_failing = verdicts.iter().position(|(v, _, _, _, _)| v.is_err());
     let shown = match (passed, first_failing) {
         (false, Some(i)) => i,
         _ => 0,
     };
     let mut failures = Vec::new();
-    for (k, (verdict, evaluators, _, trajectory)) in verdicts.into_iter().enumerate() {
+    for (k, (verdict, evaluators, _, trajectory, output)) in verdicts.into_iter().enumerate() {
         if k == shown {
             result.evaluators = evaluators;
             result.trajectory = trajectory;
+            result.output = output;
         }
         if let Err(message) = verdict {
             failures.push(format!("--- sample {} of {count}:\n{message}", k + 1));
@@ -977,17 +1086,18 @@ pub(crate) fn evaluate(
                     };
                     let verdict = crate::judge::run(judge, &suite.crate_root, &input);
                     result.evaluators.push(EvaluatorResult {
-                        evaluator: format!("code_judge:{}", verdict.name),
-                        score: verdict.score,
-                        passed: verdict.passed,
-                        summary: verdict.reasoning.clone(),
-                        fields: Vec::new(),
                         misses: verdict.misses.clone(),
                         rendered: if verdict.passed {
                             String::new()
                         } else {
                             verdict.render(color)
                         },
+                        ..EvaluatorResult::plain(
+                            format!("code_judge:{}", verdict.name),
+                            verdict.score,
+                            verdict.passed,
+                            verdict.reasoning.clone(),
+                        )
                     });
                 }
             }
@@ -1034,6 +1144,8 @@ fn strict(
         passed,
         summary: format!("{} mismatch(es)", verdict.mismatches.len()),
         fields: Vec::new(),
+        verdicts: Vec::new(),
+        alignment: None,
         misses: verdict.mismatches.iter().map(|m| m.to_string()).collect(),
         rendered: if passed {
             String::new()
@@ -1062,6 +1174,8 @@ fn field_accuracy(
         passed: verdict.passed,
         summary: verdict.reasoning.clone(),
         fields,
+        verdicts: Vec::new(),
+        alignment: None,
         misses: verdict
             .misses
             .iter()
@@ -1087,6 +1201,8 @@ fn trajectory(
         passed: verdict.passed,
         summary: verdict.summary.clone(),
         fields: Vec::new(),
+        verdicts: Vec::new(),
+        alignment: Some(alignment(expected, &verdict)),
         misses: verdict.misses(calls),
         rendered: if verdict.passed {
             String::new()
@@ -1094,6 +1210,48 @@ fn trajectory(
             verdict.render(calls)
         },
     }
+}
+
+/// The alignment a report entry shows for a trajectory verdict: each expected step with the
+/// call it matched (`matched`), the closest call of its tool and why it differs (`mismatched`),
+/// or none (`missing`); then each call the mode does not allow (`unexpected`) and each call of
+/// a forbidden tool (`forbidden`). `call` indexes the case's trajectory.
+fn alignment(
+    expected: &crate::trajectory::ExpectedTrajectory,
+    verdict: &crate::trajectory::TrajectoryVerdict,
+) -> Value {
+    let mut rows = Vec::with_capacity(verdict.steps.len());
+    for (step, outcome) in expected.steps.iter().zip(&verdict.steps) {
+        let (call, status, mismatches) = match (outcome.matched, &outcome.closest) {
+            (Some(call), _) => (Some(call), "matched", Vec::new()),
+            (None, Some(closest)) => (
+                Some(closest.call),
+                "mismatched",
+                closest.mismatches.iter().map(|m| m.to_string()).collect(),
+            ),
+            (None, None) => (
+                None,
+                "missing",
+                outcome
+                    .in_its_place
+                    .iter()
+                    .map(|tool| format!("a call of `{tool}` is in its place"))
+                    .collect(),
+            ),
+        };
+        rows.push(serde_json::json!({
+            "step": step, "call": call, "status": status, "mismatches": mismatches,
+        }));
+    }
+    for (calls, status) in [
+        (&verdict.unexpected, "unexpected"),
+        (&verdict.forbidden, "forbidden"),
+    ] {
+        rows.extend(calls.iter().map(|call| {
+            serde_json::json!({ "step": null, "call": call, "status": status, "mismatches": [] })
+        }));
+    }
+    Value::Array(rows)
 }
 
 /// A score as the test output prints it: whole numbers bare, others with two decimals.
@@ -1118,5 +1276,60 @@ mod tests {
             "{draft}"
         );
         assert!(command("s::a", false, false).ends_with(" -- s::a --exact"));
+    }
+    /// Every status of an alignment row: a matched step, one whose closest call differs, one
+    /// with no call of its tool, a call the mode does not allow and one of a forbidden tool.
+    #[test]
+    fn an_alignment_names_each_step_and_each_call_it_does_not_allow() {
+        use crate::trajectory::{evaluate, ExpectedTrajectory, Mode, Step, ToolCall};
+        use serde_json::json;
+        let expected = ExpectedTrajectory {
+            mode: Some(Mode::Exact),
+            steps: vec![
+                Step::with_args("lookup", json!({"sku": "A"})),
+                Step::with_args("price", json!({"sku": "A"})),
+                Step::tool("recommend"),
+            ],
+            forbidden: vec!["delete".into()],
+            max_calls: None,
+        };
+        let calls = vec![
+            ToolCall::new("lookup", json!({"sku": "A"})),
+            ToolCall::new("price", json!({"sku": "B"})),
+            ToolCall::new("audit", json!({})),
+            ToolCall::new("delete", json!({})),
+        ];
+        let verdict = evaluate(&expected, &calls, &Default::default());
+        let rows = super::alignment(&expected, &verdict);
+        let statuses: Vec<(&str, &serde_json::Value)> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["status"].as_str().unwrap(), &r["call"]))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("matched", &json!(0)),
+                ("mismatched", &json!(1)),
+                ("missing", &json!(null)),
+                ("unexpected", &json!(3)),
+                ("forbidden", &json!(3)),
+            ],
+            "{rows:#}"
+        );
+        assert_eq!(
+            rows[1]["step"],
+            json!({"tool": "price", "args": {"sku": "A"}})
+        );
+        assert_eq!(
+            rows[1]["mismatches"],
+            json!(["price.sku: values differ: expected \"A\", actual \"B\""])
+        );
+        assert_eq!(
+            rows[2]["mismatches"],
+            json!(["a call of `audit` is in its place"])
+        );
+        assert_eq!(rows[3]["step"], json!(null));
     }
 }

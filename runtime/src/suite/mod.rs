@@ -35,6 +35,8 @@ pub(crate) struct Suite {
     pub settings: Result<Settings, crate::env::EnvError>,
     /// The workspace root, real (links resolved): sources must lie below it.
     workspace: OnceLock<PathBuf>,
+    /// The crate's folder below the workspace root, `/`-separated (empty when it is the root).
+    crate_in_workspace: OnceLock<String>,
     /// Whether the recordings folder existed when a case first looked.
     recordings_found: OnceLock<bool>,
     /// Why rubric failures are advisory (`None`: they fail), computed once from the labels.
@@ -73,6 +75,7 @@ impl Suite {
             judge: None,
             settings: crate::env::settings().cloned(),
             workspace: OnceLock::new(),
+            crate_in_workspace: OnceLock::new(),
             recordings_found: OnceLock::new(),
             judge_advisory: OnceLock::new(),
         }
@@ -101,6 +104,25 @@ impl Suite {
     /// A crate-relative, `/`-separated form of `path` for messages and recordings.
     pub fn relative(&self, path: &Path) -> String {
         crate::files::relative_slash(&self.crate_root, path)
+    }
+
+    /// A workspace-relative, `/`-separated form of `path`, a file below the crate (what a report
+    /// entry names a recording by, the same on every machine).
+    pub(crate) fn workspace_relative(&self, path: &Path) -> String {
+        let crate_dir = self.crate_in_workspace.get_or_init(|| {
+            let real_root =
+                std::fs::canonicalize(&self.crate_root).unwrap_or_else(|_| self.crate_root.clone());
+            match real_root.strip_prefix(self.workspace()) {
+                Ok(below) => crate::files::relative_slash(Path::new(""), below),
+                Err(_) => String::new(),
+            }
+        });
+        let below = self.relative(path);
+        if crate_dir.is_empty() {
+            below
+        } else {
+            format!("{crate_dir}/{below}")
+        }
     }
 
     pub fn test_name(&self, fixture: &FixturePath) -> String {

@@ -1,0 +1,222 @@
+//! What a case's report entry holds, through a harness run as a user's test binary: its input
+//! and output, its model calls (the judge's too), its recording's path, the rubric judge's
+//! verdicts and the trajectory's alignment; and a case whose code returns 30 MB against a
+//! different expected, whose failure is capped at 64 KiB on the terminal and in `report.json`.
+//!
+//! The binary is its own child, as `repeats.rs` is: the parent writes a suite in a temporary
+//! crate, copies this binary into that crate's `target/debug/deps/` (so the run's report lands in
+//! the crate's own `target/proposal-eval/`) and runs it there with `ENTRIES_CHILD=1`.
+
+use proposal_eval::{Case, Harness, Llm, ModelError};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+/// The size of the big case's answer.
+const BIG: usize = 30 * 1024 * 1024;
+
+fn model() -> impl Fn(&Value) -> Result<Value, ModelError> {
+    |_request: &Value| {
+        Ok(json!({
+            "model": "m-1",
+            "usage": { "prompt_tokens": 12, "completion_tokens": 3 },
+            "answer": "SKU-1 is in stock",
+        }))
+    }
+}
+
+/// The judge: the first statement holds, the forbidden one does not.
+fn judge() -> impl Fn(&Value) -> Result<Value, ModelError> {
+    |_request: &Value| {
+        Ok(json!({ "verdicts": [
+            { "id": 0, "holds": true, "reason": "it names SKU-1" },
+            { "id": 1, "holds": false, "reason": "no password is asked" },
+        ]}))
+    }
+}
+
+fn agent(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
+    if case.input["big"] == true {
+        return Ok(json!({ "answer": "y".repeat(BIG) }));
+    }
+    let reply = llm.complete(&json!({ "model": "m-1", "sku": case.input["sku"] }))?;
+    llm.note_tool_call("lookup", json!({ "sku": case.input["sku"] }));
+    llm.note_tool_call("audit", json!({}));
+    Ok(json!({ "answer": reply["answer"] }))
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn main() -> std::process::ExitCode {
+    if std::env::var_os("ENTRIES_CHILD").is_some() {
+        return Harness::new("suite").model(model).judge(judge).run(agent);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let text = run_suite(root);
+    check_terminal(&text);
+    let report_file = root.join("target/proposal-eval/report.json");
+    let size = std::fs::metadata(&report_file).unwrap().len();
+    assert!(size < 512 * 1024, "report.json is {size} bytes");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
+    let case = |name: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {report:#}"))
+    };
+    check_big(&case("big"));
+    check_agent(&case("agent"));
+    println!("report_entries: ok");
+    std::process::ExitCode::SUCCESS
+}
+
+/// Writes the suite in a crate at `root` and runs it there, recording; what it printed.
+fn run_suite(root: &Path) -> String {
+    write(
+        &root.join("suite/proposal-eval.toml"),
+        "evaluators = [\"strict\", \"trajectory\", \"rubric\"]\n\
+         [pricing.\"m-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 2000000\n",
+    );
+    write(
+        &root.join("suite/agent.json"),
+        &json!({
+            "input": { "sku": "SKU-1" },
+            "expected": { "answer": "SKU-1 is in stock" },
+            "expected_trajectory": {
+                "mode": "in_order",
+                "steps": [{ "tool": "lookup", "args": { "sku": "SKU-1" } }, { "tool": "recommend" }],
+            },
+            "rubric": { "required": ["Names the SKU"], "forbidden": ["Asks for a password"] },
+        })
+        .to_string(),
+    );
+    write(
+        &root.join("suite/big.json"),
+        &json!({ "input": { "big": true }, "expected": { "answer": "z" } }).to_string(),
+    );
+    write(
+        &root.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(&root.join("tests/report_entries.rs"), "");
+    let deps = root.join("target/debug/deps");
+    std::fs::create_dir_all(&deps).unwrap();
+    let exe = deps.join(format!(
+        "report_entries-0123456789abcdef{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    let mut command = Command::new(&exe);
+    command
+        .args(["--test-threads", "1"])
+        .current_dir(root)
+        .env("ENTRIES_CHILD", "1")
+        .env("CARGO_MANIFEST_DIR", root)
+        .env("CARGO_PKG_NAME", "demo")
+        .env("NO_COLOR", "1")
+        .env("PROPOSAL_EVAL_RECORD", "1");
+    for variable in ["RECORD", "CARGO_TARGET_DIR", "NEXTEST_RUN_ID"] {
+        command.env_remove(variable);
+    }
+    let out = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "both cases fail");
+    text
+}
+
+fn check_terminal(text: &str) {
+    // The terminal: the big case's failure is cut at 64 KiB, and says how much was left out.
+    assert!(
+        text.len() < 200 * 1024,
+        "the terminal got {} bytes",
+        text.len()
+    );
+    let cut = text
+        .lines()
+        .find(|l| l.starts_with("… ") && l.ends_with(" bytes left out"))
+        .unwrap_or_else(|| panic!("no `… N bytes left out` line in:\n{}", &text[..4096]));
+    let left_out: usize = cut
+        .trim_start_matches("… ")
+        .trim_end_matches(" bytes left out")
+        .parse()
+        .unwrap();
+    assert!(left_out > BIG - 64 * 1024, "{cut}");
+}
+
+/// The big case: its failure and its output capped, saying how much was left out.
+fn check_big(big: &Value) {
+    let failure = big["failure"].as_str().unwrap();
+    assert!(failure.len() < 64 * 1024 + 64, "{}", failure.len());
+    assert!(failure.contains("\n… ") && failure.ends_with(" bytes left out"));
+    let output = big["output"]
+        .as_str()
+        .expect("the output, capped to a string");
+    assert!(
+        output.starts_with("{\"answer\":\"yyyy"),
+        "{}",
+        &output[..40]
+    );
+    assert!(
+        output.ends_with(&format!("\n… {} bytes left out", BIG + 13 - 64 * 1024)),
+        "{}",
+        &output[output.len() - 40..]
+    );
+    assert_eq!(big["input"], json!({ "big": true }));
+    assert!(
+        big.get("calls").is_none(),
+        "no model call: {}",
+        big["calls"]
+    );
+}
+
+/// The agent case: input, output, calls, recording path, verdicts and alignment.
+fn check_agent(agent: &Value) {
+    assert_eq!(agent["input"], json!({ "sku": "SKU-1" }));
+    assert_eq!(agent["output"], json!({ "answer": "SKU-1 is in stock" }));
+    assert_eq!(agent["recording_path"], "suite/recordings/agent.json");
+    let calls = agent["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0]["kind"], "complete");
+    assert_eq!(calls[0]["model"], "m-1");
+    assert_eq!(calls[0]["input_tokens"], 12);
+    assert_eq!(calls[0]["output_tokens"], 3);
+    assert_eq!(calls[0]["cost_usd"], 12.0 + 6.0);
+    assert!(calls[0]["latency_ms"].as_f64().unwrap() >= 0.0);
+    assert_eq!(calls[1]["kind"], "judge");
+    let evaluator = |name: &str| {
+        agent["evaluators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["evaluator"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {agent:#}"))
+    };
+    assert_eq!(
+        evaluator("rubric")["verdicts"],
+        json!([
+            { "statement": "Names the SKU", "passed": true, "reason": "it names SKU-1", "advisory": false },
+            { "statement": "must not: Asks for a password", "passed": true, "reason": "no password is asked", "advisory": false },
+        ])
+    );
+    assert_eq!(
+        evaluator("trajectory")["alignment"],
+        json!([
+            { "step": { "tool": "lookup", "args": { "sku": "SKU-1" } }, "call": 0, "status": "matched", "mismatches": [] },
+            { "step": { "tool": "recommend" }, "call": null, "status": "missing", "mismatches": [] },
+        ])
+    );
+    assert!(evaluator("strict").get("verdicts").is_none());
+}
