@@ -217,7 +217,7 @@ pub mod __internal {
     // cli (`report`, `compare`), cli tests, runtime tests and runtime/benches/compare.rs.
     pub mod report {
         pub use crate::report::{
-            rebuild, unreadable_summary, Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report,
+            fold, unreadable_summary, Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report,
             Totals, FORMAT,
         };
         pub mod compare {
@@ -227,6 +227,14 @@ pub mod __internal {
         }
         pub mod junit {
             pub use crate::report::junit::to_junit;
+        }
+        // cli tests and runtime/tests/report_html.rs (the page is report.json's).
+        pub mod page {
+            pub use crate::report::page::render;
+        }
+        // cli (`report --merge`).
+        pub mod merge {
+            pub use crate::report::merge::{merge, write};
         }
     }
     // cli tests (`compare`) and `repeat`'s doctests.
