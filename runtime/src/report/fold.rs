@@ -179,7 +179,7 @@ fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError>
     let latest_run = gathered.latest_run();
     let mut aggregate = Aggregate::default();
     let mut targets = Targets::default();
-    let (mut results, mut cases_json) = (String::new(), String::new());
+    let mut results = String::new();
     let mut cases = Vec::new();
     for latest in std::mem::take(&mut gathered.latest).into_values() {
         let mut entry = match serde_json::from_str::<Entry>(&latest.line) {
@@ -198,16 +198,6 @@ fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError>
         aggregate.add(&entry);
         results.push_str(&latest.line);
         results.push('\n');
-        if !cases_json.is_empty() {
-            cases_json.push_str(",\n    ");
-        }
-        if entry.older {
-            // The line as written, marked: `{"older":true,` and the rest of the object.
-            cases_json.push_str("{\"older\":true,");
-            cases_json.push_str(&latest.line[1..]);
-        } else {
-            cases_json.push_str(&latest.line);
-        }
         if keep_cases {
             cases.push(entry);
         }
@@ -222,7 +212,7 @@ fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError>
         unreadable_entries: gathered.unreadable.finish(),
         cases: Vec::new(),
     };
-    let json = report_json(&report, &cases_json)?;
+    let json = report_json(&report, &results)?;
     report.cases = cases;
     Ok(Folded {
         report,
@@ -231,20 +221,33 @@ fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError>
     })
 }
 
-/// `report.json`: the header as serde writes it, the cases' lines in place of its empty cases.
-fn report_json(report: &Report, cases: &str) -> Result<String, ReportError> {
+/// `report.json`: the header as serde writes it, and in place of its empty cases the lines of
+/// `results` (`results.jsonl`'s text), each of another run than the latest marked older.
+fn report_json(report: &Report, results: &str) -> Result<String, ReportError> {
     let header = serde_json::to_string_pretty(report).map_err(ReportError::json)?;
     let empty = "\"cases\": []";
     let Some(at) = header.rfind(empty) else {
         return Err(ReportError::json("the report header has no cases key"));
     };
-    let mut json = String::with_capacity(header.len() + cases.len() + 16);
+    let mut json = String::with_capacity(header.len() + results.len() * 101 / 100 + 16);
     json.push_str(&header[..at]);
-    if cases.is_empty() {
+    if results.is_empty() {
         json.push_str(empty);
     } else {
         json.push_str("\"cases\": [\n    ");
-        json.push_str(cases);
+        for (i, line) in results.lines().enumerate() {
+            if i > 0 {
+                json.push_str(",\n    ");
+            }
+            let run = EntryKey::of_line(line).and_then(|k| k.run);
+            if run.as_deref() != report.latest_run.as_deref() {
+                // The line as written, marked: `{"older":true,` and the rest of the object.
+                json.push_str("{\"older\":true,");
+                json.push_str(&line[1..]);
+            } else {
+                json.push_str(line);
+            }
+        }
         json.push_str("\n  ]");
     }
     json.push_str(&header[at + empty.len()..]);
@@ -274,13 +277,23 @@ fn write(dir: &Path, folded: &mut Folded) -> Result<(), ReportError> {
         })
         .map_err(ReportError::io("write", &path))
     };
+    let len = |name: &str| std::fs::metadata(dir.join(name)).ok().map(|m| m.len());
+    // A file of another length differs: not read back.
     let differs = |name: &str, text: &str| {
-        std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes())
+        len(name) != Some(text.len() as u64)
+            || std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes())
     };
     if differs(RESULTS, &folded.results) {
         put(RESULTS, &folded.results)?;
     }
-    let old = std::fs::read_to_string(dir.join("report.json")).unwrap_or_default();
+    // Of about the same length (`generated_at` may write fewer digits), the old report is read
+    // back to see whether only its time differs.
+    let near = len("report.json").is_some_and(|l| l.abs_diff(folded.json.len() as u64) <= 16);
+    let old = if near {
+        std::fs::read_to_string(dir.join("report.json")).unwrap_or_default()
+    } else {
+        String::new()
+    };
     let kept = (without_generated_at(&old) == without_generated_at(&folded.json))
         .then(|| {
             let (before, _) = without_generated_at(&old);
