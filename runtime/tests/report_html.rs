@@ -428,3 +428,46 @@ fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed
     assert!(!expected.is_empty());
     assert_eq!(rows(&dom), expected);
 }
+
+/// The first screen of a 100,000-case report, measured by the page itself
+/// (`performance.now()` when it has drawn the summary, the charts and the first rows; when the
+/// frame after that began; when every case was read). A measurement, not a check of speed:
+/// `cargo test -p proposal-eval --test report_html -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: builds a 100,000-case page (~240 MB) and prints its timings"]
+fn a_page_of_100k_cases_first_screen() {
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<Value> = (0..100_000)
+        .map(|i| {
+            let suite = ["payments", "refunds", "support"][i % 3];
+            let misses: &[&str] = if i % 7 == 3 {
+                &["[0].amount: values differ: expected 60, actual 80"]
+            } else {
+                &[]
+            };
+            case(
+                suite,
+                &format!("case_{i:06}"),
+                if misses.is_empty() { 1.0 } else { 0.5 },
+                misses,
+            )
+        })
+        .collect();
+    let json = report_json(&cases);
+    drop(cases);
+    let started = Instant::now();
+    let html = render(&json, None);
+    let render_time = started.elapsed();
+    let url = write_page(dir.path(), "report.html", &html);
+    let dom = dump_dom(&chromium, &url);
+    assert_eq!(rows(&dom).len(), 100);
+    assert_eq!(text_of(&dom, "count"), "100000 cases; showing 1–100.");
+    let timing = between(&dom, "<p id=\"first-render\"", ">");
+    eprintln!(
+        "100,000 cases: report.json {} MB, report.html {} MB, render {:?}; in Chromium (ms since navigation): {timing}",
+        json.len() / 1_000_000,
+        html.len() / 1_000_000,
+        render_time
+    );
+}

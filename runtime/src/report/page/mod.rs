@@ -7,23 +7,46 @@
 //! `\u003c`. In JSON a `<` can only stand inside a string, where `\u003c` means the same
 //! character, so `JSON.parse` reads the same value, and no text in a report (`</script>`,
 //! `<!--`) can end the element or change how the browser parses it.
+//!
+//! A large report is embedded twice over, so that its first screen does not wait for the whole
+//! file: before the script, the report with only its first [`FIRST_PAGE`] cases (`report-summary`);
+//! after it, the whole report (`report-data`). The script draws the summary, the charts and the
+//! first page of rows as soon as the browser reaches it, and reads the rest when the document
+//! has loaded. A report of at most [`FIRST_PAGE`] cases is embedded once (`report-data` is then
+//! `null`).
 
-/// The page, with `{{style}}`, `{{report}}`, `{{compare}}` and `{{script}}` in this order.
+/// The page, with `{{style}}`, `{{summary}}`, `{{compare}}`, `{{script}}` and `{{report}}` in
+/// this order.
 const TEMPLATE: &str = include_str!("page.html");
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
 
 /// The markers of [`TEMPLATE`], in the order they appear in it.
-const MARKERS: [&str; 4] = ["{{style}}", "{{report}}", "{{compare}}", "{{script}}"];
+const MARKERS: [&str; 5] = [
+    "{{style}}",
+    "{{summary}}",
+    "{{compare}}",
+    "{{script}}",
+    "{{report}}",
+];
+
+/// The rows of one page of the case table (`PAGE_SIZE` in `page.js`): the cases the first
+/// screen shows.
+pub const FIRST_PAGE: usize = 100;
 
 /// `report.html` for `report_json` (the text of `report.json`), and the comparison with a
 /// baseline (`compare`'s JSON) when `report --compare BASE` asked for one.
+///
+/// Text that is not a report is embedded as it is; the page then says it cannot read its data.
 pub fn render(report_json: &str, compare_json: Option<&str>) -> String {
+    let first = first_page(report_json);
+    let summary_len = first.as_ref().map_or(report_json.len(), |f| f.len());
     let mut out = String::with_capacity(
         TEMPLATE.len()
             + STYLE.len()
             + SCRIPT.len()
             + report_json.len()
+            + summary_len
             + compare_json.map_or(0, str::len)
             + 1024,
     );
@@ -35,9 +58,11 @@ pub fn render(report_json: &str, compare_json: Option<&str>) -> String {
         out.push_str(before);
         match marker {
             "{{style}}" => out.push_str(STYLE),
-            "{{report}}" => embed(&mut out, report_json),
+            "{{summary}}" => embed(&mut out, first.as_deref().unwrap_or(report_json)),
             "{{compare}}" => embed(&mut out, compare_json.unwrap_or("null")),
-            _ => out.push_str(SCRIPT),
+            "{{script}}" => out.push_str(SCRIPT),
+            _ if first.is_some() => embed(&mut out, report_json),
+            _ => out.push_str("null"),
         }
         rest = after;
     }
@@ -57,9 +82,91 @@ fn embed(out: &mut String, json: &str) {
     }
 }
 
+/// `report_json` with its top-level `cases` array cut to the first [`FIRST_PAGE`] cases;
+/// `None` when it has no more than that (or no such array: then it is embedded whole).
+fn first_page(report_json: &str) -> Option<String> {
+    let cases = find_cases(report_json.as_bytes(), FIRST_PAGE)?;
+    let mut out = String::with_capacity(cases.first_end + report_json.len() - cases.close + 1);
+    out.push_str(&report_json[..cases.first_end]);
+    out.push(']');
+    out.push_str(&report_json[cases.close..]);
+    Some(out)
+}
+
+/// Byte offsets of a top-level `"cases"` array in a JSON object's text.
+#[derive(Debug, PartialEq)]
+struct CasesArray {
+    /// Where its `n`th element ends (the `,` after it).
+    first_end: usize,
+    /// Just after its `]`.
+    close: usize,
+}
+
+/// Where the top-level `"cases"` array's first `n` elements end and where the array ends; `None`
+/// when there is no such array or it has at most `n` elements. One pass that tracks strings and
+/// nesting only; on text that is not JSON it may find nothing, or cut where JSON would not, and
+/// the page then reports the data unreadable.
+fn find_cases(json: &[u8], n: usize) -> Option<CasesArray> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    // The last string read directly in the top-level object: the key before a `:`.
+    let mut key: &[u8] = &[];
+    // Inside the array: how many commas so far, and where the `n`th was.
+    let mut array: Option<(usize, Option<usize>)> = None;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                let start = i + 1;
+                i = string_end(json, start)?;
+                if depth == 1 {
+                    key = &json[start..i];
+                }
+            }
+            b'[' if depth == 1 && key == b"cases" && array.is_none() => {
+                depth += 1;
+                array = Some((0, None));
+            }
+            b'{' | b'[' => depth += 1,
+            b']' if depth == 2 && array.is_some() => {
+                let (_, first_end) = array?;
+                return Some(CasesArray {
+                    first_end: first_end?,
+                    close: i + 1,
+                });
+            }
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' if depth == 2 => {
+                if let Some((commas, first_end)) = &mut array {
+                    *commas += 1;
+                    if *commas == n {
+                        *first_end = Some(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the `"` that ends the string starting at `start`.
+fn string_end(json: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     /// The text of the `<script>` element with `id`, as an HTML parser would end it: at the
     /// first `</script` (any case).
@@ -75,22 +182,24 @@ mod tests {
 
     #[test]
     fn no_text_in_the_report_can_end_its_script_element() {
-        let value = serde_json::json!({
+        let value = json!({
             "cases": [{
                 "test": "a</script><script>alert(1)</script>",
                 "failure": "<!-- <script> </SCRIPT> <b>x</b>",
             }]
         });
-        let json = serde_json::to_string(&value).unwrap();
-        let html = render(&json, None);
-        let embedded = script_text(&html, "report-data");
+        let text = serde_json::to_string(&value).unwrap();
+        let html = render(&text, None);
+        let embedded = script_text(&html, "report-summary");
         assert!(!embedded.contains('<'), "{embedded}");
-        let back: serde_json::Value = serde_json::from_str(embedded).unwrap();
+        let back: Value = serde_json::from_str(embedded).unwrap();
         assert_eq!(back, value);
+        // A small report is embedded once.
+        assert_eq!(script_text(&html, "report-data"), "null");
         assert_eq!(script_text(&html, "compare-data"), "null");
-        // The page's own markup stays: the script after the data is still there.
+        // The page's own markup stays: its script and the end of the document.
         assert!(html.trim_end().ends_with("</html>"));
-        assert_eq!(html.matches("<script").count(), 3);
+        assert_eq!(html.matches("<script").count(), 4);
     }
 
     #[test]
@@ -100,9 +209,51 @@ mod tests {
             script_text(&html, "compare-data"),
             "{\"base\":{\"name\":\"\\u003cmain>\"}}"
         );
-        let back: serde_json::Value =
-            serde_json::from_str(script_text(&html, "compare-data")).unwrap();
+        let back: Value = serde_json::from_str(script_text(&html, "compare-data")).unwrap();
         assert_eq!(back["base"]["name"], "<main>");
+    }
+
+    #[test]
+    fn a_large_report_is_embedded_with_its_first_page_first_and_whole_after() {
+        let cases: Vec<Value> = (0..FIRST_PAGE + 5)
+            .map(|i| json!({"test": format!("s::c{i}"), "failure": "a \"quoted\", [tricky] {text}\\", "evaluators": [{"fields": [1, 2]}]}))
+            .collect();
+        let report = json!({
+            "format": 1,
+            "suites": [{"suite": "cases", "field_accuracy": []}],
+            "cases": cases,
+            "after": {"cases": [1, 2, 3]},
+        });
+        let text = serde_json::to_string_pretty(&report).unwrap();
+        let html = render(&text, None);
+        let summary: Value = serde_json::from_str(script_text(&html, "report-summary")).unwrap();
+        let mut expected = report.clone();
+        expected["cases"] = Value::Array(cases[..FIRST_PAGE].to_vec());
+        assert_eq!(summary, expected);
+        let whole: Value = serde_json::from_str(script_text(&html, "report-data")).unwrap();
+        assert_eq!(whole, report);
+        // The first page comes before the script, the whole report after it.
+        let at = |needle: &str| html.find(needle).unwrap();
+        assert!(at("id=\"report-summary\"") < at("<script>\n"));
+        assert!(at("<script>\n") < at("id=\"report-data\""));
+    }
+
+    #[test]
+    fn exactly_a_page_of_cases_is_embedded_once() {
+        let cases: Vec<Value> = (0..FIRST_PAGE).map(|i| json!({ "i": i })).collect();
+        let text = serde_json::to_string(&json!({ "cases": cases })).unwrap();
+        assert_eq!(find_cases(text.as_bytes(), FIRST_PAGE), None);
+        let html = render(&text, None);
+        assert_eq!(script_text(&html, "report-summary"), text);
+        assert_eq!(script_text(&html, "report-data"), "null");
+    }
+
+    #[test]
+    fn text_that_is_not_a_report_is_embedded_as_it_is() {
+        for text in ["", "[1,2", "{\"cases\": [1, 2", "{\"cases\": \"x", "]]]"] {
+            let html = render(text, None);
+            assert_eq!(script_text(&html, "report-summary"), text);
+        }
     }
 
     #[test]

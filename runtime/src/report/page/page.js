@@ -13,19 +13,35 @@
   const score = (x) => (x == null ? "–" : x.toFixed(2));
   const plural = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
 
-  let report, comparison;
-  try {
-    report = JSON.parse($("report-data").textContent);
-    comparison = JSON.parse($("compare-data").textContent);
-  } catch (e) {
+  // Two stages. The script runs while the browser still reads the file: `report-summary` holds
+  // report.json with only its first page of cases, enough for the first screen; the whole
+  // report (`report-data`, `null` when the summary already holds every case) is read when the
+  // document has loaded, and then the filters, other pages and any case work.
+  const started = performance.now();
+  function readJson(id) {
+    const el = $(id);
+    const value = JSON.parse(el.textContent);
+    el.textContent = ""; // read once: the text need not stay in the document
+    return value;
+  }
+  function loadError(e) {
     const p = $("load-error");
     p.textContent = "The report's data could not be read (" + e.message +
       "): rebuild it with `cargo proposal-eval report`.";
     p.hidden = false;
+  }
+  let report, comparison;
+  try {
+    report = readJson("report-summary");
+    comparison = readJson("compare-data");
+  } catch (e) {
+    loadError(e);
     return;
   }
-  const cases = report.cases || [];
+  let complete = false; // whether `cases` is every case
+  let cases = [];
   const suites = report.suites || [];
+  const totalCases = () => (complete ? cases.length : (report.totals || {}).cases || cases.length);
 
   // ---- identity and per-case facts computed once --------------------------------------------
 
@@ -35,13 +51,22 @@
   for (const s of suites) suiteNames[s.suite] = (suiteNames[s.suite] || 0) + 1;
   // A suite's filter value: its name, or package/binary/folder when two share the name.
   const suiteValue = (s) => (suiteNames[s.suite] > 1 ? suiteKey(s) : s.suite);
-  const caseSuite = cases.map((c) => suiteValue(c));
+  let caseSuite = [];
   const byId = new Map();
   const byTest = new Map();
-  cases.forEach((c, i) => {
-    byId.set(caseId(c), i);
-    if (!byTest.has(c.test)) byTest.set(c.test, i);
-  });
+  function setCases(list, all) {
+    cases = list;
+    complete = all;
+    caseSuite = cases.map((c) => suiteValue(c));
+    byId.clear();
+    byTest.clear();
+    cases.forEach((c, i) => {
+      byId.set(caseId(c), i);
+      if (!byTest.has(c.test)) byTest.set(c.test, i);
+    });
+    haystacks = null;
+    cached = { key: null, rows: null };
+  }
   let haystacks = null; // built on the first text filter
   function haystack(i) {
     if (!haystacks) {
@@ -290,7 +315,7 @@
         '<th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Why</th></tr></thead><tbody>';
       for (const x of list) {
         const id = x.package + "/" + x.binary + "/" + x.test;
-        const name = byId.has(id) ? '<a href="' + esc(hashOf({ case: id })) + '">' + esc(x.test) + "</a>" : esc(x.test);
+        const name = x.new_passed != null ? '<a href="' + esc(hashOf({ case: id })) + '">' + esc(x.test) + "</a>" : esc(x.test);
         t += '<tr data-test="' + esc(x.test) + '"><td>' + name + "</td><td>" + verdict(x.base_passed) + " → " +
           verdict(x.new_passed) + "</td><td>" + score(x.base_score) + " → " + score(x.new_score) + "</td><td>" +
           esc(x.why || "") + "</td></tr>";
@@ -359,13 +384,20 @@
       else th.removeAttribute("aria-sort");
     }
     $("case-table").dataset.sorted = view.sort ? view.sort + " " + (view.order || "asc") : "";
+    if (!complete && (view.verdict || view.suite || view.evaluator || view.q || view.sort || (parseInt(view.page, 10) || 1) > 1)) {
+      $("count").textContent = "Reading " + plural(totalCases(), "case") + "…";
+      $("rows").innerHTML = "";
+      $("pager").innerHTML = "";
+      return;
+    }
     const rows = filtered(view);
-    const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+    const all = totalCases();
+    const pages = Math.max(1, Math.ceil((complete ? rows.length : all) / PAGE_SIZE));
     const page = Math.min(pages, Math.max(1, parseInt(view.page, 10) || 1));
     const from = (page - 1) * PAGE_SIZE, to = Math.min(rows.length, from + PAGE_SIZE);
     const filteredBy = view.verdict || view.suite || view.evaluator || view.q;
-    $("count").textContent = (filteredBy ? rows.length + " of " + plural(cases.length, "case") + " match" :
-      plural(cases.length, "case")) + (rows.length ? "; showing " + (from + 1) + "–" + to : "") + ".";
+    $("count").textContent = (filteredBy ? rows.length + " of " + plural(all, "case") + " match" :
+      plural(all, "case")) + (rows.length ? "; showing " + (from + 1) + "–" + to : "") + ".";
     const open = view.case;
     let html = "";
     for (let k = from; k < to; k++) {
@@ -488,6 +520,11 @@
   function drawCase(view, changed) {
     const panel = $("case-detail");
     const i = view.case ? (byId.has(view.case) ? byId.get(view.case) : byTest.get(view.case)) : undefined;
+    if (i === undefined && view.case && !complete) {
+      panel.hidden = false;
+      panel.innerHTML = "<p>Reading the cases…</p>";
+      return;
+    }
     if (i === undefined) {
       panel.hidden = !view.case;
       panel.innerHTML = view.case ? "<p>No case <code>" + esc(view.case) + "</code> in this report.</p>" : "";
@@ -538,6 +575,7 @@
     }
     shownCase = view.case;
   }
+  setCases(report.cases || [], false);
   drawSummary();
   drawCharts();
   drawComparison();
@@ -552,7 +590,24 @@
   window.addEventListener("hashchange", render);
   render();
   const first = $("first-render");
+  first.dataset.scriptMs = started.toFixed(0);
   first.dataset.ms = performance.now().toFixed(0);
-  first.textContent = "First screen drawn in " + first.dataset.ms + " ms.";
-  document.body.dataset.rendered = "true";
+  requestAnimationFrame(() => { first.dataset.frameMs = performance.now().toFixed(0); });
+
+  function readAll() {
+    try {
+      const whole = readJson("report-data");
+      setCases(whole ? whole.cases || [] : cases, true);
+    } catch (e) {
+      loadError(e);
+      return;
+    }
+    render();
+    first.dataset.allMs = performance.now().toFixed(0);
+    first.textContent = "First screen drawn in " + first.dataset.ms + " ms; all " + plural(cases.length, "case") +
+      " read in " + first.dataset.allMs + " ms.";
+    document.body.dataset.rendered = "true";
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", readAll);
+  else readAll();
 })();
