@@ -10,7 +10,7 @@ loads = []
 for r in range(rounds):
     for label, path in bins:
         loads.append(os.getloadavg()[0])
-        out = subprocess.run([path, "--bench", "--warm-up-time", "1", "--measurement-time", "2",
+        out = subprocess.run([path, "--bench", "--warm-up-time", "1", "--measurement-time", os.environ.get("MT", "2"),
                               "--noplot"], capture_output=True, text=True).stdout
         times = {}
         for m in re.finditer(r"(\S+)\s+time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", out):
