@@ -18,6 +18,7 @@
 //! allocation, JSON string parsing (`parse_str`, `skip_to_escape`: the judge request's whole
 //! prompt in each recording) and SHA-256. The next step is to read the judge part's `calls`
 //! without building them on replay (only the key and the verdicts are used).
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};
 use proposal_eval::__internal::llm_judge::{Judgement, RecordedVerdict};
