@@ -4,7 +4,10 @@
 //!
 //! `cargo bench -p proposal-eval-engine --bench trajectory -- --warm-up-time 1 --measurement-time 3`
 //!
-//! Target (issue 22): each mode within 2x of the strict comparison.
+//! Target (issue 22): each mode within 2x of the strict comparison. On a loaded machine, compare
+//! ratios within one run over several runs, not times across runs:
+//! `python3 engine/benches/rounds.py 5 strict_same_data now=target/release/deps/trajectory-<hash>`
+//! (several `label=binary` pairs alternate, e.g. a build from before a change beside one after).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use proposal_eval_engine::accuracy::FieldSpec;

@@ -6,29 +6,46 @@
 /// equally good pairings, the one that keeps the most rows at their own index. Returns the
 /// (row, column) pairs, `min(rows, columns)` of them, by row.
 pub(crate) fn assign(cost: &[Vec<usize>]) -> Vec<(usize, usize)> {
-    let n = cost.len();
     // No rows means no columns either.
     let m = cost.first().map_or(0, Vec::len);
-    if m == 0 {
+    assign_by(cost.len(), m, |i, j| cost[i][j])
+}
+
+/// [`assign`] over `n` rows and `m` columns whose costs `cost(row, column)` gives, so that a
+/// caller whose costs are at hand (the trajectory's match grid) builds no matrix of its own.
+pub(crate) fn assign_by(
+    n: usize,
+    m: usize,
+    cost: impl Fn(usize, usize) -> usize,
+) -> Vec<(usize, usize)> {
+    if n == 0 || m == 0 {
         return Vec::new();
     }
     let transpose = n > m;
     let (rows, cols) = if transpose { (m, n) } else { (n, m) };
     let scale = (rows as i64) + 1;
-    let at = |r: usize, c: usize| -> i64 {
-        let (i, j) = if transpose { (c, r) } else { (r, c) };
-        cost[i][j] as i64 * scale + i64::from(i != j)
-    };
+    // The weights laid out once, row-major in the algorithm's orientation: the loops below read
+    // each of them up to `rows` times.
+    let weights: Vec<i64> = (0..rows * cols)
+        .map(|k| {
+            let (r, c) = (k / cols, k % cols);
+            let (i, j) = if transpose { (c, r) } else { (r, c) };
+            cost(i, j) as i64 * scale + i64::from(i != j)
+        })
+        .collect();
+    let at = |r: usize, c: usize| -> i64 { weights[r * cols + c] };
     const INF: i64 = i64::MAX / 4;
     let mut u = vec![0i64; rows + 1];
     let mut v = vec![0i64; cols + 1];
     let mut p = vec![0usize; cols + 1];
     let mut way = vec![0usize; cols + 1];
+    let mut minv = vec![INF; cols + 1];
+    let mut used = vec![false; cols + 1];
     for r in 1..=rows {
         p[0] = r;
         let mut j0 = 0;
-        let mut minv = vec![INF; cols + 1];
-        let mut used = vec![false; cols + 1];
+        minv.fill(INF);
+        used.fill(false);
         // Each step uses one more column and stops at a free one, so it takes at most one step
         // per column: bounding the loops by that keeps a wrong condition from looping forever.
         for _ in 0..=cols {

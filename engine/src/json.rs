@@ -124,7 +124,37 @@ pub fn sorted(value: &Value) -> Value {
 /// A value as compact JSON with object keys sorted at every level, whatever map type
 /// `serde_json` was built with: the form that is hashed.
 pub fn canonical_json(value: &Value) -> String {
-    sorted(value).to_string()
+    // Written straight from the value, keys sorted as they are met: the text of
+    // `sorted(value).to_string()`, without the sorted copy.
+    serde_json::to_string(&Sorted(value)).expect("a JSON value always serializes")
+}
+
+/// Serializes a value with the keys of every object in sorted order.
+struct Sorted<'a>(&'a Value);
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    out.serialize_entry(k, &Sorted(v))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Sorted(item))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// The JSON type of a value as messages name it: `null`, `boolean`, `number`, `string`,
@@ -149,6 +179,17 @@ pub fn type_name(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn canonical_json_is_the_sorted_copy_written_compactly() {
+        let value = json!({"z": [{"b": 1, "a": "x\u{1}\"y"}, 2.5, null], "a": {"d": true, "c": -0.0},
+                           "m": [], "é": {}, "A": 12345678901234567890u64});
+        assert_eq!(canonical_json(&value), sorted(&value).to_string());
+        assert_eq!(
+            canonical_json(&json!({"b": 1, "a": [{"d": 2, "c": 3}]})),
+            r#"{"a":[{"c":3,"d":2}],"b":1}"#
+        );
+    }
 
     #[test]
     fn canonical_output_sorts_keys_and_ends_with_newline() {

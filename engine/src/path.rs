@@ -273,6 +273,16 @@ impl Pattern {
         (0..=location.0.len()).any(|n| matches_from(&self.segments, &location.0[..n]))
     }
 
+    /// [`matches`](Self::matches) on a borrowed path.
+    pub(crate) fn matches_refs(&self, path: &[SegmentRef<'_>]) -> bool {
+        matches_from(&self.segments, path)
+    }
+
+    /// [`covers`](Self::covers) on a borrowed path.
+    pub(crate) fn covers_refs(&self, path: &[SegmentRef<'_>]) -> bool {
+        (0..=path.len()).any(|n| matches_from(&self.segments, &path[..n]))
+    }
+
     /// Every existing location in `value` that this pattern matches, in document order.
     pub fn find(&self, value: &Value) -> Vec<Location> {
         let mut out = Vec::new();
@@ -309,17 +319,37 @@ impl serde::Serialize for Pattern {
     }
 }
 
-fn segment_matches(pattern: &PatternSegment, segment: &Segment) -> bool {
-    match (pattern, segment) {
-        (PatternSegment::Key(p), Segment::Key(k)) => p == k,
-        (PatternSegment::Index(p), Segment::Index(i)) => p == i,
-        (PatternSegment::AnyIndex, Segment::Index(_)) => true,
+/// A path segment, owned or borrowed, as [`matches_from`] reads it.
+trait AsSegment {
+    fn view(&self) -> SegmentRef<'_>;
+}
+
+impl AsSegment for Segment {
+    fn view(&self) -> SegmentRef<'_> {
+        match self {
+            Segment::Key(k) => SegmentRef::Key(k),
+            Segment::Index(i) => SegmentRef::Index(*i),
+        }
+    }
+}
+
+impl AsSegment for SegmentRef<'_> {
+    fn view(&self) -> SegmentRef<'_> {
+        *self
+    }
+}
+
+fn segment_matches(pattern: &PatternSegment, segment: &impl AsSegment) -> bool {
+    match (pattern, segment.view()) {
+        (PatternSegment::Key(p), SegmentRef::Key(k)) => p == k,
+        (PatternSegment::Index(p), SegmentRef::Index(i)) => *p == i,
+        (PatternSegment::AnyIndex, SegmentRef::Index(_)) => true,
         (PatternSegment::AnyOne, _) => true,
         _ => false,
     }
 }
 
-fn matches_from(pattern: &[PatternSegment], path: &[Segment]) -> bool {
+fn matches_from(pattern: &[PatternSegment], path: &[impl AsSegment]) -> bool {
     match pattern.split_first() {
         None => path.is_empty(),
         Some((PatternSegment::AnyDepth, rest)) => {

@@ -8,10 +8,16 @@
 //! `cargo bench -p proposal-eval --bench rubric -- --warm-up-time 1 --measurement-time 10`
 //!
 //! Measured once (2 cores shared with other builds, so noisy): strict 135 ms, strict+rubric
-//! 249 ms per 1,000 cases: 1.84x, over the bar. Where it goes, not yet measured apart: the
-//! recording is about twice as large (the judge's request holds the whole prompt, with the output
-//! and input in it, and its response the verdicts), and the key hashes the output and the input
-//! twice (for the key and for its parts).
+//! 249 ms per 1,000 cases: 1.84x, over the bar.
+//!
+//! After the judge key stopped making the output and input canonical twice (and canonical JSON
+//! stopped copying): `engine/benches/rounds.py` alternating a build from before and after, 3
+//! rounds of `--measurement-time 3`, load 5-9 on 2 cores: the ratio's median went 2.90x ->
+//! 2.46x (range 1.19-2.66x): still over the bar, and the machine too loaded to trust the size of
+//! the gain. A profile of the rubric side after it: no single hot spot; file reads (kernel),
+//! allocation, JSON string parsing (`parse_str`, `skip_to_escape`: the judge request's whole
+//! prompt in each recording) and SHA-256. The next step is to read the judge part's `calls`
+//! without building them on replay (only the key and the verdicts are used).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};

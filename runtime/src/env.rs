@@ -42,9 +42,12 @@ pub struct Settings {
     pub color: bool,
     /// `PROPOSAL_EVAL_MAX_CONCURRENCY`.
     pub max_concurrency: usize,
-    /// `PROPOSAL_EVAL_UPSTREAM`.
+    /// `PROPOSAL_EVAL_UPSTREAM`. Read by the HTTP proxy (feature `http`); checked without it
+    /// too, so a bad value is refused the same way whatever the features.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub upstream: Option<UpstreamUrl>,
     /// `PROPOSAL_EVAL_UPSTREAM_<NAME>`, by `NAME` as written in the variable.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub upstreams: BTreeMap<String, UpstreamUrl>,
     /// `PROPOSAL_EVAL_BUDGET_USD`.
     pub budget_usd: Option<f64>,

@@ -1,10 +1,10 @@
 //! Laying the expected steps over the calls: the four modes, the score, and for every step the
 //! call it matched or the closest call of its tool.
 
-use super::args::{compare, matches, ArgMismatch};
+use super::args::{compare, ArgMismatch, Probe};
 use super::config::{ExpectedTrajectory, Mode, Step, TrajectoryConfig};
 use super::extract::ToolCall;
-use crate::assignment::assign;
+use crate::assignment::assign_by;
 
 /// A rounding error this small is forgiven when the score is held against the threshold.
 const EPSILON: f64 = 1e-9;
@@ -69,10 +69,11 @@ pub(crate) struct Grid<'a> {
 
 impl<'a> Grid<'a> {
     fn new(steps: &'a [Step], calls: &'a [ToolCall], config: &'a TrajectoryConfig) -> Grid<'a> {
+        let mut probe = Probe::new(config);
         let mut ok = vec![false; steps.len() * calls.len()];
         for (i, step) in steps.iter().enumerate() {
             for (j, call) in calls.iter().enumerate() {
-                ok[i * calls.len() + j] = matches(step, call, config);
+                ok[i * calls.len() + j] = probe.matches(step, call);
             }
         }
         Grid { steps, calls, ok }
@@ -173,8 +174,9 @@ fn exact_pairs(
     calls: &[ToolCall],
     config: &TrajectoryConfig,
 ) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut probe = Probe::new(config);
     let pairs = (0..steps.len().min(calls.len()))
-        .filter(|&k| matches(&steps[k], &calls[k], config))
+        .filter(|&k| probe.matches(&steps[k], &calls[k]))
         .map(|k| (k, k))
         .collect();
     (pairs, (steps.len()..calls.len()).collect())
@@ -218,13 +220,7 @@ pub(crate) fn longest_chain(grid: &Grid<'_>) -> Vec<(usize, usize)> {
 /// cost 0 for a match, 1 otherwise); only the matching pairs are kept.
 pub(crate) fn assignment(grid: &Grid<'_>) -> Vec<(usize, usize)> {
     let (n, m) = (grid.steps.len(), grid.calls.len());
-    if n == 0 || m == 0 {
-        return Vec::new();
-    }
-    let cost: Vec<Vec<usize>> = (0..n)
-        .map(|i| (0..m).map(|j| usize::from(!grid.ok(i, j))).collect())
-        .collect();
-    assign(&cost)
+    assign_by(n, m, |i, j| usize::from(!grid.ok(i, j)))
         .into_iter()
         .filter(|&(i, j)| grid.ok(i, j))
         .collect()

@@ -4,7 +4,7 @@
 use super::config::{Args, Step, TrajectoryConfig};
 use super::extract::ToolCall;
 use crate::json::json_eq;
-use crate::path::{Location, Segment};
+use crate::path::{Location, SegmentRef};
 use crate::render::{compact, describe_type};
 use serde_json::Value;
 use std::fmt;
@@ -39,53 +39,68 @@ pub(crate) fn compare(
     }
     let mut out = Vec::new();
     if let Some(expected) = &step.args {
-        if !json_eq(expected, &call.args) {
-            let mut walk = Walk::new(config, &step.tool, Some(&mut out));
-            walk.node(expected, &call.args);
-        }
+        let mut walk = Walk::new(config, Some(&mut out));
+        walk.start(&step.tool);
+        walk.node(expected, &call.args);
     }
     Some(out)
 }
 
 /// Whether `call` matches `step`: [`compare`] without writing any mismatch, stopping at the
 /// first. What the alignment asks of every pair of the same tool.
+#[cfg(test)]
 pub(crate) fn matches(step: &Step, call: &ToolCall, config: &TrajectoryConfig) -> bool {
-    if step.tool != call.tool {
-        return false;
+    Probe::new(config).matches(step, call)
+}
+
+/// [`matches`] for many pairs: one walk whose path buffer every pair reuses.
+pub(crate) struct Probe<'c, 'v>(Walk<'c, 'v, 'static>);
+
+impl<'c, 'v> Probe<'c, 'v> {
+    pub(crate) fn new(config: &'c TrajectoryConfig) -> Self {
+        Probe(Walk::new(config, None))
     }
-    let Some(expected) = &step.args else {
-        return true;
-    };
-    if json_eq(expected, &call.args) {
-        return true;
+
+    /// Whether `call` matches `step`.
+    pub(crate) fn matches(&mut self, step: &'v Step, call: &'v ToolCall) -> bool {
+        if step.tool != call.tool {
+            return false;
+        }
+        let Some(expected) = &step.args else {
+            return true;
+        };
+        self.0.start(&step.tool);
+        self.0.node(expected, &call.args);
+        !self.0.failed
     }
-    let mut walk = Walk::new(config, &step.tool, None);
-    walk.node(expected, &call.args);
-    !walk.failed
 }
 
 /// A walk over the two argument documents where they differ. With `out` it writes every
 /// mismatch; without, it only notes that there is one and stops.
-struct Walk<'c, 'o> {
+struct Walk<'c, 'v, 'o> {
     config: &'c TrajectoryConfig,
-    /// The path here, tool name first; grown and shrunk in place.
-    path: Location,
+    /// The path here, tool name first, borrowed from the step and the documents; grown and
+    /// shrunk in place, and made a [`Location`] only for a mismatch that is written.
+    path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
     failed: bool,
 }
 
-impl<'c, 'o> Walk<'c, 'o> {
-    fn new(
-        config: &'c TrajectoryConfig,
-        tool: &str,
-        out: Option<&'o mut Vec<ArgMismatch>>,
-    ) -> Self {
+impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
+    fn new(config: &'c TrajectoryConfig, out: Option<&'o mut Vec<ArgMismatch>>) -> Self {
         Walk {
             config,
-            path: Location(vec![Segment::Key(tool.to_string())]),
+            path: Vec::with_capacity(8),
             out,
             failed: false,
         }
+    }
+
+    /// Ready for a walk of `tool`'s arguments.
+    fn start(&mut self, tool: &'v str) {
+        self.path.clear();
+        self.path.push(SegmentRef::Key(tool));
+        self.failed = false;
     }
 
     /// A mismatch here; `why` is written only when mismatches are kept.
@@ -93,7 +108,7 @@ impl<'c, 'o> Walk<'c, 'o> {
         self.failed = true;
         if let Some(out) = &mut self.out {
             out.push(ArgMismatch {
-                location: self.path.clone(),
+                location: Location(self.path.iter().map(|s| s.to_segment()).collect()),
                 why: why(),
             });
         }
@@ -105,16 +120,19 @@ impl<'c, 'o> Walk<'c, 'o> {
     }
 
     /// Whether the current path is ignored. Asked only where the two sides differ, so an equal
-    /// argument costs one equality test.
+    /// argument costs one equality test. Below the tool, every ancestor was asked on the way
+    /// down, so only the path itself is matched.
     fn ignored(&self) -> bool {
-        self.config
-            .ignore_paths
-            .iter()
-            .any(|p| p.covers(&self.path))
+        let patterns = &self.config.ignore_paths;
+        if self.path.len() == 1 {
+            patterns.iter().any(|p| p.covers_refs(&self.path))
+        } else {
+            patterns.iter().any(|p| p.matches_refs(&self.path))
+        }
     }
 
-    fn child(&mut self, segment: Segment, e: Option<&Value>, a: Option<&Value>) {
-        self.path.0.push(segment);
+    fn child(&mut self, segment: SegmentRef<'v>, e: Option<&'v Value>, a: Option<&'v Value>) {
+        self.path.push(segment);
         match (e, a) {
             (Some(e), Some(a)) => self.node(e, a),
             (Some(_), None) if !self.ignored() => self.push(|| "missing in actual".into()),
@@ -123,10 +141,10 @@ impl<'c, 'o> Walk<'c, 'o> {
             }
             _ => {}
         }
-        self.path.0.pop();
+        self.path.pop();
     }
 
-    fn node(&mut self, e: &Value, a: &Value) {
+    fn node(&mut self, e: &'v Value, a: &'v Value) {
         if json_eq(e, a) || self.ignored() {
             return;
         }
@@ -134,7 +152,7 @@ impl<'c, 'o> Walk<'c, 'o> {
             .config
             .fields
             .iter()
-            .find(|f| f.path.matches(&self.path))
+            .find(|f| f.path.matches_refs(&self.path))
         {
             if self.out.is_none() {
                 self.failed = !crate::accuracy::holds(spec, e, a);
@@ -157,14 +175,14 @@ impl<'c, 'o> Walk<'c, 'o> {
                     if self.done() {
                         return;
                     }
-                    self.child(Segment::Key(k.clone()), Some(ev), am.get(k));
+                    self.child(SegmentRef::Key(k), Some(ev), am.get(k));
                 }
                 if self.config.args == Args::Exact {
                     for (k, av) in am.iter().filter(|(k, _)| !em.contains_key(*k)) {
                         if self.done() {
                             return;
                         }
-                        self.child(Segment::Key(k.clone()), None, Some(av));
+                        self.child(SegmentRef::Key(k), None, Some(av));
                     }
                 }
             }
@@ -173,7 +191,7 @@ impl<'c, 'o> Walk<'c, 'o> {
                     if self.done() {
                         return;
                     }
-                    self.child(Segment::Index(i), ea.get(i), aa.get(i));
+                    self.child(SegmentRef::Index(i), ea.get(i), aa.get(i));
                 }
             }
             _ if e.is_object() || e.is_array() || a.is_object() || a.is_array() => {

@@ -59,28 +59,46 @@ impl Question<'_> {
     }
 
     /// The key of the verdicts on this question.
+    ///
+    /// `key_sha256` hashes the canonical JSON of `{"statements", "output", "input", "prompt",
+    /// "model", "temperature", "samples"}` (and `"trajectory"` when included). That text is put
+    /// together here from the parts' canonical texts, in sorted key order, so that the output and
+    /// the input are made canonical once, for their own hashes and for the whole.
     pub fn key(&self) -> JudgeKey {
-        let rubric =
-            json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden });
-        let mut whole = json!({
-            "statements": rubric,
-            "output": self.output,
-            "input": self.input,
-            "prompt": self.template,
-            "model": self.model(),
-            "temperature": self.config.temperature,
-            "samples": self.config.samples,
-        });
-        if let Some(trajectory) = self.trajectory {
-            whole["trajectory"] = trajectory.clone();
+        let rubric = canonical_json(
+            &json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden }),
+        );
+        let output = canonical_json(self.output);
+        let input = canonical_json(self.input);
+        let trajectory = self.trajectory.map(canonical_json);
+        let text = |v: Value| v.to_string();
+        let mut whole = String::with_capacity(
+            rubric.len() + output.len() + input.len() + self.template.len() + 256,
+        );
+        for (key, value) in [
+            ("input", input.as_str()),
+            ("model", &text(json!(self.model()))),
+            ("output", &output),
+            ("prompt", &text(json!(self.template))),
+            ("samples", &text(json!(self.config.samples))),
+            ("statements", &rubric),
+            ("temperature", &text(json!(self.config.temperature))),
+        ]
+        .into_iter()
+        .chain(trajectory.as_deref().map(|t| ("trajectory", t)))
+        {
+            whole.push(if whole.is_empty() { '{' } else { ',' });
+            whole.push_str(&format!("\"{key}\":"));
+            whole.push_str(value);
         }
+        whole.push('}');
         JudgeKey {
-            key_sha256: sha256_hex(&canonical_json(&whole)),
+            key_sha256: sha256_hex(&whole),
             parts: KeyParts {
-                rubric_sha256: sha256_hex(&canonical_json(&rubric)),
-                output_sha256: sha256_hex(&canonical_json(self.output)),
-                input_sha256: sha256_hex(&canonical_json(self.input)),
-                trajectory_sha256: self.trajectory.map(|t| sha256_hex(&canonical_json(t))),
+                rubric_sha256: sha256_hex(&rubric),
+                output_sha256: sha256_hex(&output),
+                input_sha256: sha256_hex(&input),
+                trajectory_sha256: trajectory.as_deref().map(sha256_hex),
                 prompt_sha256: sha256_hex(self.template),
                 model: self.model().to_string(),
                 temperature: self.config.temperature,
@@ -285,6 +303,48 @@ mod tests {
             template: rubric::BUILTIN_TEMPLATE,
             config,
         }
+    }
+
+    /// The key as the recordings made so far hashed it: the canonical JSON of one object.
+    fn key_as_recorded(q: &Question<'_>) -> String {
+        let mut whole = json!({
+            "statements": { "required": q.rubric.required, "forbidden": q.rubric.forbidden },
+            "output": q.output,
+            "input": q.input,
+            "prompt": q.template,
+            "model": q.model(),
+            "temperature": q.config.temperature,
+            "samples": q.config.samples,
+        });
+        if let Some(trajectory) = q.trajectory {
+            whole["trajectory"] = trajectory.clone();
+        }
+        sha256_hex(&canonical_json(&whole))
+    }
+
+    #[test]
+    fn the_key_is_the_one_recordings_hold() {
+        let rubric = Rubric {
+            required: vec!["Keeps \"EUR\"".into(), "B".into()],
+            forbidden: vec!["C\u{7}".into()],
+        };
+        let config = LlmJudgeConfig {
+            model: Some("judge-\u{e9}".into()),
+            temperature: 0.25,
+            samples: 3,
+            ..Default::default()
+        };
+        let output = json!([{"z": 1, "a": [1.5, {"y": null, "b": "x"}]}]);
+        let trajectory = json!([{"tool": "lookup", "args": {"sku": "S-1"}}]);
+        let mut q = question(&rubric, &output, &config);
+        q.input = &output;
+        q.template = "Judge {{output}}\n\t\"quoted\"";
+        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
+        q.trajectory = Some(&trajectory);
+        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
+        let default = LlmJudgeConfig::default();
+        let q = question(&rubric, &output, &default);
+        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
     }
 
     #[test]
