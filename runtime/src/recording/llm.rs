@@ -121,13 +121,16 @@ impl Llm {
         };
         let limit = crate::env::settings()
             .map(|s| s.max_concurrency)
-            .unwrap_or(4);
+            .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
         let permit = LivePermit::acquire(limit);
         let started = std::time::Instant::now();
         let answer =
             catch(|| crate::run::executor::outside_async(|| model.complete_with_usage(request)))
                 .unwrap_or_else(|m| Err(ModelError::new(format!("the live model panicked: {m}"))));
         let latency_ms = crate::recording::usage::millis(started.elapsed());
+        if answer.is_ok() {
+            permit.report(crate::recording::rate_limit::Outcome::Fine);
+        }
         drop(permit);
         match answer {
             Ok(Completion { response, usage }) => {
