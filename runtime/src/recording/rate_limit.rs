@@ -26,7 +26,9 @@ pub(crate) enum Outcome {
     /// Answered, with capacity left.
     Fine,
     /// Refused for its rate, or answered with nothing left: wait this long (if said) before the
-    /// next call.
+    /// next call. Only the HTTP proxy sees statuses and headers: an `llm.complete` model's
+    /// answer is `Fine` or an error.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     Limited(Option<Duration>),
 }
 
@@ -194,6 +196,7 @@ impl StateFile {
 
 /// What an upstream's answer says about its rate limit: a refusal for its rate (429, 503, 529)
 /// with the wait it asks for, a success that says nothing is left, or fine.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn outcome_of(status: u16, header: &dyn Fn(&str) -> Option<String>) -> Outcome {
     let wait = retry_after(header);
     if matches!(status, 429 | 503 | 529) {
@@ -208,6 +211,7 @@ pub(crate) fn outcome_of(status: u16, header: &dyn Fn(&str) -> Option<String>) -
 /// The headers that say how much is left: OpenAI's `x-ratelimit-remaining-requests` and
 /// `-tokens`, Anthropic's `anthropic-ratelimit-requests-remaining`, `-tokens-remaining`,
 /// `-input-tokens-remaining` and `-output-tokens-remaining`.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 const REMAINING: &[&str] = &[
     "x-ratelimit-remaining-requests",
     "x-ratelimit-remaining-tokens",
@@ -217,6 +221,7 @@ const REMAINING: &[&str] = &[
     "anthropic-ratelimit-output-tokens-remaining",
 ];
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 fn exhausted(header: &dyn Fn(&str) -> Option<String>) -> bool {
     REMAINING
         .iter()
@@ -225,6 +230,7 @@ fn exhausted(header: &dyn Fn(&str) -> Option<String>) -> bool {
 }
 
 /// `retry-after-ms` (milliseconds), else `Retry-After` (seconds, or an HTTP date).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn retry_after(header: &dyn Fn(&str) -> Option<String>) -> Option<Duration> {
     let seconds = |v: &str| {
         v.trim()
