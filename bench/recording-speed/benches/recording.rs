@@ -36,7 +36,10 @@ fn agent(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
     let mut response = client
         .post(&format!("{base}/chat/completions"))
         .header("Content-Type", "application/json")
-        .send(json!({"model": "m", "messages": [{"role": "user", "content": case.input["n"]}]}).to_string())?;
+        .send(
+            json!({"model": "m", "messages": [{"role": "user", "content": case.input["n"]}]})
+                .to_string(),
+        )?;
     let body: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
     Ok(json!({ "answer": body["choices"][0]["message"]["content"] }))
 }

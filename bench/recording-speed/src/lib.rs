@@ -73,7 +73,8 @@ fn answer(
         std::thread::sleep(latency);
         counts.answered.fetch_add(1, SeqCst);
         let body = r#"{"model":"m","choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":10,"completion_tokens":2}}"#;
-        tiny_http::Response::from_string(body).with_header(header("Content-Type", "application/json"))
+        tiny_http::Response::from_string(body)
+            .with_header(header("Content-Type", "application/json"))
     };
     counts.in_flight.fetch_sub(1, SeqCst);
     let _ = request.respond(response);

@@ -70,7 +70,9 @@ impl State {
             }
             Outcome::Limited(wait) => {
                 if epoch >= self.epoch {
-                    self.limit = (self.limit / 2).max(1);
+                    // Rounded up: a limit one above what the upstream takes (5 where it takes
+                    // 4) comes back to 3, not 2.
+                    self.limit = self.limit.div_ceil(2);
                     self.epoch += 1;
                 }
                 self.streak = 0;
@@ -271,6 +273,10 @@ mod tests {
         assert_eq!(s.limit, 3);
         let s = (0..3).fold(s, |s, _| s.after(Outcome::Fine, 2, 8, 0));
         assert_eq!(s.limit, 4);
+        let s = s.after(Outcome::Fine, 2, 8, 0);
+        let s = (0..4).fold(s, |s, _| s.after(Outcome::Fine, 2, 8, 0));
+        assert_eq!(s.limit, 5);
+        assert_eq!(s.after(Outcome::Limited(None), 2, 8, 0).limit, 3);
         // Never below one, never above the most allowed.
         let one = (0..5).fold(s, |s, i| s.after(Outcome::Limited(None), 2 + i, 8, 0));
         assert_eq!(one.limit, 1);
