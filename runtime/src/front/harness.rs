@@ -431,10 +431,16 @@ impl Harness {
             );
         }
         let mut args = args.clone();
-        let told = args.test_threads.is_some() || std::env::var_os("RUST_TEST_THREADS").is_some();
+        // libtest reads RUST_TEST_THREADS; libtest-mimic does not: the harness does, for it.
+        args.test_threads = args.test_threads.or_else(|| {
+            std::env::var("RUST_TEST_THREADS")
+                .ok()
+                .and_then(|n| n.trim().parse().ok())
+                .filter(|&n: &usize| n > 0)
+        });
         args.test_threads = crate::env::settings()
             .ok()
-            .and_then(|s| recording_threads(told, s, available_cores()))
+            .and_then(|s| recording_threads(args.test_threads.is_some(), s, available_cores()))
             .or(args.test_threads);
         crate::recording::progress::cases_planned(trials.len());
         let conclusion = libtest_mimic::run(&args, trials);
