@@ -6,7 +6,7 @@
 //! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset or `0`: replay; `1` or `all`: record every selected case; `stale`: record missing or stale recordings only; `review`: record every selected case into a pending recording beside the committed one, for `cargo proposal-eval review`. Both set to different modes is an error |
 //! | `NO_COLOR` | any non-empty value turns colours off |
 //! | `CLICOLOR_FORCE` | any value other than `0` turns colours on even when not on a terminal |
-//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across the test processes of a target folder |
+//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 8, whatever the cores), across the test processes of a target folder; the harness runs cases on at least that many threads while recording |
 //! | `PROPOSAL_EVAL_UPSTREAM` | the default HTTP upstream (over `[http] upstream`) |
 //! | `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the named HTTP upstream `<name>` (over `[http.upstreams]`) |
 //! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost passes this many dollars |
@@ -143,15 +143,19 @@ pub fn record_mode(long: Option<&str>, short: Option<&str>) -> Result<RecordMode
     }
 }
 
+/// Live model calls at once while recording when `PROPOSAL_EVAL_MAX_CONCURRENCY` is unset:
+/// recording waits on the API, not on the cores, so the default does not follow the core count.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 8;
+
 fn parse_concurrency(value: Option<&str>) -> Result<usize, EnvError> {
     match value.map(str::trim) {
-        None | Some("") => Ok(4),
+        None | Some("") => Ok(DEFAULT_MAX_CONCURRENCY),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
             _ => Err(EnvError::Invalid {
                 variable: "PROPOSAL_EVAL_MAX_CONCURRENCY",
                 value: v.to_string(),
-                allowed: "a whole number of at least 1 (default 4)",
+                allowed: "a whole number of at least 1 (default 8)",
             }),
         },
     }
@@ -465,7 +469,7 @@ mod tests {
 
     #[test]
     fn concurrency_values() {
-        assert_eq!(parse_concurrency(None).unwrap(), 4);
+        assert_eq!(parse_concurrency(None).unwrap(), 8);
         assert_eq!(parse_concurrency(Some("2")).unwrap(), 2);
         assert!(parse_concurrency(Some("0")).is_err());
         assert!(parse_concurrency(Some("many")).is_err());

@@ -74,7 +74,7 @@
 //! |---|---|
 //! | `PROPOSAL_EVAL_RECORD` (short form `RECORD`) | unset/`0` replay; `1`/`all` record every selected case; `stale` record missing or stale recordings only; `review` record into `<case>.pending.json` for `cargo proposal-eval review`, leaving the committed recording as it is |
 //! | `NO_COLOR` | no colours in failure output |
-//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 4), across every test process of the target folder (nextest runs one per test) |
+//! | `PROPOSAL_EVAL_MAX_CONCURRENCY` | live model calls at once while recording (default 8, whatever the cores), across every test process of the target folder (nextest runs one per test) |
 //! | `PROPOSAL_EVAL_UPSTREAM`, `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the HTTP upstreams of `llm.base_url()` / `llm.base_url_for(name)` (feature `http`), over `[http]` in the suite config |
 //! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost (`[pricing]`) has passed it |
 //!

@@ -30,6 +30,19 @@ enum Waiting {
     Read(PendingCase, Stamp),
 }
 
+/// How many threads run the cases: while recording (any `RECORD` but replay), at least
+/// `PROPOSAL_EVAL_MAX_CONCURRENCY`, since a live call waits on the API and not on a core, unless
+/// `--test-threads` or `RUST_TEST_THREADS` says how many (`told`); `None` leaves libtest's
+/// choice (the core count).
+fn recording_threads(told: bool, settings: &crate::env::Settings, cores: usize) -> Option<usize> {
+    let recording = settings.record != crate::env::RecordMode::Replay;
+    (recording && !told).then(|| cores.max(settings.max_concurrency))
+}
+
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, Into::into)
+}
+
 /// Reads the fixtures the discovery cache had no answer for (every fixture on a first run), on
 /// as many threads as there are cores (at most 4) when there are many: a read and a look for
 /// `status` take about 15 microseconds a fixture, 1.5 s for 100,000 on one thread.
@@ -408,6 +421,7 @@ impl Harness {
                     let mut loaded = pending.load(&suite);
                     let result = crate::run::run_case(&suite, &mut loaded, &*f);
                     crate::report::record(&suite, &loaded, &result);
+                    crate::recording::progress::case_done();
                     match result.failure {
                         None => Ok(()),
                         Some(message) => Err(Failed::from(message)),
@@ -416,7 +430,20 @@ impl Harness {
                 .with_ignored_flag(ignored),
             );
         }
-        let conclusion = libtest_mimic::run(args, trials);
+        let mut args = args.clone();
+        // libtest reads RUST_TEST_THREADS; libtest-mimic does not: the harness does, for it.
+        args.test_threads = args.test_threads.or_else(|| {
+            std::env::var("RUST_TEST_THREADS")
+                .ok()
+                .and_then(|n| n.trim().parse().ok())
+                .filter(|&n: &usize| n > 0)
+        });
+        args.test_threads = crate::env::settings()
+            .ok()
+            .and_then(|s| recording_threads(args.test_threads.is_some(), s, available_cores()))
+            .or(args.test_threads);
+        crate::recording::progress::cases_planned(trials.len());
+        let conclusion = libtest_mimic::run(&args, trials);
         // The orphan check and the report's fold read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {
@@ -510,7 +537,40 @@ fn same_identifier(stem: &str, target: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_unread, same_identifier, Waiting};
+    use super::{read_unread, recording_threads, same_identifier, Waiting};
+    use crate::env::{RecordMode, Settings};
+
+    /// Recording runs cases on at least PROPOSAL_EVAL_MAX_CONCURRENCY threads whatever the
+    /// cores, unless the threads were given; replay leaves libtest's choice.
+    #[test]
+    fn recording_runs_as_many_threads_as_live_calls_allowed() {
+        let settings = |record, max_concurrency| Settings {
+            upstream: None,
+            upstreams: Default::default(),
+            budget_usd: None,
+            record,
+            color: false,
+            max_concurrency,
+            repeat: None,
+        };
+        assert_eq!(
+            recording_threads(false, &settings(RecordMode::All, 8), 2),
+            Some(8)
+        );
+        assert_eq!(
+            recording_threads(false, &settings(RecordMode::Stale, 8), 16),
+            Some(16)
+        );
+        assert_eq!(
+            recording_threads(true, &settings(RecordMode::All, 8), 2),
+            None
+        );
+        assert_eq!(
+            recording_threads(false, &settings(RecordMode::Replay, 8), 2),
+            None
+        );
+    }
+
     use crate::naming::identifier;
     use crate::suite::discovery::StatusCache;
     use crate::suite::Suite;

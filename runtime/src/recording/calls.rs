@@ -7,6 +7,7 @@
 use crate::path::Pattern;
 use crate::recording::canonical::{request_digest, RequestDigest};
 use crate::recording::model::{Model, ModelError, ModelFactory};
+use crate::recording::rate_limit;
 use crate::recording::upstream::HttpConfig;
 use crate::recording::usage::{Pricing, UsageTotals};
 use crate::recording::Interaction;
@@ -469,13 +470,14 @@ impl Core {
             // The response names the model that answered; the request, the one asked for.
             usage.model.get_or_insert_with(|| model.to_string());
         }
-        if let Some(cost) = interaction
+        let cost = interaction
             .usage
             .as_ref()
-            .and_then(|u| crate::recording::usage::cost(&self.costs.pricing, u))
-        {
+            .and_then(|u| crate::recording::usage::cost(&self.costs.pricing, u));
+        if let Some(cost) = cost {
             super::budget::add(cost, self.costs.budget_usd.is_some());
         }
+        super::progress::call_answered(interaction.usage.as_ref(), cost);
         self.totals.add_call(
             interaction.usage.as_ref(),
             interaction.latency_ms,
@@ -542,25 +544,46 @@ static LIVE_CALL_DONE: Condvar = Condvar::new();
 /// process's, and one shared by every test process of the target folder.
 pub(crate) struct LivePermit {
     _shared: Option<SharedSlot>,
+    /// The rate limit's epoch when the call started (see [`crate::recording::rate_limit`]).
+    epoch: u64,
+    max: usize,
 }
 
 impl LivePermit {
-    pub(crate) fn acquire(limit: usize) -> LivePermit {
-        let limit = limit.max(1);
+    /// Waits for a place among the live calls: at most `max` (`PROPOSAL_EVAL_MAX_CONCURRENCY`),
+    /// fewer while the upstream limits the rate, and not before a `Retry-After` it asked for.
+    pub(crate) fn acquire(max: usize) -> LivePermit {
+        let max = max.max(1);
         let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        while *running >= limit {
+        // The limit can grow in another process: look again now and then.
+        while *running >= rate_limit::current(max).limit {
             running = LIVE_CALL_DONE
-                .wait(running)
-                .unwrap_or_else(|p| p.into_inner());
+                .wait_timeout(running, std::time::Duration::from_millis(50))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         *running += 1;
         drop(running);
         // Only test binaries share places: a program of the user's that holds an `Llm::live`
         // leaves no lock files behind in its working folder.
         let dir = crate::layout::live_calls_dir();
-        LivePermit {
-            _shared: dir.and_then(|dir| SharedSlot::acquire(&dir, limit)),
+        let shared = dir.and_then(|dir| SharedSlot::acquire(&dir, max));
+        let state = rate_limit::current(max);
+        let wait = rate_limit::wait_left(&state);
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
+        crate::recording::progress::call_started();
+        LivePermit {
+            _shared: shared,
+            epoch: state.epoch,
+            max,
+        }
+    }
+
+    /// Tells the shared rate limit how the call went.
+    pub(crate) fn report(&self, outcome: rate_limit::Outcome) {
+        rate_limit::report(outcome, self.epoch, self.max);
     }
 }
 
@@ -595,7 +618,8 @@ impl SharedSlot {
         let mut told = false;
         loop {
             let mut opened = false;
-            for n in 0..limit {
+            // Places above the rate limit's are not taken while the upstream limits the rate.
+            for n in 0..rate_limit::current(limit).limit {
                 let Some(file) = open(n) else { continue };
                 opened = true;
                 match file.try_lock() {
@@ -624,6 +648,7 @@ impl SharedSlot {
 
 impl Drop for LivePermit {
     fn drop(&mut self) {
+        crate::recording::progress::call_ended();
         let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         *running -= 1;
         LIVE_CALL_DONE.notify_one();

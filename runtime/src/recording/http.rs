@@ -1,15 +1,20 @@
-//! `llm.base_url()`: a loopback HTTP server per case and upstream, so that the code under test
-//! keeps its own HTTP client (an OpenAI- or Anthropic-compatible SDK, reqwest, ureq) and only
-//! its base URL changes.
+//! `llm.base_url()`: one loopback HTTP server per process, serving every case under a base URL
+//! of its own (`http://127.0.0.1:PORT/case/<n>`), so that the code under test keeps its own HTTP
+//! client (an OpenAI- or Anthropic-compatible SDK, reqwest, ureq) and only its base URL changes.
 //!
-//! Each request is one call of the case, taken in the order the server receives it, exactly as
-//! an `llm.complete` call is (`Core::begin`): replay matches it against the recorded call
-//! (upstream, method, path, then the JSON body as `llm.complete` requests are compared) and
-//! serves the recorded answer; recording forwards it to the upstream (method, path, query,
-//! headers, body) and keeps status, content type and body, or the events of a
-//! `text/event-stream` answer, which are passed on to the client as they come. A failure is
-//! kept by the case (it fails with `llm.complete`'s message) and answered with an HTTP error the
-//! client can report.
+//! Each request is one call of the case its URL names, taken in the order the server receives
+//! it, exactly as an `llm.complete` call is (`Core::begin`): replay matches it against the
+//! recorded call (upstream, method, path below the case's prefix, then the JSON body as
+//! `llm.complete` requests are compared) and serves the recorded answer; recording forwards it
+//! to the upstream (method, path, query, headers, body) and keeps status, content type and body,
+//! or the events of a `text/event-stream` answer, which are passed on to the client as they
+//! come. A failure is kept by the case (it fails with `llm.complete`'s message) and answered
+//! with an HTTP error the client can report. A URL of a case that has ended, or of none, is
+//! answered 404.
+//!
+//! The server, its socket and its threads are made once, on the first `llm.base_url()` of the
+//! process, and live as long as it: a replayed case costs a registration and its requests, no
+//! thread or socket of its own (DESIGN section 16: at most 100 µs over `llm.complete`).
 //!
 //! HTTP itself is tiny_http's (server) and ureq's (client, rustls for https); this module only
 //! moves bytes between them and reads server-sent events, which are lines of text.
@@ -20,27 +25,110 @@ use super::usage::{millis, Usage};
 use super::{HttpExchange, Interaction};
 use chrono::Utc;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The loopback servers of one case, one per upstream used, started on first use.
+/// The cases the process's server serves, by the number in their URL.
+static CASES: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
+/// The next case number; numbers are never reused, so an old URL never reaches a new case.
+static NEXT_CASE: AtomicU64 = AtomicU64::new(1);
+/// The server's port, or why it could not start (said again to every case that asks).
+static SERVER: OnceLock<Result<u16, String>> = OnceLock::new();
+/// Threads taking requests from the server: a replayed answer is written on one of them, so a
+/// client slow to read holds one, not the whole process's replay.
+const HANDLERS: usize = 4;
+/// The path below which a case's calls are served: `/case/<n>`.
+const PREFIX: &str = "/case/";
+
+/// The port of the process's loopback server, started on first use.
+fn server_port() -> Result<u16, LlmError> {
+    SERVER
+        .get_or_init(start_server)
+        .clone()
+        .map_err(|message| LlmError::Proxy { message })
+}
+
+fn start_server() -> Result<u16, String> {
+    let server = Arc::new(loopback_server().map_err(|e| e.to_string())?);
+    let port = server
+        .server_addr()
+        .to_ip()
+        .map(|a| a.port())
+        .ok_or("the server has no TCP port")?;
+    for _ in 0..HANDLERS {
+        let server = server.clone();
+        std::thread::Builder::new()
+            .name("proposal-eval-http".into())
+            .spawn(move || {
+                while let Ok(request) = server.recv() {
+                    route(request);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(port)
+}
+
+/// Hands a request to the case its path names, its path cut to what the client appended to
+/// the base URL.
+fn route(request: tiny_http::Request) {
+    let case = request
+        .url()
+        .strip_prefix(PREFIX)
+        .and_then(|rest| {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let n: u64 = rest[..end].parse().ok()?;
+            Some((n, PREFIX.len() + end))
+        })
+        .and_then(|(n, cut)| {
+            let cases = CASES.lock().unwrap_or_else(|p| p.into_inner());
+            cases.get(&n).map(|c| (c.clone(), cut))
+        });
+    let Some((context, cut)) = case else {
+        let message = format!(
+            "{} is no running case's URL: llm.base_url() gives each case a URL that serves its calls while the case runs",
+            request.url()
+        );
+        let _ = request.respond(error_response(404, &message));
+        return;
+    };
+    let _busy = context.busy();
+    if let Some(worker) = handle(&context, request, cut) {
+        context
+            .workers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(worker);
+    }
+}
+
+/// The base URLs of one case, one per upstream used, registered on first use.
 #[derive(Default)]
 pub(crate) struct Proxies {
-    running: Mutex<Vec<Proxy>>,
+    running: Mutex<Vec<Registered>>,
+}
+
+/// A case's base URL for one upstream, served while it is registered.
+struct Registered {
+    number: u64,
+    url: String,
+    context: Arc<Context>,
 }
 
 impl Proxies {
-    /// The base URL of the server for upstream `name` (`None`: the default one).
+    /// The base URL for upstream `name` (`None`: the default one).
     pub(crate) fn url(
         &self,
         core: &Arc<Mutex<Core>>,
         name: Option<&str>,
     ) -> Result<String, LlmError> {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(proxy) = running.iter().find(|p| p.name.as_deref() == name) {
-            return Ok(proxy.url.clone());
+        if let Some(known) = running.iter().find(|r| r.context.name.as_deref() == name) {
+            return Ok(known.url.clone());
         }
         let (upstream, timeout) = {
             let core = lock(core);
@@ -64,103 +152,94 @@ impl Proxies {
             };
             (upstream, core.http.timeout())
         };
-        let proxy = Proxy::start(name, upstream, timeout, core.clone())?;
-        let url = proxy.url.clone();
-        running.push(proxy);
+        let port = server_port()?;
+        let context = Arc::new(Context {
+            name: name.map(str::to_string),
+            // Replay forwards nothing: no client is built for it.
+            agent: upstream.as_ref().map(|u| agent_for(Some(u), timeout)),
+            upstream,
+            core: core.clone(),
+            timeout,
+            active: Mutex::new(0),
+            idle: Condvar::new(),
+            workers: Mutex::new(Vec::new()),
+        });
+        let number = NEXT_CASE.fetch_add(1, Ordering::Relaxed);
+        CASES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(number, context.clone());
+        let url = format!("http://127.0.0.1:{port}{PREFIX}{number}");
+        running.push(Registered {
+            number,
+            url: url.clone(),
+            context,
+        });
         Ok(url)
     }
 
-    /// Stops every server, after the calls it is answering.
+    /// Stops serving the case, after the calls its URLs are answering.
     pub(crate) fn close(&self) {
-        let stopped: Vec<Proxy> =
+        let stopped: Vec<Registered> =
             std::mem::take(&mut *self.running.lock().unwrap_or_else(|p| p.into_inner()));
-        drop(stopped);
+        if stopped.is_empty() {
+            return;
+        }
+        {
+            let mut cases = CASES.lock().unwrap_or_else(|p| p.into_inner());
+            for r in &stopped {
+                cases.remove(&r.number);
+            }
+        }
+        for r in stopped {
+            r.context.wait_idle();
+            let workers =
+                std::mem::take(&mut *r.context.workers.lock().unwrap_or_else(|p| p.into_inner()));
+            for worker in workers {
+                let _ = worker.join();
+            }
+        }
     }
 }
 
-/// What a server's threads share.
+/// One case's calls to one upstream: what the server's threads share.
 struct Context {
     name: Option<String>,
     upstream: Option<UpstreamUrl>,
     core: Arc<Mutex<Core>>,
-    agent: ureq::Agent,
+    /// The forwarding client, while recording.
+    agent: Option<ureq::Agent>,
     /// `[http] timeout_s`, to name it when the upstream is too slow.
     timeout: Duration,
+    /// Requests of the case being taken by a server thread.
+    active: Mutex<usize>,
+    idle: Condvar,
+    /// The threads forwarding its live calls.
+    workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
-struct Proxy {
-    name: Option<String>,
-    url: String,
-    server: Arc<tiny_http::Server>,
-    accept: Option<JoinHandle<()>>,
-    workers: Arc<Mutex<Vec<JoinHandle<()>>>>,
-}
+impl Context {
+    fn busy(&self) -> Busy<'_> {
+        *self.active.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Busy(self)
+    }
 
-impl Proxy {
-    fn start(
-        name: Option<&str>,
-        upstream: Option<UpstreamUrl>,
-        timeout: Duration,
-        core: Arc<Mutex<Core>>,
-    ) -> Result<Proxy, LlmError> {
-        let server = loopback_server().map_err(|e| LlmError::Proxy {
-            message: e.to_string(),
-        })?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or_else(|| LlmError::Proxy {
-                message: "the server has no TCP port".into(),
-            })?;
-        let server = Arc::new(server);
-        let context = Arc::new(Context {
-            name: name.map(str::to_string),
-            agent: agent_for(upstream.as_ref(), timeout),
-            upstream,
-            core,
-            timeout,
-        });
-        let workers: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
-        let accept = {
-            let (server, workers) = (server.clone(), workers.clone());
-            std::thread::Builder::new()
-                .name("proposal-eval-http".into())
-                .spawn(move || {
-                    // `recv` fails once `unblock` is called: the case is over.
-                    while let Ok(request) = server.recv() {
-                        if let Some(worker) = handle(&context, request) {
-                            workers
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .push(worker);
-                        }
-                    }
-                })
-                .map_err(|e| LlmError::Proxy {
-                    message: e.to_string(),
-                })?
-        };
-        Ok(Proxy {
-            name: name.map(str::to_string),
-            url: format!("http://127.0.0.1:{port}"),
-            server,
-            accept: Some(accept),
-            workers,
-        })
+    fn wait_idle(&self) {
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        while *active > 0 {
+            active = self.idle.wait(active).unwrap_or_else(|p| p.into_inner());
+        }
     }
 }
 
-impl Drop for Proxy {
+/// A request of a case being taken: its case does not end until it is answered or handed to
+/// a forwarding thread.
+struct Busy<'a>(&'a Context);
+
+impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
-        let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|p| p.into_inner()));
-        for worker in workers {
-            let _ = worker.join();
-        }
+        *self.0.active.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        self.0.idle.notify_all();
     }
 }
 
@@ -225,11 +304,22 @@ fn body_value(bytes: &[u8]) -> Value {
 
 /// Takes the request's turn; answers it from the recording or with an error here, or returns
 /// the thread that forwards it to the upstream.
-fn handle(context: &Arc<Context>, mut request: tiny_http::Request) -> Option<JoinHandle<()>> {
+fn handle(
+    context: &Arc<Context>,
+    mut request: tiny_http::Request,
+    cut: usize,
+) -> Option<JoinHandle<()>> {
     let method = request.method().as_str().to_string();
-    let (path, query) = match request.url().split_once('?') {
+    // What the client appended to the case's base URL; `/` for the base URL itself.
+    let below = &request.url()[cut..];
+    let (path, query) = match below.split_once('?') {
         Some((path, query)) => (path.to_string(), Some(query.to_string())),
-        None => (request.url().to_string(), None),
+        None => (below.to_string(), None),
+    };
+    let path = if path.is_empty() {
+        "/".to_string()
+    } else {
+        path
     };
     let mut body = Vec::new();
     if let Err(e) = request.as_reader().read_to_end(&mut body) {
@@ -343,6 +433,10 @@ fn recorded_response(interaction: &Interaction) -> tiny_http::Response<std::io::
     response
 }
 
+/// How many times a call refused for the upstream's rate is sent in all before the refusal
+/// is passed on to the client (and recorded).
+const ATTEMPTS: u32 = 6;
+
 /// A call on its way to the upstream, in its own thread (a stream is passed on as it comes).
 struct LiveCall {
     context: Arc<Context>,
@@ -355,7 +449,7 @@ struct LiveCall {
 
 impl LiveCall {
     fn forward(mut self, request: tiny_http::Request) {
-        let Some(upstream) = &self.context.upstream else {
+        let (Some(upstream), Some(agent)) = (&self.context.upstream, &self.context.agent) else {
             // `Proxies::url` refused to start without one while recording.
             let _ = request.respond(error_response(500, "no upstream"));
             return;
@@ -365,18 +459,7 @@ impl LiveCall {
             target.push('?');
             target.push_str(query);
         }
-        let limit = crate::env::settings()
-            .map(|s| s.max_concurrency)
-            .unwrap_or(4);
-        let permit = LivePermit::acquire(limit);
-        let started = Instant::now();
-        let response = send(
-            &self.context.agent,
-            &self.exchange.method,
-            &target,
-            &self.headers,
-            std::mem::take(&mut self.body),
-        );
+        let (response, permit, started) = self.send_within_limit(agent, &target);
         let response = match response {
             Ok(response) => response,
             Err(e) => {
@@ -455,6 +538,54 @@ impl LiveCall {
 }
 
 impl LiveCall {
+    /// Sends the call when the shared rate limit lets it start (a place among the live calls,
+    /// the upstream's `Retry-After` waited out); a refusal for the rate (429, 503, 529) is told
+    /// to the limit and sent again, up to [`ATTEMPTS`] times in all, the last refusal passed on.
+    /// The answer, the place it holds, and when the answered attempt started.
+    fn send_within_limit(
+        &self,
+        agent: &ureq::Agent,
+        target: &str,
+    ) -> (
+        Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+        LivePermit,
+        Instant,
+    ) {
+        let limit = crate::env::settings()
+            .map(|s| s.max_concurrency)
+            .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
+        let mut attempt = 1;
+        loop {
+            let permit = LivePermit::acquire(limit);
+            let started = Instant::now();
+            let response = send(
+                agent,
+                &self.exchange.method,
+                target,
+                &self.headers,
+                self.body.clone(),
+            );
+            let Ok(answer) = &response else {
+                return (response, permit, started);
+            };
+            let headers = answer.headers();
+            let header = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let status = answer.status().as_u16();
+            let outcome = super::rate_limit::outcome_of(status, &header);
+            permit.report(outcome);
+            let refused = matches!(status, 429 | 503 | 529);
+            if !refused || attempt == ATTEMPTS {
+                return (response, permit, started);
+            }
+            attempt += 1;
+        }
+    }
+
     /// What a failed call tells the case: the call, then what happened in words (refused, timed
     /// out and the setting that bounds it, the host unknown), then the client's own message.
     fn failure(&self, target: &str, error: &std::io::Error) -> String {
@@ -975,6 +1106,41 @@ mod tests {
         assert_eq!(chat(&base, "hello", false).0, 400);
         llm.close();
         assert!(llm.finish_failure().unwrap().contains("call [1]"));
+    }
+
+    /// One server serves every case, each under its own URL: two cases replaying at once each
+    /// get their own answers, and a URL of a case that has ended is refused.
+    #[test]
+    fn each_case_is_served_its_own_calls_under_its_own_url() {
+        let upstream = Upstream::start();
+        let recorded = |said: &str| {
+            record(&upstream, |base| {
+                chat(base, said, false);
+            })
+        };
+        let (first, second) = (recorded("first"), recorded("second"));
+        upstream.stop();
+        let mut a = Llm::replay(first, vec![], Redactor::default());
+        let mut b = Llm::replay(second, vec![], Redactor::default());
+        let (url_a, url_b) = (a.base_url().unwrap(), b.base_url().unwrap());
+        assert_ne!(url_a, url_b);
+        assert_eq!(
+            url_a.split('/').nth(2),
+            url_b.split('/').nth(2),
+            "one server"
+        );
+        // Each case's request fails the other's: its calls are its own.
+        let (status, body) = chat(&url_b, "second", false);
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("you said second"), "{body}");
+        assert_eq!(chat(&url_a, "second", false).0, 400);
+        a.close();
+        b.close();
+        assert!(a.finish_failure().unwrap().contains("request [0] differs"));
+        assert_eq!(b.finish_failure(), None);
+        let (status, body) = chat(&url_b, "second", false);
+        assert_eq!(status, 404);
+        assert!(body.contains("is no running case's URL"), "{body}");
     }
 
     #[test]

@@ -121,13 +121,16 @@ impl Llm {
         };
         let limit = crate::env::settings()
             .map(|s| s.max_concurrency)
-            .unwrap_or(4);
+            .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
         let permit = LivePermit::acquire(limit);
         let started = std::time::Instant::now();
         let answer =
             catch(|| crate::run::executor::outside_async(|| model.complete_with_usage(request)))
                 .unwrap_or_else(|m| Err(ModelError::new(format!("the live model panicked: {m}"))));
         let latency_ms = crate::recording::usage::millis(started.elapsed());
+        if answer.is_ok() {
+            permit.report(crate::recording::rate_limit::Outcome::Fine);
+        }
         drop(permit);
         match answer {
             Ok(Completion { response, usage }) => {
@@ -148,7 +151,8 @@ impl Llm {
     /// The base URL of a loopback HTTP server that stands for the default upstream
     /// (`[http] upstream`, or `PROPOSAL_EVAL_UPSTREAM`): give it to the code under test's own
     /// HTTP client in place of the API's base URL (`https://api.openai.com/v1` becomes
-    /// `http://127.0.0.1:PORT`, and `/chat/completions` is appended by the client as before).
+    /// `http://127.0.0.1:PORT/case/N`, and `/chat/completions` is appended by the client as
+    /// before). One server per process serves every case, each under its own URL.
     ///
     /// Every request to it is one call of the case, like an [`Llm::complete`] call: while
     /// recording it is forwarded to the upstream (method, path, query, headers, body) and its
@@ -217,7 +221,7 @@ impl Llm {
         lock(&self.core).calls()
     }
 
-    /// After the case returned: stops the loopback servers of `llm.base_url()`, waiting for the
+    /// After the case returned: stops serving the case's URLs of `llm.base_url()`, waiting for the
     /// calls they are answering.
     pub(crate) fn close(&mut self) {
         #[cfg(feature = "http")]

@@ -20,6 +20,8 @@ pub mod judgement;
 pub mod llm;
 pub(crate) mod model;
 pub mod pending;
+pub(crate) mod progress;
+pub(crate) mod rate_limit;
 pub mod sources;
 pub mod upstream;
 pub mod usage;

@@ -1,0 +1,209 @@
+//! What a recording tells while it runs: cases done of total, live calls in flight, tokens,
+//! estimated cost and time left, from the first live call of the process on.
+//!
+//! On a terminal it is one status line on stderr, redrawn in place (indicatif); elsewhere (CI, a
+//! pipe) a summary line every 15 seconds. Each test process tells its own: under nextest, one
+//! process per test, the lines are those of one case each.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How often the summary line is printed where stderr is no terminal.
+pub(crate) const EVERY: Duration = Duration::from_secs(15);
+
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
+static DONE: AtomicUsize = AtomicUsize::new(0);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static TOKENS: AtomicU64 = AtomicU64::new(0);
+/// Estimated cost, in billionths of a dollar; `PRICED` says whether any call had a price.
+static COST_NANO_USD: AtomicU64 = AtomicU64::new(0);
+static PRICED: AtomicUsize = AtomicUsize::new(0);
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// The harness: how many cases this run selected (the macro front end cannot know).
+pub(crate) fn cases_planned(total: usize) {
+    TOTAL.store(total, Relaxed);
+}
+
+/// A case has ended (replayed, recorded or failed).
+pub(crate) fn case_done() {
+    DONE.fetch_add(1, Relaxed);
+}
+
+/// A live call starts: on the first, the status line or the periodic summary starts too.
+pub(crate) fn call_started() {
+    IN_FLIGHT.fetch_add(1, Relaxed);
+    static REPORTER: Once = Once::new();
+    REPORTER.call_once(|| {
+        STARTED.get_or_init(Instant::now);
+        let _ = std::thread::Builder::new()
+            .name("proposal-eval-progress".into())
+            .spawn(report);
+    });
+}
+
+/// A live call has ended (answered or not).
+pub(crate) fn call_ended() {
+    IN_FLIGHT.fetch_sub(1, Relaxed);
+}
+
+/// A live call's answer: its tokens and estimated cost, when known.
+pub(crate) fn call_answered(usage: Option<&crate::recording::usage::Usage>, cost: Option<f64>) {
+    if let Some(usage) = usage {
+        TOKENS.fetch_add(usage.input_tokens + usage.output_tokens, Relaxed);
+    }
+    if let Some(cost) = cost {
+        COST_NANO_USD.fetch_add((cost * 1e9).round() as u64, Relaxed);
+        PRICED.fetch_add(1, Relaxed);
+    }
+}
+
+/// The counts at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Snapshot {
+    pub(crate) done: usize,
+    /// `None` where the number of cases is not known (the macro front end).
+    pub(crate) total: Option<usize>,
+    pub(crate) in_flight: usize,
+    pub(crate) tokens: u64,
+    /// `None` while no call had a price (`[pricing]`).
+    pub(crate) cost_usd: Option<f64>,
+    pub(crate) elapsed: Duration,
+}
+
+impl Snapshot {
+    fn now() -> Snapshot {
+        Snapshot {
+            done: DONE.load(Relaxed),
+            total: Some(TOTAL.load(Relaxed)).filter(|&t| t > 0),
+            in_flight: IN_FLIGHT.load(Relaxed),
+            tokens: TOKENS.load(Relaxed),
+            cost_usd: (PRICED.load(Relaxed) > 0).then(|| COST_NANO_USD.load(Relaxed) as f64 / 1e9),
+            elapsed: STARTED.get().map_or(Duration::ZERO, Instant::elapsed),
+        }
+    }
+
+    /// `recording: 12/40 cases, 8 calls in flight, 15234 tokens, ~$0.0123, about 1m 20s left`.
+    pub(crate) fn line(&self) -> String {
+        let cases = match self.total {
+            Some(total) => format!("{}/{total} cases", self.done),
+            None => format!("{} cases done", self.done),
+        };
+        let cost = match self.cost_usd {
+            Some(usd) => format!("~${usd:.4}"),
+            None => "cost unknown (no [pricing] for the model)".to_string(),
+        };
+        let mut line = format!(
+            "recording: {cases}, {} call(s) in flight, {} tokens, {cost}",
+            self.in_flight, self.tokens
+        );
+        if let Some(left) = self.time_left() {
+            line.push_str(&format!(", about {} left", duration_text(left)));
+        }
+        line
+    }
+
+    /// The time the cases not yet done take at the pace of those done.
+    fn time_left(&self) -> Option<Duration> {
+        let total = self.total?;
+        if self.done == 0 || self.done >= total {
+            return None;
+        }
+        let each = self.elapsed.as_secs_f64() / self.done as f64;
+        Some(Duration::from_secs_f64(each * (total - self.done) as f64))
+    }
+}
+
+/// `45s`, `3m 05s`, `1h 02m`.
+fn duration_text(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The reporter thread: the status line on a terminal, the periodic summary elsewhere, for the
+/// rest of the process.
+fn report() {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
+            bar.set_style(style);
+        }
+        loop {
+            bar.set_message(Snapshot::now().line());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    periodic(EVERY, &mut std::io::stderr(), Snapshot::now, None);
+}
+
+/// Writes `snapshot()`'s line to `out` every `every`; `rounds` bounds the lines (tests).
+fn periodic(
+    every: Duration,
+    out: &mut dyn Write,
+    snapshot: impl Fn() -> Snapshot,
+    rounds: Option<usize>,
+) {
+    let mut written = 0;
+    while rounds.is_none_or(|r| written < r) {
+        std::thread::sleep(every);
+        if writeln!(out, "{}", snapshot().line()).is_err() {
+            return;
+        }
+        written += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            done: 10,
+            total: Some(40),
+            in_flight: 8,
+            tokens: 15234,
+            cost_usd: Some(0.01234),
+            elapsed: Duration::from_secs(20),
+        }
+    }
+
+    #[test]
+    fn the_line_says_cases_calls_tokens_cost_and_time_left() {
+        assert_eq!(
+            snapshot().line(),
+            "recording: 10/40 cases, 8 call(s) in flight, 15234 tokens, ~$0.0123, about 1m 00s left"
+        );
+        let unknown = Snapshot {
+            total: None,
+            cost_usd: None,
+            ..snapshot()
+        };
+        assert_eq!(
+            unknown.line(),
+            "recording: 10 cases done, 8 call(s) in flight, 15234 tokens, cost unknown (no [pricing] for the model)"
+        );
+        assert_eq!(duration_text(Duration::from_secs(3725)), "1h 02m");
+        assert_eq!(duration_text(Duration::from_secs(45)), "45s");
+    }
+
+    #[test]
+    fn the_summary_is_written_every_interval() {
+        let mut out = Vec::new();
+        let started = Instant::now();
+        periodic(Duration::from_millis(5), &mut out, snapshot, Some(3));
+        assert!(started.elapsed() >= Duration::from_millis(15));
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines.iter().all(|l| *l == snapshot().line()), "{text}");
+    }
+}
