@@ -399,47 +399,6 @@ pub fn to_markdown(
     out
 }
 
-/// The verdicts as a table of the HTML comparison section.
-pub fn to_html(alpha: f64, overall: &Confidence, suites: &[SuiteConfidence]) -> String {
-    use super::esc;
-    let mut out = format!(
-        "<h3>Significance <span class=\"muted\">(alpha {alpha}; 95% intervals)</span></h3>\n\
-         <table id=\"significance\"><thead><tr><th></th><th>verdict</th><th>pass rate before</th>\
-         <th>pass rate now</th><th>pass → fail</th><th>fail → pass</th><th>McNemar p</th>\
-         <th>score change</th><th>detectable</th><th>model calls</th></tr></thead><tbody>\n"
-    );
-    let mut row = |title: String, c: &Confidence| {
-        let class = match c.verdict {
-            Verdict::Regressed => " class=\"fail\"",
-            Verdict::Improved => " class=\"pass\"",
-            Verdict::NoSignificantChange => "",
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&title),
-            c.verdict,
-            c.base.describe(),
-            c.new.describe(),
-            c.pass_to_fail,
-            c.fail_to_pass,
-            p_text(c.p_value).trim_start_matches("p = "),
-            esc(&c.score_text()),
-            esc(&c.detectable_text()),
-            esc(&c.usage_text("→").unwrap_or_default())
-        );
-    };
-    row("overall".into(), overall);
-    for s in suites {
-        row(
-            format!("{} ({}/{})", s.suite, s.package, s.binary),
-            &s.change,
-        );
-    }
-    out.push_str("</tbody></table>\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::compare::{compare, read_view};
@@ -509,11 +468,6 @@ mod tests {
         );
         let md = c.to_markdown();
         assert!(md.contains("| **overall** | **regressed** | 100.0% [83.9%, 100.0%] | 60.0% [38.7%, 78.1%] | 8 | 0 | 0.0078 |"), "{md}");
-        let html = c.to_html();
-        assert!(
-            html.contains("<tr><td>overall</td><td class=\"fail\">regressed</td>"),
-            "{html}"
-        );
         // At 0.005 the same flips are not significant.
         let strict = compare(&b, "before", &a, "after", 0.01, 0.005);
         assert!(!strict.has_significant_regression());

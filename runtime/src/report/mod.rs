@@ -941,33 +941,6 @@ fn case_key(out: &mut String, package: &str, binary: &str, suite_dir: &str, case
     }
 }
 
-/// Escapes text for HTML content and attribute values.
-/// `text` escaped for HTML text and attribute values, written where it is displayed (no copy).
-fn esc(text: &str) -> Esc<'_> {
-    Esc(text)
-}
-
-/// See [`esc`].
-struct Esc<'a>(&'a str);
-
-impl fmt::Display for Esc<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut rest = self.0;
-        while let Some(at) = rest.find(['&', '<', '>', '"', '\'']) {
-            f.write_str(&rest[..at])?;
-            f.write_str(match rest.as_bytes()[at] {
-                b'&' => "&amp;",
-                b'<' => "&lt;",
-                b'>' => "&gt;",
-                b'"' => "&quot;",
-                _ => "&#39;",
-            })?;
-            rest = &rest[at + 1..];
-        }
-        f.write_str(rest)
-    }
-}
-
 /// A rate as a percentage with one decimal: `75.0%`.
 fn percent(rate: f64) -> String {
     format!("{:.1}%", rate * 100.0)
@@ -988,16 +961,6 @@ fn recording_text(use_: RecordingUse) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn html_text_is_escaped() {
-        assert_eq!(
-            esc(r#"a<b> & "c" 'd' é"#).to_string(),
-            "a&lt;b&gt; &amp; &quot;c&quot; &#39;d&#39; é"
-        );
-        assert_eq!(esc("").to_string(), "");
-        assert_eq!(esc("&&").to_string(), "&amp;&amp;");
-    }
 
     fn entry_line(fixture: &Path, case: &str, finished_at: &str, passed: bool) -> String {
         let entry = serde_json::json!({
@@ -1346,14 +1309,6 @@ mod tests {
         assert_eq!(safe(".."), "_");
         assert_eq!(safe(".hidden"), "_.hidden");
         assert_eq!(safe("a b/c"), "a_b_c");
-    }
-
-    #[test]
-    fn html_is_escaped() {
-        assert_eq!(
-            esc("<a href=\"x\">&'").to_string(),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
     }
 
     #[test]
