@@ -1,6 +1,6 @@
 //! The judge part of a recording (`judge`): what was judged (its key and the key's parts), the
 //! judge's calls and the verdicts they decided. The judge that makes it is
-//! [`crate::llm_judge`]; this is only the recorded format, so a recording reads it without the
+//! `crate::llm_judge`; this is only the recorded format, so a recording reads it without the
 //! judge.
 
 use crate::recording::Interaction;
