@@ -174,12 +174,8 @@ pub fn run(options: Options) -> Result<i32, String> {
 /// `--merge`: the report of every source's cases, written in `dir`.
 fn merged(dir: &std::path::Path, sources: &[PathBuf]) -> Result<Report, String> {
     use proposal_eval::__internal::report::merge;
-    let (report, notes) = merge::merge(sources).map_err(|e| e.to_string())?;
-    for note in notes {
-        eprintln!("note: {note}");
-    }
-    merge::write(dir, &report)
-        .map_err(|e| format!("cannot write the report in {}: {e}", dir.display()))?;
+    // A cut last line is named in the table's warning, with the fold's.
+    let report = merge::merge(sources, dir).map_err(|e| e.to_string())?;
     outln!(
         "merged {} case(s) from {} source(s)",
         report.totals.cases,

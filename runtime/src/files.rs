@@ -216,7 +216,64 @@ pub(crate) fn replace_derived_with(
     file: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    replace_with(file, false, rename_derived, write)
+    replace_with(file, false, rename_derived, write).map(drop)
+}
+
+/// Replaces `file`, a derived file, as [`replace_derived_with`] does, unless it already holds
+/// exactly what `write` wrote: then the new file is removed and the old one left as it was (its
+/// time too). Returns whether `file` was replaced. The two are compared a buffer at a time.
+pub(crate) fn replace_derived_if_changed(
+    file: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<bool> {
+    replace_with(
+        file,
+        false,
+        |from, to| {
+            if same_contents(from, to)? {
+                std::fs::remove_file(from)?;
+                return Ok(false);
+            }
+            rename_derived(from, to).map(|()| true)
+        },
+        write,
+    )
+}
+
+/// Whether the files at `a` and `b` hold the same bytes (`false` when `b` is missing).
+fn same_contents(a: &Path, b: &Path) -> std::io::Result<bool> {
+    let (Ok(meta_a), Ok(meta_b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return Ok(false);
+    };
+    if meta_a.len() != meta_b.len() {
+        return Ok(false);
+    }
+    let (mut a, mut b) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut buf_a, mut buf_b) = (vec![0u8; 256 * 1024], vec![0u8; 256 * 1024]);
+    loop {
+        let n = read_full(&mut a, &mut buf_a)?;
+        let m = read_full(&mut b, &mut buf_b)?;
+        if n != m || buf_a[..n] != buf_b[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Fills `buf` from `file` as far as it goes; returns how much was read.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match std::io::Read::read(file, &mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// Puts `from` in place of `to` when nothing is lost with the old `to` (a report, the standing
@@ -237,12 +294,14 @@ pub(crate) fn rename_derived(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::rename(from, to)
 }
 
-fn replace_with(
+/// Writes `file`'s new content to a temp file and hands both to `put`, which puts the new one in
+/// place (or not) and returns what the caller is told.
+fn replace_with<T>(
     file: &Path,
     durable: bool,
-    rename: fn(&Path, &Path) -> std::io::Result<()>,
+    put: impl FnOnce(&Path, &Path) -> std::io::Result<T>,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+) -> std::io::Result<T> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let name = file
@@ -261,7 +320,7 @@ fn replace_with(
         if durable {
             f.sync_all()?;
         }
-        rename(&tmp, file)
+        put(&tmp, file)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -234,7 +234,7 @@ pub mod __internal {
         }
         // cli (`report --merge`).
         pub mod merge {
-            pub use crate::report::merge::{merge, write};
+            pub use crate::report::merge::merge;
         }
     }
     // cli tests (`compare`) and `repeat`'s doctests.

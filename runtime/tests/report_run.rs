@@ -283,22 +283,87 @@ fn two_test_binaries_and_a_nextest_run_append_at_once() {
     assert_eq!(files.map(|f| std::fs::read(f).unwrap()), before);
 }
 
+/// Takes the journal's lock (`flock`), writes the start of a line, says `locked`, and sleeps
+/// until it is killed (60 s at most).
+const KILLED_WRITER: &str = "import fcntl, sys, time
+f = open(sys.argv[1], 'a')
+fcntl.flock(f, fcntl.LOCK_EX)
+f.write(sys.argv[2])
+f.flush()
+print('locked', flush=True)
+time.sleep(60)
+";
+
+/// The output of `child`, killed and failed past `limit` (its pipes read meanwhile).
+fn wait_bounded(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                std::io::Read::read_to_end(&mut pipe, &mut bytes).unwrap();
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("the process did not end within {limit:?}: a lock was left behind");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
 #[test]
 fn a_line_cut_by_a_killed_process_is_skipped_and_named() {
     let _guard = lock();
     let example = example_with_two_failures();
     let binaries = test_binaries(&example);
     let dir = empty_report_dir();
-    // A process of run `cut` was killed in the middle of its line.
+    // A process of run `cut` takes the journal's lock as a test process does (`flock`, what
+    // `File::lock` is on Linux), writes half its line, and is killed (SIGKILL) while another
+    // process of the run waits for the lock.
     let journal = dir.join("runs/nextest-cut.jsonl");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
     let cut = "{\"package\":\"payments-agent\",\"binary\":\"evals\",\"suite\":\"pay";
-    std::fs::write(&journal, cut).unwrap();
+    let mut writer = Command::new("python3")
+        .args(["-c", KILLED_WRITER])
+        .arg(&journal)
+        .arg(cut)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs the killed writer");
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(writer.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert_eq!(ready, "locked\n", "the writer holds the lock mid-line");
 
-    // Another process of the run appends: its first line starts on a line of its own, and
-    // as it runs its whole target, it folds and names the cut line at its end.
+    // Another process of the run appends: the kernel lets go of the killed writer's lock, the
+    // new lines start on a line of their own, and as it runs its whole target, it folds and
+    // names the cut line at its end.
     let (_, evals) = &binaries[0];
-    let out = start(&example, evals, Some("cut")).output().unwrap();
+    let appender = start(&example, evals, Some("cut")).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    let out = wait_bounded(appender, std::time::Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let text = std::fs::read_to_string(&journal).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -1,10 +1,106 @@
 //! The report's numbers (totals, per suite: score distribution, evaluators, accuracy per field,
 //! repeats), added up one entry at a time, in case order, by the fold.
+//!
+//! An entry is added as a [`Counted`]: the fields the numbers need, read from its line without
+//! the rest (input, output, calls, diffs), which the fold copies as text.
 
 use super::{bucket, buckets, Entry, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
+use crate::run::RecordingUse;
+use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+/// What the report's numbers take from one entry.
+#[derive(Deserialize)]
+pub(super) struct Counted<'a> {
+    #[serde(borrow)]
+    pub(super) package: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) binary: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) suite: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) suite_dir: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) case: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) test: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) fixture: Cow<'a, str>,
+    pub(super) passed: bool,
+    pub(super) score: Option<f64>,
+    pub(super) recording: RecordingUse,
+    #[serde(borrow)]
+    pub(super) evaluators: Vec<CountedEvaluator<'a>>,
+    #[serde(default)]
+    pub(super) usage: Option<UsageTotals>,
+    #[serde(default)]
+    pub(super) samples: Option<Samples>,
+    pub(super) finished_at: chrono::DateTime<chrono::Utc>,
+    #[serde(default)]
+    pub(super) older: bool,
+}
+
+/// What the numbers take from one evaluator's result.
+#[derive(Deserialize)]
+pub(super) struct CountedEvaluator<'a> {
+    #[serde(borrow)]
+    evaluator: Cow<'a, str>,
+    score: f64,
+    passed: bool,
+    #[serde(default, borrow)]
+    fields: Vec<CountedField<'a>>,
+}
+
+/// A field-accuracy field's hit.
+#[derive(Deserialize)]
+struct CountedField<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    hit: bool,
+}
+
+impl<'a> Counted<'a> {
+    /// What the numbers take from `entry`, borrowed.
+    pub(super) fn of(entry: &'a Entry) -> Counted<'a> {
+        let text = |s: &'a String| Cow::Borrowed(s.as_str());
+        Counted {
+            package: text(&entry.package),
+            binary: text(&entry.binary),
+            suite: text(&entry.suite),
+            suite_dir: text(&entry.suite_dir),
+            case: text(&entry.case),
+            test: text(&entry.test),
+            fixture: entry.fixture.to_string_lossy(),
+            passed: entry.passed,
+            score: entry.score,
+            recording: entry.recording,
+            evaluators: entry
+                .evaluators
+                .iter()
+                .map(|e| CountedEvaluator {
+                    evaluator: text(&e.evaluator),
+                    score: e.score,
+                    passed: e.passed,
+                    fields: e
+                        .fields
+                        .iter()
+                        .map(|f| CountedField {
+                            path: text(&f.path),
+                            hit: f.hit,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            usage: entry.usage.clone(),
+            samples: entry.samples.clone(),
+            finished_at: entry.finished_at,
+            older: entry.older,
+        }
+    }
+}
 
 /// The report's numbers, added up case by case. They do not depend on the order the cases come
 /// in: suites are kept by key, sums of scores, latencies and costs are exact until they are read ([`ExactSum`]), and
@@ -29,26 +125,26 @@ struct SuiteSums {
 }
 
 impl Aggregate {
-    pub(super) fn add(&mut self, entry: &Entry) {
-        self.totals.add(entry);
+    pub(super) fn add(&mut self, entry: &Counted) {
+        self.totals.add(entry.passed, entry.recording, entry.older);
         add_usage(&mut self.usage, entry);
-        let key = (&entry.package, &entry.binary, &entry.suite_dir);
+        let key = (&*entry.package, &*entry.binary, &*entry.suite_dir);
         let sums = match self.suites.iter_mut().next_back() {
             // Cases come in suite by suite, mostly: the last suite first.
-            Some((k, sums)) if (&k.0, &k.1, &k.2) == key => sums,
+            Some((k, sums)) if (k.0.as_str(), k.1.as_str(), k.2.as_str()) == key => sums,
             _ => self
                 .suites
                 .entry((
-                    entry.package.clone(),
-                    entry.binary.clone(),
-                    entry.suite_dir.clone(),
+                    entry.package.to_string(),
+                    entry.binary.to_string(),
+                    entry.suite_dir.to_string(),
                 ))
                 .or_insert_with(|| SuiteSums {
                     report: SuiteReport {
-                        suite: entry.suite.clone(),
-                        suite_dir: entry.suite_dir.clone(),
-                        package: entry.package.clone(),
-                        binary: entry.binary.clone(),
+                        suite: entry.suite.to_string(),
+                        suite_dir: entry.suite_dir.to_string(),
+                        package: entry.package.to_string(),
+                        binary: entry.binary.to_string(),
                         totals: Totals::default(),
                         score_distribution: Vec::new(),
                         evaluators: Vec::new(),
@@ -63,19 +159,22 @@ impl Aggregate {
                     repeated: Vec::new(),
                 }),
         };
-        sums.report.totals.add(entry);
+        sums.report
+            .totals
+            .add(entry.passed, entry.recording, entry.older);
         add_usage(&mut sums.usage, entry);
         sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
         if let Some(score) = entry.score {
             sums.scores[bucket(score)] += 1;
         }
         if let Some(samples) = entry.samples.as_ref().filter(|s| s.count() > 1) {
-            sums.repeated.push((entry.test.clone(), samples.clone()));
+            sums.repeated
+                .push((entry.test.to_string(), samples.clone()));
         }
         for e in &entry.evaluators {
-            let sum = match sums.evaluators.get_mut(e.evaluator.as_str()) {
+            let sum = match sums.evaluators.get_mut(&*e.evaluator) {
                 Some(sum) => sum,
-                None => sums.evaluators.entry(e.evaluator.clone()).or_insert((
+                None => sums.evaluators.entry(e.evaluator.to_string()).or_insert((
                     0,
                     0,
                     ExactSum::default(),
@@ -87,9 +186,9 @@ impl Aggregate {
             sum.2.add(e.score);
             sum.3[bucket(e.score)] += 1;
             for field in &e.fields {
-                let counts = match sums.fields.get_mut(field.path.as_str()) {
+                let counts = match sums.fields.get_mut(&*field.path) {
                     Some(counts) => counts,
-                    None => sums.fields.entry(field.path.clone()).or_default(),
+                    None => sums.fields.entry(field.path.to_string()).or_default(),
                 };
                 counts.1 += 1;
                 counts.0 += usize::from(field.hit);
@@ -165,7 +264,7 @@ impl UsageSum {
 }
 
 /// Adds an entry's model calls, if it made any.
-fn add_usage(sum: &mut Option<UsageSum>, entry: &Entry) {
+fn add_usage(sum: &mut Option<UsageSum>, entry: &Counted) {
     let Some(usage) = &entry.usage else {
         return;
     };

@@ -1,6 +1,7 @@
 //! The fold: the journals of the runs ([`journal`](super::journal)) and the standing results
 //! folded into `results.jsonl` (the latest result of every case that still exists), and from it
-//! `report.json` and `report.html`.
+//! `report.json` and `report.html`. `report --merge` ([`merge`](super::merge)) folds other
+//! machines' files the same way.
 //!
 //! A fold runs under an OS lock on `.fold.lock` (released by the kernel when its process ends).
 //! It reads `results.jsonl` and every journal written to since the previous fold began (a
@@ -8,12 +9,20 @@
 //! it began), keeps the latest line of each case, and writes the three files, each only when its
 //! content changed: a fold run twice gives the same files. It then deletes the journals past the
 //! last [`KEPT_RUNS`](super::journal::KEPT_RUNS) runs' that it has taken up.
+//!
+//! Memory does not grow with the size of the entries: the first pass keeps, per case, where its
+//! latest line is (file, offset, length); the second reads those lines one at a time, adds up
+//! what the report's numbers need ([`Counted`]) and copies each line as it is into
+//! `results.jsonl`; `report.json` and `report.html` are then written from the files before them,
+//! a buffer at a time.
 
-use super::aggregate::Aggregate;
-use super::journal::{self, Unreadable, KEPT_RUNS, RUNS};
-use super::{case_key, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
+use super::aggregate::{Aggregate, Counted};
+use super::journal::{Unreadable, KEPT_RUNS, RUNS};
+use super::{case_key, page, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
+use std::hash::{Hash as _, Hasher as _};
+use std::io::{BufRead as _, Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -27,50 +36,160 @@ const LOCK: &str = ".fold.lock";
 /// are coarse on some file systems, and reading a journal twice changes nothing.
 const SLACK: Duration = Duration::from_secs(2);
 
-/// A case's latest line, and where it was read.
+/// Where a line is: its file (an index into [`Gathered::files`]), its byte offset and length
+/// (without its newline), and its number in the file, from 1.
+#[derive(Clone, Copy)]
+struct Place {
+    file: u32,
+    offset: u64,
+    len: u32,
+    number: u32,
+}
+
+/// A case's latest line so far.
 struct Latest {
     finished_at: DateTime<Utc>,
-    line: String,
-    file: usize,
-    number: usize,
+    /// Its run, an index into [`Gathered::runs`].
+    run: Option<u32>,
+    /// A hash of its text: of two lines at the same time, the one with the greater length and
+    /// hash stands, so the result does not depend on the order files are read in.
+    hash: u64,
+    place: Place,
 }
 
 impl Latest {
-    /// Whether this line stands over `other`: the later one, and of two at the same time the
-    /// greater text, so the result does not depend on the order files are read in.
     fn over(&self, other: &Latest) -> bool {
-        (self.finished_at, &self.line) > (other.finished_at, &other.line)
+        (self.finished_at, self.place.len, self.hash)
+            > (other.finished_at, other.place.len, other.hash)
     }
 }
 
-/// The lines read so far: the latest per case, and those that could not be read.
-#[derive(Default)]
-struct Gathered {
+/// What a fold does with a line it cannot read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lines {
+    /// Lists it in the report's `unreadable_entries` and goes on (this machine's journals).
+    Listed,
+    /// Stops with an error naming it, unless it is a file's last line cut off without its
+    /// newline (another machine's files, for `report --merge`).
+    Strict,
+}
+
+/// The lines read so far: the latest per case, the files they are in, and what could not be
+/// read.
+pub(super) struct Gathered {
     latest: BTreeMap<String, Latest>,
-    files: Vec<PathBuf>,
+    files: Vec<Source>,
+    /// The runs named by the lines, each once.
+    runs: Vec<String>,
+    /// Per source (a machine): the run of its latest line, and when that line was written.
+    sources: Vec<Option<(DateTime<Utc>, Option<u32>)>>,
     unreadable: Unreadable,
+    lines: Lines,
+}
+
+/// A file lines were read from, open for reading them again.
+struct Source {
+    path: PathBuf,
+    file: std::io::BufReader<std::fs::File>,
+    /// The reader's offset in the file; `u64::MAX` when unknown.
+    at: u64,
+    /// The source (machine) it belongs to.
+    source: usize,
 }
 
 impl Gathered {
-    /// Takes up the lines of `path`, whose text is `text`.
-    fn add(&mut self, path: &Path, text: &str) {
-        let file = self.files.len();
-        self.files.push(path.to_path_buf());
+    pub(super) fn new(lines: Lines) -> Gathered {
+        Gathered {
+            latest: BTreeMap::new(),
+            files: Vec::new(),
+            runs: Vec::new(),
+            sources: Vec::new(),
+            unreadable: Unreadable::default(),
+            lines,
+        }
+    }
+
+    /// Takes up the lines of `path`, a file of `source` (numbered from 0, one per machine): one
+    /// entry per line. The file is read under a shared OS lock, so no line is read half-written.
+    pub(super) fn add(&mut self, path: &Path, source: usize) -> Result<(), ReportError> {
+        let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
+        file.lock_shared().map_err(ReportError::io("lock", path))?;
+        let added = self.add_locked(path, &file, source);
+        let _ = file.unlock();
+        added?;
+        // Its lines are read again by place, after the lock is let go: only lines after them
+        // are written meanwhile.
+        self.files.push(Source {
+            path: path.to_path_buf(),
+            file: std::io::BufReader::with_capacity(64 * 1024, file),
+            // Unknown (the first pass left the file at its end): the first read seeks.
+            at: u64::MAX,
+            source,
+        });
+        Ok(())
+    }
+
+    fn add_locked(
+        &mut self,
+        path: &Path,
+        file: &std::fs::File,
+        source: usize,
+    ) -> Result<(), ReportError> {
+        if self.sources.len() <= source {
+            self.sources.resize(source + 1, None);
+        }
+        let index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        let mut buf = Vec::new();
         let mut key = String::new();
-        for (i, line) in text.split('\n').enumerate() {
+        let (mut offset, mut number) = (0u64, 0u32);
+        loop {
+            buf.clear();
+            let read = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(ReportError::io("read", path))?;
+            if read == 0 {
+                return Ok(());
+            }
+            number += 1;
+            let ended = buf.last() == Some(&b'\n');
+            let body = if ended {
+                &buf[..buf.len() - 1]
+            } else {
+                &buf[..]
+            };
+            let place = Place {
+                file: index,
+                offset,
+                len: u32::try_from(body.len()).unwrap_or(u32::MAX),
+                number,
+            };
+            offset += read as u64;
+            let Ok(line) = std::str::from_utf8(body) else {
+                // A line cut inside a character.
+                self.bad(path, number, &String::from_utf8_lossy(body), !ended)?;
+                continue;
+            };
             if line.trim().is_empty() {
                 continue;
             }
             let Some(k) = EntryKey::of_line(line) else {
-                self.unreadable.line(path, i + 1, line);
+                self.bad(path, number, line, !ended)?;
                 continue;
             };
+            let run = k.run.as_deref().map(|r| self.run_index(r));
+            let latest = &mut self.sources[source];
+            if latest.is_none_or(|(at, _)| k.finished_at > at) {
+                *latest = Some((k.finished_at, run));
+            }
             case_key(&mut key, &k.package, &k.binary, &k.suite_dir, &k.case);
+            let mut hasher = std::hash::DefaultHasher::new();
+            line.hash(&mut hasher);
             let new = Latest {
                 finished_at: k.finished_at,
-                line: line.to_string(),
-                file,
-                number: i + 1,
+                run,
+                hash: hasher.finish(),
+                place,
             };
             match self.latest.get_mut(&key) {
                 Some(old) if !new.over(old) => {}
@@ -82,21 +201,77 @@ impl Gathered {
         }
     }
 
-    /// The run of the latest line: a case of any other run is older.
+    /// A line that cannot be read: listed, or (strict) an error unless it is the file's last
+    /// line, cut off.
+    fn bad(&mut self, path: &Path, number: u32, line: &str, cut: bool) -> Result<(), ReportError> {
+        if self.lines == Lines::Strict && !cut {
+            return Err(ReportError::at(
+                path,
+                number as usize,
+                line,
+                "each line of a run journal is one entry as a test run writes it (remove the line, or run that machine's tests again)",
+            ));
+        }
+        self.unreadable.line(path, number as usize, line);
+        Ok(())
+    }
+
+    /// A file that could not be read at all: named in the report, not fatal.
+    pub(super) fn unreadable_file(&mut self, error: &ReportError) {
+        self.unreadable.file(error);
+    }
+
+    fn run_index(&mut self, run: &str) -> u32 {
+        let at = match self.runs.iter().position(|r| r == run) {
+            Some(at) => at,
+            None => {
+                self.runs.push(run.to_string());
+                self.runs.len() - 1
+            }
+        };
+        u32::try_from(at).expect("fewer than 2^32 runs")
+    }
+
+    /// The run of the latest line of all: a case of any other run is older.
     fn latest_run(&self) -> Option<String> {
-        let latest = self
-            .latest
-            .values()
-            .reduce(|a, b| if b.over(a) { b } else { a })?;
-        EntryKey::of_line(&latest.line)?.run.map(|r| r.into_owned())
+        let (_, run) = self.sources.iter().flatten().max_by_key(|(at, _)| *at)?;
+        Some(self.runs[(*run)? as usize].clone())
+    }
+
+    /// Reads the line at `place` into `buf`.
+    fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+        let source = &mut self.files[place.file as usize];
+        if source.at != place.offset {
+            let ahead = place.offset.wrapping_sub(source.at);
+            if place.offset > source.at && ahead < 64 * 1024 {
+                source.file.seek_relative(ahead as i64)?;
+            } else {
+                source.file.seek(std::io::SeekFrom::Start(place.offset))?;
+            }
+        }
+        buf.resize(place.len as usize, 0);
+        source.file.read_exact(buf)?;
+        source.at = place.offset + u64::from(place.len);
+        std::str::from_utf8(buf).map_err(std::io::Error::other)
     }
 }
 
-/// What a fold makes: the report and the texts of its files.
-struct Folded {
-    report: Report,
-    results: String,
-    json: String,
+/// What a fold keeps of a case whose fixture or test target is not on this machine.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gone {
+    /// Dropped: the case no longer exists (this machine's runs).
+    Dropped,
+    /// Kept: the files are another machine's (`report --merge`).
+    Kept,
+}
+
+/// Which runs are current.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Current {
+    /// The run of the latest line of all (one machine).
+    LatestRun,
+    /// Each source's own latest run (the partitions of one CI run, each with its run id).
+    EachSourcesLatest,
 }
 
 /// Folds the journals in `dir` (the report folder) into its `results.jsonl`, `report.json`
@@ -113,14 +288,11 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
     lock.lock().map_err(ReportError::io("lock", &lock_path))?;
     let began = SystemTime::now();
     let results_path = dir.join(RESULTS);
-    let mut gathered = Gathered::default();
-    let since = match journal::read(&results_path) {
-        Ok(text) => {
-            gathered.add(&results_path, &text);
-            modified(&results_path).map(|t| t.checked_sub(SLACK).unwrap_or(t))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ReportError::io("read", &results_path)(e)),
+    let mut gathered = Gathered::new(Lines::Listed);
+    let since = match gathered.add(&results_path, 0) {
+        Ok(()) => modified(&results_path).map(|t| t.checked_sub(SLACK).unwrap_or(t)),
+        Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => None,
+        Err(e) => return Err(e),
     };
     let journals = journals(dir);
     // In name order, so that unreadable lines are listed in the same order every time.
@@ -131,15 +303,14 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
         .collect();
     unread.sort();
     for path in unread {
-        match journal::read(path) {
-            Ok(text) => gathered.add(path, &text),
+        match gathered.add(path, 0) {
+            Ok(()) => {}
             // Gone since it was listed (another fold's), or unreadable: named, not fatal.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => gathered.unreadable.file(path, &e),
+            Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => {}
+            Err(e) => gathered.unreadable_file(&e),
         }
     }
-    let mut folded = make(gathered, keep_cases)?;
-    write(dir, &mut folded)?;
+    let report = write(gathered, &Out::Fold(&results_path), keep_cases)?;
     // The next fold reads the journals written to since this one began.
     if let Ok(file) = std::fs::File::options().append(true).open(&results_path) {
         let _ = file.set_modified(began);
@@ -150,7 +321,7 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
         }
     }
     drop(lock);
-    Ok(folded.report)
+    Ok(report)
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
@@ -173,86 +344,347 @@ fn journals(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     journals
 }
 
-/// The report of the gathered lines, in case order: each latest line parsed once, dropped when
-/// its fixture or test target is gone, marked older when of another run than the latest.
-fn make(mut gathered: Gathered, keep_cases: bool) -> Result<Folded, ReportError> {
+/// What a fold writes, and where.
+pub(super) enum Out<'a> {
+    /// This machine's fold: `results.jsonl` at this path, and the report beside it; cases whose
+    /// fixture or target is gone are dropped; the latest run is current.
+    Fold(&'a Path),
+    /// A merge: `report.json` and `report.html` in this folder (no `results.jsonl`: the cases
+    /// are other machines'); every case is kept; each source's latest run is current.
+    Merge(&'a Path),
+}
+
+impl Out<'_> {
+    fn dir(&self) -> &Path {
+        match self {
+            Out::Fold(results) => results.parent().unwrap_or(Path::new(".")),
+            Out::Merge(dir) => dir,
+        }
+    }
+}
+
+/// Writes the report of the gathered lines, each file only when its content changed, and
+/// returns it (with its cases when `keep_cases`).
+pub(super) fn write(
+    mut gathered: Gathered,
+    out: &Out,
+    keep_cases: bool,
+) -> Result<Report, ReportError> {
+    let (gone, current) = match out {
+        Out::Fold(_) => (Gone::Dropped, Current::LatestRun),
+        Out::Merge(_) => (Gone::Kept, Current::EachSourcesLatest),
+    };
+    let dir = out.dir();
+    std::fs::create_dir_all(dir).map_err(ReportError::io("create", dir))?;
     let latest_run = gathered.latest_run();
-    let mut aggregate = Aggregate::default();
+    // The kept lines, in case order, into `results.jsonl` (a merge's go to a file of its own,
+    // removed at the end).
+    let lines_path = match out {
+        Out::Fold(results) => results.to_path_buf(),
+        Out::Merge(dir) => dir.join(format!(".merged-{}.jsonl", std::process::id())),
+    };
+    let mut kept = Kept::default();
+    let mut refused = None;
+    let results_changed = put(&lines_path, |w| {
+        match lines(&mut gathered, w, gone, current, keep_cases) {
+            Ok(lines) => kept = lines,
+            Err(Stop::Line(e)) => {
+                refused = Some(e);
+                return Err(std::io::Error::other("a line was refused"));
+            }
+            Err(Stop::Io(e)) => return Err(e),
+        }
+        Ok(())
+    });
+    let result = (|| {
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        let results_changed = results_changed?;
+        let (totals, suites) = std::mem::take(&mut kept.aggregate).finish();
+        let mut report = Report {
+            format: FORMAT,
+            generated_at: Utc::now(),
+            latest_run,
+            totals,
+            suites,
+            unreadable_entries: std::mem::take(&mut gathered.unreadable).finish(),
+            cases: Vec::new(),
+        };
+        let report_path = dir.join("report.json");
+        let mut header = header(&report)?;
+        if !results_changed {
+            // Nothing changed but the time: the report keeps the time it had.
+            if let Some(time) = unchanged_time(&report_path, &header) {
+                report.generated_at = time;
+                header = self::header(&report)?;
+            }
+        }
+        let mut cut = Cut::default();
+        put(&report_path, |w| {
+            cut = report_json(&header, &lines_path, &kept.older, w)?;
+            Ok(())
+        })?;
+        let html_path = dir.join("report.html");
+        put(&html_path, |w| {
+            let mut text = FileText {
+                path: &report_path,
+                cut: &cut,
+            };
+            page::write(w, &mut text, None)
+        })?;
+        report.cases = std::mem::take(&mut kept.cases);
+        Ok(report)
+    })();
+    if let Out::Merge(_) = out {
+        let _ = std::fs::remove_file(&lines_path);
+    }
+    result
+}
+
+/// What the second pass kept.
+#[derive(Default)]
+struct Kept {
+    aggregate: Aggregate,
+    /// Per kept line, in order: whether it is of an older run.
+    older: Vec<bool>,
+    /// The entries, when asked for.
+    cases: Vec<Entry>,
+}
+
+/// Why the second pass stopped.
+enum Stop {
+    /// A line that cannot be read (strict).
+    Line(ReportError),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Stop {
+        Stop::Io(e)
+    }
+}
+
+/// The second pass: each case's latest line, in case order, read again and added up, and
+/// written to `w` unless it is dropped.
+fn lines(
+    gathered: &mut Gathered,
+    w: &mut dyn std::io::Write,
+    gone: Gone,
+    current: Current,
+    keep_cases: bool,
+) -> Result<Kept, Stop> {
+    let mut kept = Kept::default();
     let mut targets = Targets::default();
-    let mut results = String::new();
-    let mut cases = Vec::new();
+    let latest_run = gathered
+        .sources
+        .iter()
+        .flatten()
+        .max_by_key(|(at, _)| *at)
+        .and_then(|(_, run)| *run);
+    let mut buf = Vec::new();
     for latest in std::mem::take(&mut gathered.latest).into_values() {
-        let mut entry = match serde_json::from_str::<Entry>(&latest.line) {
-            Ok(entry) => entry,
+        let text = gathered.line(latest.place, &mut buf)?;
+        let parsed = serde_json::from_str::<Counted>(text).and_then(|counted| {
+            let entry = match keep_cases {
+                true => Some(serde_json::from_str::<Entry>(text)?),
+                false => None,
+            };
+            Ok((counted, entry))
+        });
+        let (mut counted, entry) = match parsed {
+            Ok(parsed) => parsed,
             Err(_) => {
-                let file = &gathered.files[latest.file];
-                gathered.unreadable.line(file, latest.number, &latest.line);
+                let path = gathered.files[latest.place.file as usize].path.clone();
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                gathered
+                    .bad(&path, latest.place.number, &text, false)
+                    .map_err(Stop::Line)?;
                 continue;
             }
         };
         // A result whose fixture or test target is gone: the case no longer exists.
-        if !entry.fixture.exists() || targets.gone(&entry) {
+        if gone == Gone::Dropped
+            && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
+        {
             continue;
         }
-        entry.older = entry.run != latest_run;
-        aggregate.add(&entry);
-        results.push_str(&latest.line);
-        results.push('\n');
-        if keep_cases {
-            cases.push(entry);
+        let current_run = match current {
+            Current::LatestRun => latest_run,
+            Current::EachSourcesLatest => {
+                let source = gathered.files[latest.place.file as usize].source;
+                gathered.sources[source].and_then(|(_, run)| run)
+            }
+        };
+        counted.older = latest.run != current_run;
+        kept.aggregate.add(&counted);
+        kept.older.push(counted.older);
+        if let Some(mut entry) = entry {
+            entry.older = counted.older;
+            kept.cases.push(entry);
+        }
+        w.write_all(&buf)?;
+        w.write_all(b"\n")?;
+    }
+    Ok(kept)
+}
+
+/// The report's header: `report.json` as serde writes it with no cases.
+fn header(report: &Report) -> Result<String, ReportError> {
+    serde_json::to_string_pretty(report).map_err(ReportError::json)
+}
+
+/// Where a header's empty cases stand.
+const EMPTY_CASES: &str = "\"cases\": []";
+
+/// The time of the `report.json` at `path` when it has the same header as `header` but for its
+/// `generated_at`.
+fn unchanged_time(path: &Path, header: &str) -> Option<DateTime<Utc>> {
+    let before_cases = &header[..header.rfind(EMPTY_CASES)?];
+    let mut old = vec![0u8; before_cases.len() + 64];
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut filled = 0;
+    while filled < old.len() {
+        match file.read(&mut old[filled..]).ok()? {
+            0 => break,
+            n => filled += n,
         }
     }
-    let (totals, suites) = aggregate.finish();
-    let mut report = Report {
-        format: FORMAT,
-        generated_at: Utc::now(),
-        latest_run,
-        totals,
-        suites,
-        unreadable_entries: gathered.unreadable.finish(),
-        cases: Vec::new(),
-    };
-    let json = report_json(&report, &results)?;
-    report.cases = cases;
-    Ok(Folded {
-        report,
-        results,
-        json,
-    })
+    let old = String::from_utf8_lossy(&old[..filled]);
+    let (new_before, new_after) = without_generated_at(before_cases);
+    let (old_before, old_after) = without_generated_at(&old);
+    if old_before != new_before || !old_after.starts_with(new_after) {
+        return None;
+    }
+    let time = old[old_before.len()..].split('"').next()?;
+    Some(DateTime::parse_from_rfc3339(time).ok()?.to_utc())
+}
+
+/// Where the first page of cases ends in a `report.json` this fold wrote, and where its cases
+/// end; `None` when it has at most a page of cases (the page then embeds it once).
+#[derive(Default)]
+struct Cut {
+    first: Option<(u64, u64)>,
+    len: u64,
 }
 
 /// `report.json`: the header as serde writes it, and in place of its empty cases the lines of
-/// `results` (`results.jsonl`'s text), each of another run than the latest marked older.
-fn report_json(report: &Report, results: &str) -> Result<String, ReportError> {
-    let header = serde_json::to_string_pretty(report).map_err(ReportError::json)?;
-    let empty = "\"cases\": []";
-    let Some(at) = header.rfind(empty) else {
-        return Err(ReportError::json("the report header has no cases key"));
-    };
-    let mut json = String::with_capacity(header.len() + results.len() * 101 / 100 + 16);
-    json.push_str(&header[..at]);
-    if results.is_empty() {
-        json.push_str(empty);
+/// the file at `lines` (`results.jsonl`), those of another run than the latest marked older.
+fn report_json(
+    header: &str,
+    lines: &Path,
+    older: &[bool],
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<Cut> {
+    let at = header
+        .rfind(EMPTY_CASES)
+        .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
+    let mut w = Counting { w, n: 0 };
+    w.write_all(&header.as_bytes()[..at])?;
+    let mut cut = Cut::default();
+    if older.is_empty() {
+        w.write_all(EMPTY_CASES.as_bytes())?;
     } else {
-        json.push_str("\"cases\": [\n    ");
-        for (i, line) in results.lines().enumerate() {
+        w.write_all(b"\"cases\": [\n    ")?;
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(lines)?);
+        let mut line = Vec::new();
+        let mut first_end = None;
+        for (i, older) in older.iter().enumerate() {
+            line.clear();
+            reader.read_until(b'\n', &mut line)?;
+            let Some(body) = line.strip_suffix(b"\n").and_then(|l| l.strip_prefix(b"{")) else {
+                return Err(std::io::Error::other(format!(
+                    "{}: line {} is not the one just written",
+                    lines.display(),
+                    i + 1
+                )));
+            };
+            if i == page::FIRST_PAGE {
+                first_end = Some(w.n);
+            }
             if i > 0 {
-                json.push_str(",\n    ");
+                w.write_all(b",\n    ")?;
             }
-            let run = EntryKey::of_line(line).and_then(|k| k.run);
-            if run.as_deref() != report.latest_run.as_deref() {
-                // The line as written, marked: `{"older":true,` and the rest of the object.
-                json.push_str("{\"older\":true,");
-                json.push_str(&line[1..]);
-            } else {
-                json.push_str(line);
-            }
+            // The line as written; marked: `{"older":true,` and the rest of the object.
+            w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
+            w.write_all(body)?;
         }
-        json.push_str("\n  ]");
+        w.write_all(b"\n  ]")?;
+        cut.first = first_end.map(|end| (end, w.n));
     }
-    json.push_str(&header[at + empty.len()..]);
-    json.push('\n');
-    Ok(json)
+    w.write_all(&header.as_bytes()[at + EMPTY_CASES.len()..])?;
+    w.write_all(b"\n")?;
+    cut.len = w.n;
+    Ok(cut)
+}
+
+/// A writer that counts what it wrote.
+struct Counting<'a> {
+    w: &'a mut dyn std::io::Write,
+    n: u64,
+}
+
+impl std::io::Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.w.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// The `report.json` just written, as the page embeds it.
+struct FileText<'a> {
+    path: &'a Path,
+    cut: &'a Cut,
+}
+
+impl FileText<'_> {
+    fn copy(&self, out: &mut dyn std::io::Write, from: u64, to: u64) -> std::io::Result<()> {
+        let mut file = std::fs::File::open(self.path)?;
+        file.seek(std::io::SeekFrom::Start(from))?;
+        let copied = std::io::copy(&mut file.take(to - from), out)?;
+        if copied != to - from {
+            return Err(std::io::Error::other(format!(
+                "{} changed while it was read",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl page::ReportText for FileText<'_> {
+    fn is_large(&self) -> bool {
+        self.cut.first.is_some()
+    }
+
+    fn write_first(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let Some((first_end, close)) = self.cut.first else {
+            return self.write_whole(out);
+        };
+        self.copy(out, 0, first_end)?;
+        out.write_all(b"]")?;
+        // After the array's `\n  ]`: the rest of the object.
+        self.copy(out, close, self.cut.len)
+    }
+
+    fn write_whole(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.copy(out, 0, self.cut.len)
+    }
+}
+
+/// Writes `path` with what `write` writes, unless the file already holds exactly that; returns
+/// whether it was written.
+fn put(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<bool, ReportError> {
+    crate::files::replace_derived_if_changed(path, |w| write(w))
+        .map_err(ReportError::io("write", path))
 }
 
 /// `text` around the value of its `generated_at`, which a fold that changed nothing leaves.
@@ -264,55 +696,6 @@ fn without_generated_at(text: &str) -> (&str, &str) {
     let value = at + KEY.len();
     let end = text[value..].find('"').map_or(text.len(), |e| value + e);
     (&text[..value], &text[end..])
-}
-
-/// Writes the fold's files, each only when its content changed (or it is missing): a
-/// `report.json` that differs only in its `generated_at` is left as it was, and the report
-/// takes its time.
-fn write(dir: &Path, folded: &mut Folded) -> Result<(), ReportError> {
-    let put = |name: &str, text: &str| -> Result<(), ReportError> {
-        let path = dir.join(name);
-        crate::files::replace_derived_with(&path, |out| {
-            std::io::Write::write_all(out, text.as_bytes())
-        })
-        .map_err(ReportError::io("write", &path))
-    };
-    let len = |name: &str| std::fs::metadata(dir.join(name)).ok().map(|m| m.len());
-    // A file of another length differs: not read back.
-    let differs = |name: &str, text: &str| {
-        len(name) != Some(text.len() as u64)
-            || std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes())
-    };
-    if differs(RESULTS, &folded.results) {
-        put(RESULTS, &folded.results)?;
-    }
-    // Of about the same length (`generated_at` may write fewer digits), the old report is read
-    // back to see whether only its time differs.
-    let near = len("report.json").is_some_and(|l| l.abs_diff(folded.json.len() as u64) <= 16);
-    let old = if near {
-        std::fs::read_to_string(dir.join("report.json")).unwrap_or_default()
-    } else {
-        String::new()
-    };
-    let kept = (without_generated_at(&old) == without_generated_at(&folded.json))
-        .then(|| {
-            let (before, _) = without_generated_at(&old);
-            let time = old[before.len()..].split('"').next()?;
-            DateTime::parse_from_rfc3339(time).ok()
-        })
-        .flatten();
-    match kept {
-        Some(time) => {
-            folded.report.generated_at = time.to_utc();
-            folded.json = old;
-        }
-        None => put("report.json", &folded.json)?,
-    }
-    let html = super::page::render(&folded.json, None);
-    if differs("report.html", &html) {
-        put("report.html", &html)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

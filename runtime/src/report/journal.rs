@@ -107,18 +107,14 @@ impl Unreadable {
         if self.counts[at].1 > LISTED_PER_FILE {
             return;
         }
-        let (column, why) = match serde_json::from_str::<super::Entry>(line) {
-            Err(e) => (e.column(), why(&e)),
-            // An entry whose case could not be told apart: written in another layout.
-            Ok(_) => (1, "no case identity".to_string()),
-        };
+        let (column, why) = what_is_wrong(line);
         self.listed
             .push(format!("{}:{number}:{column}: {why}", file.display()));
     }
 
     /// Names a file that could not be read at all.
-    pub(super) fn file(&mut self, file: &Path, error: &std::io::Error) {
-        self.listed.push(format!("{}: {error}", file.display()));
+    pub(super) fn file(&mut self, error: &super::ReportError) {
+        self.listed.push(error.to_string());
     }
 
     /// The list, with the count of each file's lines past those listed at its end.
@@ -136,6 +132,15 @@ impl Unreadable {
     }
 }
 
+/// Where and why `line` is not an entry: its column, from 1, and serde's reason.
+pub(super) fn what_is_wrong(line: &str) -> (usize, String) {
+    match serde_json::from_str::<super::Entry>(line) {
+        Err(e) => (e.column(), why(&e)),
+        // An entry whose case could not be told apart: written in another layout.
+        Ok(_) => (1, "no case identity".to_string()),
+    }
+}
+
 /// A JSON error without serde's own "at line 1 column N" (the caller names the place).
 pub(super) fn why(error: &serde_json::Error) -> String {
     let text = error.to_string();
@@ -143,22 +148,6 @@ pub(super) fn why(error: &serde_json::Error) -> String {
         Some(at) => text[..at].to_string(),
         None => text,
     }
-}
-
-/// The text of a journal (or of `results.jsonl`), read under a shared lock so that no line is
-/// read half-written; a line cut by a killed writer is its last, or followed by a newline.
-pub(super) fn read(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    file.lock_shared()?;
-    let mut bytes = Vec::new();
-    let read = file.read_to_end(&mut bytes);
-    let _ = file.unlock();
-    read?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => text,
-        // A line cut inside a character: that line is unreadable, the others are as written.
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
 }
 
 #[cfg(test)]
@@ -173,7 +162,7 @@ mod tests {
         let mut file = open(&path).unwrap();
         append_locked(&mut file, b"{\"whole\":1}\n").unwrap();
         append_locked(&mut file, b"{\"whole\":2}\n").unwrap();
-        let text = read(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
             "{\"package\":\"a\"\n{\"package\":\"cut by a ki\n{\"whole\":1}\n{\"whole\":2}\n"
@@ -186,7 +175,7 @@ mod tests {
         let path = dir.path().join("runs/run.jsonl");
         let mut file = open(&path).unwrap();
         append_locked(&mut file, b"{}\n").unwrap();
-        assert_eq!(read(&path).unwrap(), "{}\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
     }
 
     #[test]

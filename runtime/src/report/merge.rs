@@ -1,8 +1,8 @@
 //! `cargo proposal-eval report --merge PATH...`: one report from the runs of several machines
 //! (CI runners that each ran a `--partition` of the suite and kept their `target/proposal-eval`).
 //!
-//! Each source is read into entries ([`read_sources`]); the report is then built from them as one
-//! machine builds its own ([`merge`]). A source is:
+//! The sources' lines are folded as one machine folds its own journals
+//! ([`fold`](super::fold)), and the report written where `report` writes it. A source is:
 //!
 //! - a `target/proposal-eval` folder (or the `target` folder holding one, or the folder holding
 //!   that): its run journals,
@@ -18,131 +18,50 @@
 //! machine (the fixture paths are the runners').
 //!
 //! Bad input is an error naming the file, the line and column, and what to do; only a journal's
-//! last line cut off without its newline (a runner killed mid-write) is left out, with a note.
+//! last line cut off without its newline (a runner killed mid-write) is left out, and named in
+//! the report's `unreadable_entries`.
 
-use super::{Entry, Report};
+use super::fold::{self, Gathered, Lines, Out};
+use super::{Entry, Report, ReportError};
 use serde::Deserialize;
-use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A source that cannot be read.
-#[derive(Debug)]
-pub struct MergeError {
-    /// The file or folder.
-    pub path: PathBuf,
-    /// `(line, column)` in it, from 1, when the problem is in one place.
-    pub place: Option<(usize, usize)>,
-    /// What is wrong, and what to do.
-    pub why: String,
-}
-
-impl fmt::Display for MergeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        if let Some((line, column)) = self.place {
-            write!(f, ":{line}:{column}")?;
-        }
-        write!(f, ": {}", self.why)
-    }
-}
-
-impl std::error::Error for MergeError {}
-
-impl MergeError {
-    fn new(path: &Path, place: Option<(usize, usize)>, why: impl Into<String>) -> MergeError {
-        MergeError {
-            path: path.to_path_buf(),
-            place,
-            why: why.into(),
-        }
-    }
-}
-
-/// The entries of every source, each case's latest, with `older` set against its own source's
-/// latest run; and notes on what was left out (a cut last line).
-#[derive(Debug, Default)]
-pub struct Sources {
-    /// The entries, one per case.
-    pub entries: Vec<Entry>,
-    /// One line per line left out.
-    pub notes: Vec<String>,
-}
-
-/// Reads `paths` (see the [module docs](self)) into one entry per case.
-pub fn read_sources(paths: &[PathBuf]) -> Result<Sources, MergeError> {
-    let mut sources = Sources::default();
-    let mut latest: HashMap<(String, String, String, String), Entry> = HashMap::new();
-    for path in paths {
-        let mut entries = Vec::new();
-        for file in source_files(path)? {
-            read_file(&file, &mut entries, &mut sources.notes)?;
-        }
-        mark_current(&mut entries);
-        for entry in entries {
-            let key = (
-                entry.package.clone(),
-                entry.binary.clone(),
-                entry.suite_dir.clone(),
-                entry.case.clone(),
-            );
-            match latest.get(&key) {
-                Some(kept) if kept.finished_at >= entry.finished_at => {}
-                _ => {
-                    latest.insert(key, entry);
+/// The report one machine would have made from the cases of every source, written as
+/// `dir/report.json` and `dir/report.html`. A last line cut off is left out and named in the
+/// report's `unreadable_entries`.
+pub fn merge(paths: &[PathBuf], dir: &Path) -> Result<Report, ReportError> {
+    let mut gathered = Gathered::new(Lines::Strict);
+    let mut copies = Vec::new();
+    let merged = (|| {
+        for (source, path) in paths.iter().enumerate() {
+            for file in source_files(path)? {
+                if file.extension().is_some_and(|e| e == "jsonl") {
+                    gathered.add(&file, source)?;
+                } else {
+                    let lines = dir.join(format!(
+                        ".merge-{}-{}.jsonl",
+                        std::process::id(),
+                        copies.len()
+                    ));
+                    copies.push(lines.clone());
+                    report_lines(&file, &lines)?;
+                    gathered.add(&lines, source)?;
                 }
             }
         }
+        fold::write(gathered, &Out::Merge(dir), true)
+    })();
+    for copy in copies {
+        let _ = std::fs::remove_file(copy);
     }
-    sources.entries = latest.into_values().collect();
-    Ok(sources)
-}
-
-/// The report one machine would have made from the cases of every source.
-pub fn merge(paths: &[PathBuf]) -> Result<(Report, Vec<String>), MergeError> {
-    let sources = read_sources(paths)?;
-    let latest_run = sources
-        .entries
-        .iter()
-        .max_by_key(|e| e.finished_at)
-        .and_then(|e| e.run.clone());
-    Ok((
-        Report::from_marked_entries(sources.entries, latest_run),
-        sources.notes,
-    ))
-}
-
-/// Writes `report` as `dir/report.json` and `dir/report.html`.
-pub fn write(dir: &Path, report: &Report) -> std::io::Result<()> {
-    use std::io::Write as _;
-    std::fs::create_dir_all(dir)?;
-    crate::files::replace_derived_with(&dir.join("report.json"), |out| {
-        serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")
-    })?;
-    crate::files::replace_derived_with(&dir.join("report.html"), |out| {
-        out.write_all(report.to_html().as_bytes())
-    })
-}
-
-/// Marks the entries of one source that are not from its latest run (the run of its most
-/// recent entry) as older.
-fn mark_current(entries: &mut [Entry]) {
-    let latest = entries
-        .iter()
-        .max_by_key(|e| e.finished_at)
-        .map(|e| e.run.clone());
-    for entry in entries {
-        entry.older = Some(&entry.run) != latest.as_ref();
-    }
+    merged
 }
 
 /// The files a source stands for, in name order.
-fn source_files(path: &Path) -> Result<Vec<PathBuf>, MergeError> {
+fn source_files(path: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let meta = std::fs::metadata(path).map_err(|e| {
-        MergeError::new(
+        ReportError::new(
             path,
-            None,
             format!("cannot read it ({e}): give another machine's target/proposal-eval folder, its runs/ folder, or a report.json"),
         )
     })?;
@@ -160,7 +79,7 @@ fn source_files(path: &Path) -> Result<Vec<PathBuf>, MergeError> {
     for journals in [dir.join("runs"), dir.clone(), dir.join("entries")] {
         let mut files = Vec::new();
         jsonl_below(&journals, journals != dir, &mut files)
-            .map_err(|e| MergeError::new(&journals, None, format!("cannot list it: {e}")))?;
+            .map_err(|e| ReportError::new(&journals, format!("cannot list it: {e}")))?;
         if !files.is_empty() {
             files.sort();
             return Ok(files);
@@ -170,9 +89,8 @@ fn source_files(path: &Path) -> Result<Vec<PathBuf>, MergeError> {
     if report.is_file() {
         return Ok(vec![report]);
     }
-    Err(MergeError::new(
+    Err(ReportError::new(
         path,
-        None,
         "holds no run journal (runs/*.jsonl) and no report.json: give another machine's target/proposal-eval folder after its tests ran, its runs/ folder, or a report.json",
     ))
 }
@@ -202,28 +120,19 @@ struct ReportCases {
     cases: Vec<Entry>,
 }
 
-/// Reads one file: a journal (`.jsonl`, an entry per line) or a `report.json`.
-fn read_file(
-    file: &Path,
-    entries: &mut Vec<Entry>,
-    notes: &mut Vec<String>,
-) -> Result<(), MergeError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| MergeError::new(file, None, format!("cannot read it: {e}")))?;
-    if file.extension().is_some_and(|e| e == "jsonl") {
-        return read_journal(file, &text, entries, notes);
-    }
-    let report: ReportCases = serde_json::from_str(&text).map_err(|e| {
-        MergeError::new(
-            file,
-            Some((e.line(), e.column())),
-            format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", why(&e)),
-        )
+/// Writes the cases of the `report.json` at `file` to `lines`, one entry per line, as a journal
+/// holds them.
+fn report_lines(file: &Path, lines: &Path) -> Result<(), ReportError> {
+    let text = std::fs::read_to_string(file).map_err(ReportError::io("read", file))?;
+    let mut report: ReportCases = serde_json::from_str(&text).map_err(|e| ReportError {
+        path: file.to_path_buf(),
+        place: Some((e.line(), e.column())),
+        why: format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", super::journal::why(&e)),
+        io: None,
     })?;
     if report.format > super::FORMAT {
-        return Err(MergeError::new(
+        return Err(ReportError::new(
             file,
-            None,
             format!(
                 "a report of format {} (this proposal-eval reads format {} and older): merge with the newer cargo-proposal-eval that wrote it",
                 report.format,
@@ -231,50 +140,16 @@ fn read_file(
             ),
         ));
     }
-    entries.extend(report.cases);
-    Ok(())
-}
-
-/// serde's message without the place it adds (the error names the place itself).
-fn why(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
-
-/// Reads a journal's lines; a last line without its newline that does not read (cut off by a
-/// kill) is left out with a note.
-fn read_journal(
-    file: &Path,
-    text: &str,
-    entries: &mut Vec<Entry>,
-    notes: &mut Vec<String>,
-) -> Result<(), MergeError> {
-    let mut lines = text.split_inclusive('\n').enumerate().peekable();
-    while let Some((index, line)) = lines.next() {
-        let body = line.trim_end_matches(['\n', '\r']);
-        if body.trim().is_empty() {
-            continue;
+    crate::files::replace_derived_with(lines, |out| {
+        for entry in &mut report.cases {
+            // As a journal holds it: the merge marks older runs itself.
+            entry.older = false;
+            serde_json::to_writer(&mut *out, entry).map_err(std::io::Error::other)?;
+            std::io::Write::write_all(out, b"\n")?;
         }
-        match serde_json::from_str::<Entry>(body) {
-            Ok(entry) => entries.push(entry),
-            Err(_) if lines.peek().is_none() && !line.ends_with('\n') => notes.push(format!(
-                "{}:{}: left out: the last line is cut off (its writer was killed mid-line)",
-                file.display(),
-                index + 1
-            )),
-            Err(e) => {
-                return Err(MergeError::new(
-                    file,
-                    Some((index + 1, e.column())),
-                    format!("not a report entry: {}; each line of a run journal is one entry as a test run writes it (remove the line, or run that machine's tests again)", why(&e)),
-                ))
-            }
-        }
-    }
-    Ok(())
+        Ok(())
+    })
+    .map_err(ReportError::io("write", lines))
 }
 
 #[cfg(test)]
@@ -326,11 +201,15 @@ mod tests {
         let cut = lines(&[entry("d", "r3", "2026-01-02T00:00:03Z", true)]);
         std::fs::write(three.join("r3.jsonl"), cut.clone() + &cut[..cut.len() / 2]).unwrap();
 
-        let (report, notes) = merge(&[
-            dir.path().join("one/target"),
-            two,
-            dir.path().join("three/runs"),
-        ])
+        let out = dir.path().join("out");
+        let report = merge(
+            &[
+                dir.path().join("one/target"),
+                two,
+                dir.path().join("three/runs"),
+            ],
+            &out,
+        )
         .unwrap();
         let rows: Vec<(&str, bool, bool)> = report
             .cases
@@ -356,12 +235,24 @@ mod tests {
         );
         assert_eq!(report.latest_run.as_deref(), Some("r3"));
         assert_eq!(
-            notes,
+            report.unreadable_entries,
             [format!(
-                "{}:2: left out: the last line is cut off (its writer was killed mid-line)",
-                three.join("r3.jsonl").display()
+                "{}:2:{}: EOF while parsing a string",
+                three.join("r3.jsonl").display(),
+                cut.len() / 2
             )]
         );
+        // Written where `report` writes, with nothing else left beside them.
+        let mut written: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        assert_eq!(written, ["report.html", "report.json"]);
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(json.cases, report.cases);
     }
 
     #[test]
@@ -371,7 +262,8 @@ mod tests {
         std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
         let good = lines(&[entry("a", "r", "2026-01-01T00:00:00Z", true)]);
         std::fs::write(&journal, good + "{\"package\": 1}\n").unwrap();
-        let error = read_sources(&[dir.path().join("runs")]).unwrap_err();
+        let out = dir.path().join("out");
+        let error = merge(&[dir.path().join("runs")], &out).unwrap_err();
         assert_eq!(
             error.to_string(),
             format!(
@@ -382,7 +274,7 @@ mod tests {
 
         let report = dir.path().join("report.json");
         std::fs::write(&report, "{\n  \"format\": 1,\n  \"cases\": 3\n}").unwrap();
-        let error = read_sources(std::slice::from_ref(&report)).unwrap_err();
+        let error = merge(std::slice::from_ref(&report), &out).unwrap_err();
         assert!(
             error.to_string().starts_with(&format!(
                 "{}:3:12: not a proposal-eval report.json: invalid type: integer `3`",
@@ -393,13 +285,13 @@ mod tests {
 
         let empty = dir.path().join("empty");
         std::fs::create_dir_all(&empty).unwrap();
-        let error = read_sources(std::slice::from_ref(&empty)).unwrap_err();
+        let error = merge(std::slice::from_ref(&empty), &out).unwrap_err();
         assert_eq!(
             error.to_string(),
             format!("{}: holds no run journal (runs/*.jsonl) and no report.json: give another machine's target/proposal-eval folder after its tests ran, its runs/ folder, or a report.json", empty.display())
         );
         let missing = dir.path().join("missing");
-        let error = read_sources(std::slice::from_ref(&missing)).unwrap_err();
+        let error = merge(std::slice::from_ref(&missing), &out).unwrap_err();
         assert!(
             error
                 .to_string()

@@ -400,11 +400,11 @@ struct Targets(std::collections::HashMap<(PathBuf, String), bool>);
 impl Targets {
     /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
     /// read off the entry is taken to exist.
-    fn gone(&mut self, entry: &Entry) -> bool {
-        let Some(root) = crate_root_of(entry) else {
+    fn gone(&mut self, entry: &aggregate::Counted) -> bool {
+        let Some(root) = crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) else {
             return false;
         };
-        let key = (root, entry.binary.clone());
+        let key = (root, entry.binary.to_string());
         if let Some(gone) = self.0.get(&key) {
             return *gone;
         }
@@ -415,19 +415,20 @@ impl Targets {
 }
 
 /// The crate root an entry's fixture path was made from (`<root>/<suite_dir>/<case>.json`).
-fn crate_root_of(entry: &Entry) -> Option<PathBuf> {
-    let suite_dir = entry.suite_dir.trim_start_matches("./");
+fn crate_root_of(fixture: &str, suite_dir: &str, case: &str) -> Option<PathBuf> {
+    let suite_dir = suite_dir.trim_start_matches("./");
     let tail = match suite_dir {
-        "" | "." => PathBuf::from(format!("{}.json", entry.case)),
-        dir => Path::new(dir).join(format!("{}.json", entry.case)),
+        "" | "." => PathBuf::from(format!("{case}.json")),
+        dir => Path::new(dir).join(format!("{case}.json")),
     };
     let plain = tail
         .components()
         .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if !plain || !entry.fixture.ends_with(&tail) {
+    let fixture = Path::new(fixture);
+    if !plain || !fixture.ends_with(&tail) {
         return None;
     }
-    let mut root = entry.fixture.clone();
+    let mut root = fixture.to_path_buf();
     for _ in tail.components() {
         root.pop();
     }
@@ -575,21 +576,21 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, entry: &Entry) {
+    fn add(&mut self, passed: bool, recording: RecordingUse, older: bool) {
         self.cases += 1;
-        if entry.passed {
+        if passed {
             self.passed += 1;
         } else {
             self.failed += 1;
         }
-        match entry.recording {
+        match recording {
             RecordingUse::Replayed => self.replayed += 1,
             RecordingUse::ReplayedStale => self.replayed_stale += 1,
             RecordingUse::Recorded | RecordingUse::Pending => self.recorded += 1,
             RecordingUse::Stale => self.stale += 1,
             RecordingUse::None => self.no_recording += 1,
         }
-        if entry.older {
+        if older {
             self.older += 1;
         }
         // `usage` is summed by the caller (`aggregate`), exactly.
@@ -771,7 +772,7 @@ impl Report {
         });
         let mut aggregate = aggregate::Aggregate::default();
         for entry in &cases {
-            aggregate.add(entry);
+            aggregate.add(&aggregate::Counted::of(entry));
         }
         let (totals, suites) = aggregate.finish();
         Report {
@@ -808,55 +809,85 @@ pub fn fold(dir: &Path) -> Result<Report, ReportError> {
     fold::fold(dir, true)
 }
 
-/// A report that could not be read or written: the file, what was being done, and why.
+/// A report that could not be made: the file (and the place in it), what is wrong and what to
+/// do. One type for the fold, `report --merge` and every file they read or write.
 #[derive(Debug)]
 pub struct ReportError {
     /// The file or folder.
     pub path: PathBuf,
-    /// What was being done to it: `read`, `write`, `lock`, …
-    pub doing: &'static str,
-    /// Why it failed.
-    pub source: std::io::Error,
+    /// `(line, column)` in it, from 1, when the problem is in one place.
+    pub place: Option<(usize, usize)>,
+    /// What is wrong, and what to do.
+    pub why: String,
+    /// The I/O error behind it, if any.
+    io: Option<std::io::Error>,
 }
 
 impl ReportError {
-    /// A maker of the error for `doing` to `path`, for `map_err`.
+    /// A maker of the error for `doing` (`read`, `write`, `lock`, …) to `path`, for `map_err`.
     fn io<'a>(
         doing: &'static str,
         path: &'a Path,
     ) -> impl FnOnce(std::io::Error) -> ReportError + 'a {
         move |source| ReportError {
             path: path.to_path_buf(),
-            doing,
-            source,
+            place: None,
+            why: format!("cannot {doing} it: {source}"),
+            io: Some(source),
+        }
+    }
+
+    /// An error about `path` as a whole.
+    fn new(path: &Path, why: impl Into<String>) -> ReportError {
+        ReportError {
+            path: path.to_path_buf(),
+            place: None,
+            why: why.into(),
+            io: None,
+        }
+    }
+
+    /// Line `number` of `path`, `line`, is not a report entry: where serde stops reading it, why,
+    /// and `fix`.
+    fn at(path: &Path, number: usize, line: &str, fix: &str) -> ReportError {
+        let (column, why) = journal::what_is_wrong(line);
+        ReportError {
+            path: path.to_path_buf(),
+            place: Some((number, column)),
+            why: format!("not a report entry: {why}; {fix}"),
+            io: None,
         }
     }
 
     /// A report that could not be serialized.
     fn json(error: impl fmt::Display) -> ReportError {
-        ReportError {
-            path: PathBuf::from("report.json"),
-            doing: "serialize",
-            source: std::io::Error::other(error.to_string()),
-        }
+        ReportError::new(
+            Path::new("report.json"),
+            format!("cannot serialize it: {error}"),
+        )
+    }
+
+    /// The kind of the I/O error behind it, if any.
+    pub fn kind(&self) -> Option<std::io::ErrorKind> {
+        self.io.as_ref().map(std::io::Error::kind)
     }
 }
 
 impl fmt::Display for ReportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot {} {}: {}",
-            self.doing,
-            self.path.display(),
-            self.source
-        )
+        write!(f, "{}", self.path.display())?;
+        if let Some((line, column)) = self.place {
+            write!(f, ":{line}:{column}")?;
+        }
+        write!(f, ": {}", self.why)
     }
 }
 
 impl std::error::Error for ReportError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        self.io
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

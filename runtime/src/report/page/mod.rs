@@ -15,6 +15,8 @@
 //! has loaded. A report of at most [`FIRST_PAGE`] cases is embedded once (`report-data` is then
 //! `null`).
 
+use std::io::Write;
+
 /// The page, with `{{style}}`, `{{summary}}`, `{{compare}}`, `{{script}}` and `{{report}}` in
 /// this order.
 const TEMPLATE: &str = include_str!("page.html");
@@ -39,58 +41,98 @@ pub const FIRST_PAGE: usize = 100;
 ///
 /// Text that is not a report is embedded as it is; the page then says it cannot read its data.
 pub fn render(report_json: &str, compare_json: Option<&str>) -> String {
-    let first = first_page(report_json);
-    let summary_len = first.as_ref().map_or(report_json.len(), |f| f.len());
-    let mut out = String::with_capacity(
-        TEMPLATE.len()
-            + STYLE.len()
-            + SCRIPT.len()
-            + report_json.len()
-            + summary_len
-            + compare_json.map_or(0, str::len)
-            + 1024,
+    let mut out = Vec::with_capacity(
+        TEMPLATE.len() + STYLE.len() + SCRIPT.len() + 2 * report_json.len() + 1024,
     );
+    let mut text = InMemory {
+        json: report_json,
+        cases: find_cases(report_json.as_bytes(), FIRST_PAGE),
+    };
+    write(&mut out, &mut text, compare_json).expect("writing to memory does not fail");
+    String::from_utf8(out).expect("the page's pieces are text")
+}
+
+/// A report's JSON as the page embeds it: cut to its first [`FIRST_PAGE`] cases, and whole.
+pub(crate) trait ReportText {
+    /// Whether it has more than [`FIRST_PAGE`] cases (then it is embedded twice over).
+    fn is_large(&self) -> bool;
+    /// Writes the report with only its first [`FIRST_PAGE`] cases (all of them when it is not
+    /// large).
+    fn write_first(&mut self, out: &mut dyn Write) -> std::io::Result<()>;
+    /// Writes the whole report.
+    fn write_whole(&mut self, out: &mut dyn Write) -> std::io::Result<()>;
+}
+
+/// Writes `report.html` to `out`: the page with `report` (and `compare_json`) embedded, a
+/// buffer at a time, so a large report is never held whole.
+pub(crate) fn write(
+    out: &mut dyn Write,
+    report: &mut dyn ReportText,
+    compare_json: Option<&str>,
+) -> std::io::Result<()> {
     let mut rest = TEMPLATE;
     for marker in MARKERS {
         let (before, after) = rest
             .split_once(marker)
             .expect("page.html holds each marker once, in order");
-        out.push_str(before);
+        out.write_all(before.as_bytes())?;
         match marker {
-            "{{style}}" => out.push_str(STYLE),
-            "{{summary}}" => embed(&mut out, first.as_deref().unwrap_or(report_json)),
-            "{{compare}}" => embed(&mut out, compare_json.unwrap_or("null")),
-            "{{script}}" => out.push_str(SCRIPT),
-            _ if first.is_some() => embed(&mut out, report_json),
-            _ => out.push_str("null"),
+            "{{style}}" => out.write_all(STYLE.as_bytes())?,
+            "{{summary}}" => report.write_first(&mut Escaped(out))?,
+            "{{compare}}" => Escaped(out).write_all(compare_json.unwrap_or("null").as_bytes())?,
+            "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
+            _ if report.is_large() => report.write_whole(&mut Escaped(out))?,
+            _ => out.write_all(b"null")?,
         }
         rest = after;
     }
-    out.push_str(rest);
-    out
+    out.write_all(rest.as_bytes())
 }
 
-/// Appends `json` with every `<` as `\u003c` (see the module's docs).
-fn embed(out: &mut String, json: &str) {
-    let mut pieces = json.split('<');
-    if let Some(first) = pieces.next() {
-        out.push_str(first);
+/// A writer that passes JSON on with every `<` as `\u003c` (see the module's docs).
+struct Escaped<'a>(&'a mut dyn Write);
+
+impl Write for Escaped<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut pieces = buf.split(|b| *b == b'<');
+        if let Some(first) = pieces.next() {
+            self.0.write_all(first)?;
+        }
+        for piece in pieces {
+            self.0.write_all(b"\\u003c")?;
+            self.0.write_all(piece)?;
+        }
+        Ok(buf.len())
     }
-    for piece in pieces {
-        out.push_str("\\u003c");
-        out.push_str(piece);
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
-/// `report_json` with its top-level `cases` array cut to the first [`FIRST_PAGE`] cases;
-/// `None` when it has no more than that (or no such array: then it is embedded whole).
-fn first_page(report_json: &str) -> Option<String> {
-    let cases = find_cases(report_json.as_bytes(), FIRST_PAGE)?;
-    let mut out = String::with_capacity(cases.first_end + report_json.len() - cases.close + 1);
-    out.push_str(&report_json[..cases.first_end]);
-    out.push(']');
-    out.push_str(&report_json[cases.close..]);
-    Some(out)
+/// A report's JSON in memory, with where its cases array is.
+struct InMemory<'a> {
+    json: &'a str,
+    cases: Option<CasesArray>,
+}
+
+impl ReportText for InMemory<'_> {
+    fn is_large(&self) -> bool {
+        self.cases.is_some()
+    }
+
+    fn write_first(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        let Some(cases) = &self.cases else {
+            return out.write_all(self.json.as_bytes());
+        };
+        out.write_all(&self.json.as_bytes()[..cases.first_end])?;
+        out.write_all(b"]")?;
+        out.write_all(&self.json.as_bytes()[cases.close..])
+    }
+
+    fn write_whole(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        out.write_all(self.json.as_bytes())
+    }
 }
 
 /// Byte offsets of a top-level `"cases"` array in a JSON object's text.
