@@ -217,8 +217,8 @@ pub mod __internal {
     // cli (`report`, `compare`), cli tests, runtime tests and runtime/benches/compare.rs.
     pub mod report {
         pub use crate::report::{
-            fold, unreadable_summary, Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report,
-            Totals, FORMAT,
+            fold, fold_at_run_end, unreadable_summary, Entry, EvaluatorEntry, FieldEntry,
+            RecordingUse, Report, Totals, FORMAT,
         };
         pub mod compare {
             pub use crate::report::compare::{

@@ -38,9 +38,79 @@ pub(super) struct Counted<'a> {
     pub(super) usage: Option<UsageTotals>,
     #[serde(default)]
     pub(super) samples: Option<Samples>,
+    /// Set by the reader: the fold has it from the line's key.
+    #[serde(skip)]
     pub(super) finished_at: chrono::DateTime<chrono::Utc>,
     #[serde(default)]
     pub(super) older: bool,
+}
+
+/// The fields of an entry line that tell the case's story (what it was given and returned, its
+/// calls, where its recording is) and the key's last two: [`Entry`]'s last fields, written after
+/// every field [`Counted`] reads.
+const STORY: [&[u8]; 6] = [
+    b"input",
+    b"output",
+    b"calls",
+    b"recording_path",
+    b"run",
+    b"finished_at",
+];
+
+impl<'a> Counted<'a> {
+    /// What the numbers take from an entry line, `finished_at` left to the caller. The line is
+    /// read up to its first story field ([`STORY`]), copied into `buf` and closed there: the
+    /// story (most of a line: a case's output) is not even scanned. A line in another layout is
+    /// read whole.
+    pub(super) fn read(line: &'a [u8], buf: &'a mut Vec<u8>) -> serde_json::Result<Counted<'a>> {
+        if let Some(end) = story_start(line) {
+            buf.clear();
+            buf.extend_from_slice(&line[..end]);
+            buf.push(b'}');
+            let buf: &'a Vec<u8> = buf;
+            if let Ok(counted) = serde_json::from_slice(buf) {
+                return Ok(counted);
+            }
+        }
+        serde_json::from_slice(line)
+    }
+}
+
+/// Where the comma before the first top-level story field of a compact JSON object is; `None`
+/// when there is none (or the text is not laid out as `record` writes it).
+fn story_start(line: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'"' => {
+                if depth == 1 && i > 0 && line[i - 1] == b',' {
+                    let key = &line[i + 1..];
+                    let story = STORY
+                        .iter()
+                        .any(|k| key.starts_with(k) && key.get(k.len()) == Some(&b'"'));
+                    if story {
+                        return Some(i - 1);
+                    }
+                }
+                // To the string's closing quote, past escapes.
+                i += 1;
+                loop {
+                    let at = i + memchr::memchr2(b'"', b'\\', &line[i..])?;
+                    if line[at] == b'"' {
+                        i = at;
+                        break;
+                    }
+                    i = at + 2;
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// What the numbers take from one evaluator's result.
@@ -354,7 +424,81 @@ impl ExactSum {
 
 #[cfg(test)]
 mod tests {
-    use super::ExactSum;
+    use super::{story_start, Counted, ExactSum};
+    use crate::report::Entry;
+
+    #[test]
+    fn an_entry_line_is_counted_from_its_start_as_from_the_whole_entry() {
+        // Story-like keys inside nested values and strings must not cut the line.
+        let entry: Entry = serde_json::from_value(serde_json::json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": "a", "test": "s::a", "fixture": "/m/fixtures/s/a.json",
+            "passed": false, "score": 0.5, "recording": "replayed",
+            "evaluators": [{"evaluator": "field_accuracy", "score": 0.5, "passed": false,
+                "summary": "1 of 2", "misses": [",\"input\":1"], "rendered": "{\"output\": [",
+                "fields": [{"path": "a", "hit": true}, {"path": "b\\", "hit": false}]}],
+            "failure": "x,\"calls\":[", "usage": {"calls": 1, "input_tokens": 2,
+                "output_tokens": 3, "latency_ms": 4.5, "cost_usd": 0.25, "unpriced_calls": 0},
+            "trajectory": [{"tool": "t", "args": {"x": 1, "input": {"output": 2}}}],
+            "input": {"message": "hi"}, "output": [{"changeType": "change"}],
+            "calls": [], "recording_path": "r.json", "run": "r1",
+            "finished_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        let line = serde_json::to_string(&entry).unwrap();
+        let end = story_start(line.as_bytes()).expect("a line as record writes it");
+        assert!(
+            line[end..].starts_with(",\"input\":{\"message\""),
+            "{}",
+            &line[end..]
+        );
+        let mut buf = Vec::new();
+        let read = Counted::read(line.as_bytes(), &mut buf).unwrap();
+        let whole = Counted::of(&entry);
+        let fields = |c: &Counted| {
+            format!(
+                "{} {} {} {} {} {} {} {:?} {:?} {:?} {:?} {}",
+                c.package,
+                c.binary,
+                c.suite,
+                c.suite_dir,
+                c.case,
+                c.test,
+                c.fixture,
+                c.passed,
+                c.score,
+                c.recording,
+                c.usage,
+                c.evaluators.len(),
+            ) + &c
+                .evaluators
+                .iter()
+                .map(|e| {
+                    let fields: Vec<String> = e
+                        .fields
+                        .iter()
+                        .map(|f| format!("{}={}", f.path, f.hit))
+                        .collect();
+                    format!(
+                        " {}:{}:{}:{}",
+                        e.evaluator,
+                        e.score,
+                        e.passed,
+                        fields.join(",")
+                    )
+                })
+                .collect::<String>()
+        };
+        assert_eq!(fields(&read), fields(&whole));
+        assert!(fields(&read).contains("b\\=false"), "{}", fields(&read));
+        // Another layout (spaces, or the story first) is read whole.
+        let spaced = serde_json::to_string_pretty(&entry).unwrap();
+        assert_eq!(story_start(spaced.as_bytes()), None);
+        assert_eq!(
+            fields(&Counted::read(spaced.as_bytes(), &mut buf).unwrap()),
+            fields(&whole)
+        );
+    }
 
     fn sum(values: &[f64]) -> f64 {
         let mut sum = ExactSum::default();

@@ -21,7 +21,6 @@ use super::journal::{Unreadable, KEPT_RUNS, RUNS};
 use super::{case_key, page, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use std::hash::{Hash as _, Hasher as _};
 use std::io::{BufRead as _, Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -46,22 +45,15 @@ struct Place {
     number: u32,
 }
 
-/// A case's latest line so far.
+/// A case's latest line so far. Of two lines of a case written at the same time (to the
+/// nanosecond: the same line, read from `results.jsonl` and again from its journal), the one
+/// read last stands; files are read in a fixed order (`results.jsonl`, then the journals by
+/// name; a merge's sources as given), so the result is the same every time.
 struct Latest {
     finished_at: DateTime<Utc>,
     /// Its run, an index into [`Gathered::runs`].
     run: Option<u32>,
-    /// A hash of its text: of two lines at the same time, the one with the greater length and
-    /// hash stands, so the result does not depend on the order files are read in.
-    hash: u64,
     place: Place,
-}
-
-impl Latest {
-    fn over(&self, other: &Latest) -> bool {
-        (self.finished_at, self.place.len, self.hash)
-            > (other.finished_at, other.place.len, other.hash)
-    }
 }
 
 /// What a fold does with a line it cannot read.
@@ -165,16 +157,13 @@ impl Gathered {
                 number,
             };
             offset += read as u64;
-            let Ok(line) = std::str::from_utf8(body) else {
-                // A line cut inside a character.
-                self.bad(path, number, &String::from_utf8_lossy(body), !ended)?;
-                continue;
-            };
-            if line.trim().is_empty() {
+            if body.trim_ascii().is_empty() {
                 continue;
             }
-            let Some(k) = EntryKey::of_line(line) else {
-                self.bad(path, number, line, !ended)?;
+            // Only the key's fields are read here (and checked to be UTF-8); the rest is read
+            // once the line stands.
+            let Some(k) = EntryKey::of_line(body) else {
+                self.bad(path, number, &String::from_utf8_lossy(body), !ended)?;
                 continue;
             };
             let run = k.run.as_deref().map(|r| self.run_index(r));
@@ -183,16 +172,13 @@ impl Gathered {
                 *latest = Some((k.finished_at, run));
             }
             case_key(&mut key, &k.package, &k.binary, &k.suite_dir, &k.case);
-            let mut hasher = std::hash::DefaultHasher::new();
-            line.hash(&mut hasher);
             let new = Latest {
                 finished_at: k.finished_at,
                 run,
-                hash: hasher.finish(),
                 place,
             };
             match self.latest.get_mut(&key) {
-                Some(old) if !new.over(old) => {}
+                Some(old) if new.finished_at < old.finished_at => {}
                 Some(old) => *old = new,
                 None => {
                     self.latest.insert(key.clone(), new);
@@ -242,11 +228,16 @@ impl Gathered {
     fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
         let source = &mut self.files[place.file as usize];
         if source.at != place.offset {
-            let ahead = place.offset.wrapping_sub(source.at);
-            if place.offset > source.at && ahead < 64 * 1024 {
-                source.file.seek_relative(ahead as i64)?;
-            } else {
-                source.file.seek(std::io::SeekFrom::Start(place.offset))?;
+            // Lines of a journal come nearly in case order (test threads interleave): a step
+            // back or ahead within the buffer keeps it.
+            match i64::try_from(place.offset)
+                .ok()
+                .zip(i64::try_from(source.at).ok())
+            {
+                Some((to, at)) => source.file.seek_relative(to - at)?,
+                None => {
+                    source.file.seek(std::io::SeekFrom::Start(place.offset))?;
+                }
             }
         }
         buf.resize(place.len as usize, 0);
@@ -482,10 +473,10 @@ fn lines(
         .flatten()
         .max_by_key(|(at, _)| *at)
         .and_then(|(_, run)| *run);
-    let mut buf = Vec::new();
+    let (mut buf, mut part) = (Vec::new(), Vec::new());
     for latest in std::mem::take(&mut gathered.latest).into_values() {
         let text = gathered.line(latest.place, &mut buf)?;
-        let parsed = serde_json::from_str::<Counted>(text).and_then(|counted| {
+        let parsed = Counted::read(text.as_bytes(), &mut part).and_then(|counted| {
             let entry = match keep_cases {
                 true => Some(serde_json::from_str::<Entry>(text)?),
                 false => None,
@@ -503,12 +494,6 @@ fn lines(
                 continue;
             }
         };
-        // A result whose fixture or test target is gone: the case no longer exists.
-        if gone == Gone::Dropped
-            && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
-        {
-            continue;
-        }
         let current_run = match current {
             Current::LatestRun => latest_run,
             Current::EachSourcesLatest => {
@@ -516,7 +501,14 @@ fn lines(
                 gathered.sources[source].and_then(|(_, run)| run)
             }
         };
+        // A result whose fixture or test target is gone: the case no longer exists.
+        if gone == Gone::Dropped
+            && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
+        {
+            continue;
+        }
         counted.older = latest.run != current_run;
+        counted.finished_at = latest.finished_at;
         kept.aggregate.add(&counted);
         kept.older.push(counted.older);
         if let Some(mut entry) = entry {

@@ -395,21 +395,51 @@ impl Scope {
 
 /// Whether each test target seen in the entries still exists, asked once per target.
 #[derive(Default)]
-struct Targets(std::collections::HashMap<(PathBuf, String), bool>);
+struct Targets {
+    /// By crate root and binary.
+    gone: std::collections::HashMap<(PathBuf, String), bool>,
+    /// The last suite asked about (package, binary, suite folder, fixture folder) and its
+    /// answer: cases come suite by suite, so most are answered without a path made.
+    last: Option<(String, String, String, PathBuf, bool)>,
+}
 
 impl Targets {
     /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
     /// read off the entry is taken to exist.
     fn gone(&mut self, entry: &aggregate::Counted) -> bool {
-        let Some(root) = crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) else {
-            return false;
-        };
-        let key = (root, entry.binary.to_string());
-        if let Some(gone) = self.0.get(&key) {
-            return *gone;
+        let folder = Path::new(&*entry.fixture).parent().unwrap_or(Path::new(""));
+        if let Some((package, binary, suite_dir, last_folder, gone)) = &self.last {
+            if (
+                package.as_str(),
+                binary.as_str(),
+                suite_dir.as_str(),
+                last_folder.as_path(),
+            ) == (&entry.package, &entry.binary, &entry.suite_dir, folder)
+            {
+                return *gone;
+            }
         }
-        let gone = !target_exists(&key.0, &entry.package, &entry.binary);
-        self.0.insert(key, gone);
+        let gone = match crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) {
+            None => false,
+            Some(root) => {
+                let key = (root, entry.binary.to_string());
+                match self.gone.get(&key) {
+                    Some(gone) => *gone,
+                    None => {
+                        let gone = !target_exists(&key.0, &entry.package, &entry.binary);
+                        self.gone.insert(key, gone);
+                        gone
+                    }
+                }
+            }
+        };
+        self.last = Some((
+            entry.package.to_string(),
+            entry.binary.to_string(),
+            entry.suite_dir.to_string(),
+            folder.to_path_buf(),
+            gone,
+        ));
         gone
     }
 }
@@ -809,6 +839,12 @@ pub fn fold(dir: &Path) -> Result<Report, ReportError> {
     fold::fold(dir, true)
 }
 
+/// Folds as the end of a whole run does ([`fold()`] without reading the cases into the
+/// report): what `bench/suite-scale`'s `fold_time` measures.
+pub fn fold_at_run_end(dir: &Path) -> Result<Report, ReportError> {
+    fold::fold(dir, false)
+}
+
 /// A report that could not be made: the file (and the place in it), what is wrong and what to
 /// do. One type for the fold, `report --merge` and every file they read or write.
 #[derive(Debug)]
@@ -912,18 +948,25 @@ impl<'a> EntryKey<'a> {
     /// The key of an entry line. Lines are written by [`record`], with the key's fields first
     /// and `finished_at` last, so the usual line is read by position; anything else (an escape
     /// in a field, another layout) goes through serde.
-    fn of_line(line: &'a str) -> Option<EntryKey<'a>> {
-        EntryKey::by_position(line).or_else(|| serde_json::from_str(line).ok())
+    fn of_line(line: &'a [u8]) -> Option<EntryKey<'a>> {
+        EntryKey::by_position(line).or_else(|| serde_json::from_slice(line).ok())
     }
 
-    fn by_position(line: &'a str) -> Option<EntryKey<'a>> {
+    /// The key read by position, looking at the bytes of its fields only (the rest of the line
+    /// is not even checked to be UTF-8: that is for whoever parses it).
+    fn by_position(line: &'a [u8]) -> Option<EntryKey<'a>> {
+        let text = |bytes: &'a [u8]| std::str::from_utf8(bytes).ok();
         let mut rest = line;
         let mut field = |name: &str| -> Option<&'a str> {
-            rest = rest.strip_prefix(name)?;
-            let (value, after) = rest.split_once('"')?;
-            rest = after;
+            rest = rest.strip_prefix(name.as_bytes())?;
+            let end = rest.iter().position(|&b| b == b'"')?;
+            let value = &rest[..end];
+            rest = &rest[end + 1..];
             // An escape would need decoding (and `\"` ends no string): serde's job.
-            (!value.contains('\\')).then_some(value)
+            if value.contains(&b'\\') {
+                return None;
+            }
+            text(value)
         };
         let package = field("{\"package\":\"")?;
         let binary = field(",\"binary\":\"")?;
@@ -931,22 +974,24 @@ impl<'a> EntryKey<'a> {
         let suite_dir = field(",\"suite_dir\":\"")?;
         let case = field(",\"case\":\"")?;
         // A quote inside a string is escaped, so this text can only be the last field itself.
-        let (before, finished) = line
-            .strip_suffix("\"}")?
-            .rsplit_once(",\"finished_at\":\"")?;
-        let finished_at = DateTime::parse_from_rfc3339(finished).ok()?.to_utc();
+        const FINISHED: &[u8] = b",\"finished_at\":\"";
+        const RUN: &[u8] = b",\"run\":\"";
+        let body = line.strip_suffix(b"\"}")?;
+        let at = rfind(body, FINISHED)?;
+        let (before, finished) = (&body[..at], &body[at + FINISHED.len()..]);
+        let finished_at = DateTime::parse_from_rfc3339(text(finished)?).ok()?.to_utc();
         // `run`, when there is one, comes right before.
-        let run = match before.strip_suffix('"') {
+        let run = match before.strip_suffix(b"\"") {
             Some(rest) => {
-                let (_, run) = rest.rsplit_once(",\"run\":\"")?;
-                if run.contains(['\\', '"']) {
+                let run = &rest[rfind(rest, RUN)? + RUN.len()..];
+                if run.contains(&b'\\') || run.contains(&b'"') {
                     return None;
                 }
-                Some(run.into())
+                Some(text(run)?.into())
             }
             // A line written before `run` came last (with `usage` or `samples` after it):
             // serde finds it.
-            None if before.contains(",\"run\":\"") => return None,
+            None if rfind(before, RUN).is_some() => return None,
             None => None,
         };
         Some(EntryKey {
@@ -958,6 +1003,11 @@ impl<'a> EntryKey<'a> {
             finished_at,
         })
     }
+}
+
+/// Where `needle` last starts in `haystack`.
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
 }
 
 /// What identifies a case across runs: package, binary, suite folder and case, joined by NULs
@@ -1120,7 +1170,7 @@ mod tests {
         ))
         .unwrap();
         let line = serde_json::to_string(&entry).unwrap();
-        let quick = EntryKey::by_position(&line).expect("a line as record writes it");
+        let quick = EntryKey::by_position(line.as_bytes()).expect("a line as record writes it");
         let slow: EntryKey = serde_json::from_str(&line).unwrap();
         assert_eq!(
             (&quick.package, &quick.binary, &quick.suite_dir, &quick.case),
@@ -1129,10 +1179,13 @@ mod tests {
         assert_eq!(quick.finished_at, entry.finished_at);
         // An escape in a key field is left to serde, which decodes it.
         let escaped = line.replace("\"case\":\"sub/a\"", "\"case\":\"sub\\\"a\"");
-        assert!(EntryKey::by_position(&escaped).is_none());
-        assert_eq!(EntryKey::of_line(&escaped).unwrap().case, "sub\"a");
+        assert!(EntryKey::by_position(escaped.as_bytes()).is_none());
+        assert_eq!(
+            EntryKey::of_line(escaped.as_bytes()).unwrap().case,
+            "sub\"a"
+        );
         assert!(
-            EntryKey::of_line(&line[..line.len() - 5]).is_none(),
+            EntryKey::of_line(&line.as_bytes()[..line.len() - 5]).is_none(),
             "a cut line"
         );
     }
@@ -1251,15 +1304,15 @@ mod tests {
         let entry: Entry = serde_json::from_str(&line).unwrap();
         let line = serde_json::to_string(&entry).unwrap();
         assert!(line.ends_with(r#","run":"parent-7-99","finished_at":"2026-01-02T00:00:00Z"}"#));
-        let key = EntryKey::by_position(&line).unwrap();
+        let key = EntryKey::by_position(line.as_bytes()).unwrap();
         assert_eq!(key.run.as_deref(), Some("parent-7-99"));
         // Without a run, a failure message is the string before `finished_at`: serde decides.
         let mut failed = entry.clone();
         failed.run = None;
         failed.failure = Some("x".into());
         let line = serde_json::to_string(&failed).unwrap();
-        assert!(EntryKey::by_position(&line).is_none());
-        assert_eq!(EntryKey::of_line(&line).unwrap().run, None);
+        assert!(EntryKey::by_position(line.as_bytes()).is_none());
+        assert_eq!(EntryKey::of_line(line.as_bytes()).unwrap().run, None);
 
         // A case that called a model: its usage is written before its run, which stays last.
         let mut called = entry.clone();
@@ -1270,7 +1323,10 @@ mod tests {
         let line = serde_json::to_string(&called).unwrap();
         assert!(line.ends_with(r#","run":"parent-7-99","finished_at":"2026-01-02T00:00:00Z"}"#));
         assert_eq!(
-            EntryKey::by_position(&line).unwrap().run.as_deref(),
+            EntryKey::by_position(line.as_bytes())
+                .unwrap()
+                .run
+                .as_deref(),
             Some("parent-7-99")
         );
         // Such a line as the version before wrote it, usage last: serde reads its run.
@@ -1279,9 +1335,9 @@ mod tests {
             r#""run":"parent-7-99","usage":{"calls":2,"input_tokens":0,"output_tokens":0,"latency_ms":0.0},"#,
         );
         assert_ne!(old, line);
-        assert!(EntryKey::by_position(&old).is_none());
+        assert!(EntryKey::by_position(old.as_bytes()).is_none());
         assert_eq!(
-            EntryKey::of_line(&old).unwrap().run.as_deref(),
+            EntryKey::of_line(old.as_bytes()).unwrap().run.as_deref(),
             Some("parent-7-99")
         );
     }

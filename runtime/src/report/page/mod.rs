@@ -94,14 +94,13 @@ struct Escaped<'a>(&'a mut dyn Write);
 
 impl Write for Escaped<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut pieces = buf.split(|b| *b == b'<');
-        if let Some(first) = pieces.next() {
-            self.0.write_all(first)?;
-        }
-        for piece in pieces {
+        let mut rest = buf;
+        while let Some(at) = memchr::memchr(b'<', rest) {
+            self.0.write_all(&rest[..at])?;
             self.0.write_all(b"\\u003c")?;
-            self.0.write_all(piece)?;
+            rest = &rest[at + 1..];
         }
+        self.0.write_all(rest)?;
         Ok(buf.len())
     }
 
