@@ -419,8 +419,8 @@ impl Harness {
             trials.push(
                 Trial::test(name, move || {
                     let mut loaded = pending.load(&suite);
-                    let result = crate::run::run_case(&suite, &mut loaded, &*f);
-                    crate::report::record(&suite, &loaded, &result);
+                    let mut result = crate::run::run_case(&suite, &mut loaded, &*f);
+                    crate::report::record(&suite, &mut loaded, &mut result);
                     crate::recording::progress::case_done();
                     match result.failure {
                         None => Ok(()),

@@ -66,8 +66,9 @@ where
     };
     note_threads_once();
     let mut loaded = LoadedCase::load(&suite, path);
-    let result = crate::run::run_case(&suite, &mut loaded, &|case, llm| f(case, llm).into_output());
-    crate::report::record(&suite, &loaded, &result);
+    let mut result =
+        crate::run::run_case(&suite, &mut loaded, &|case, llm| f(case, llm).into_output());
+    crate::report::record(&suite, &mut loaded, &mut result);
     crate::recording::progress::case_done();
     crate::report::finish_at_exit();
     if let Some(message) = result.failure {

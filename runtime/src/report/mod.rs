@@ -180,7 +180,11 @@ impl Entry {
     /// The entry of a case that just ran. Its failure text (`failure`, then each evaluator's
     /// `rendered` and `misses`) is capped at [`TEXT_CAP`] bytes together, and its input and
     /// output at [`TEXT_CAP`] bytes of JSON each ([`capped_value`]).
-    pub(crate) fn new(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) -> Entry {
+    ///
+    /// What the entry holds of the case's story (input, output, calls, trajectory, samples,
+    /// verdicts, alignment) is moved out of `loaded` and `result`, not copied: the caller keeps
+    /// only what it prints.
+    pub(crate) fn new(suite: &Suite, loaded: &mut LoadedCase, result: &mut CaseResult) -> Entry {
         let mut budget = TEXT_CAP;
         let failure = result
             .failure
@@ -188,7 +192,7 @@ impl Entry {
             .map(|f| spend(&mut budget, &strip_ansi(f)));
         let evaluators: Vec<EvaluatorEntry> = result
             .evaluators
-            .iter()
+            .iter_mut()
             .map(|e| EvaluatorEntry {
                 evaluator: e.evaluator.clone(),
                 score: e.score,
@@ -204,8 +208,8 @@ impl Entry {
                         hit: *hit,
                     })
                     .collect(),
-                verdicts: e.verdicts.clone(),
-                alignment: e.alignment.clone(),
+                verdicts: std::mem::take(&mut e.verdicts),
+                alignment: e.alignment.take(),
             })
             .collect();
         let score = match &result.samples {
@@ -233,11 +237,15 @@ impl Entry {
             failure,
             run: crate::env::run_id().map(str::to_string),
             usage: result.usage.clone(),
-            trajectory: result.trajectory.clone(),
-            samples: result.samples.clone(),
-            input: loaded.file.as_ref().ok().map(|f| capped_value(&f.input)),
-            output: result.output.as_ref().map(capped_value),
-            calls: result.calls.clone(),
+            trajectory: result.trajectory.take(),
+            samples: result.samples.take(),
+            input: loaded
+                .file
+                .as_mut()
+                .ok()
+                .map(|f| capped_value(std::mem::take(&mut f.input))),
+            output: result.output.take().map(capped_value),
+            calls: std::mem::take(&mut result.calls),
             recording_path: result.recording_path.clone(),
             finished_at: Utc::now(),
             older: false,
@@ -283,7 +291,7 @@ fn spend_lines(budget: &mut usize, lines: &[String]) -> Vec<String> {
 /// `value` as an entry holds a case's input or output: itself when its JSON text is at most
 /// [`TEXT_CAP`] bytes, else a string of that text's first [`TEXT_CAP`] bytes and
 /// `\n… N bytes left out`.
-pub(crate) fn capped_value(value: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn capped_value(value: serde_json::Value) -> serde_json::Value {
     /// Keeps the first `TEXT_CAP + 1` bytes written and counts them all.
     struct Head {
         kept: Vec<u8>,
@@ -300,12 +308,16 @@ pub(crate) fn capped_value(value: &serde_json::Value) -> serde_json::Value {
             Ok(())
         }
     }
+    // Most values are far below the cap: a bound of their length says so without writing them.
+    if json_len_bound(&value, TEXT_CAP) <= TEXT_CAP {
+        return value;
+    }
     let mut head = Head {
         kept: Vec::new(),
         total: 0,
     };
-    if serde_json::to_writer(&mut head, value).is_err() || head.total <= TEXT_CAP {
-        return value.clone();
+    if serde_json::to_writer(&mut head, &value).is_err() || head.total <= TEXT_CAP {
+        return value;
     }
     let mut end = TEXT_CAP;
     while end > 0 && (head.kept[end] & 0xC0) == 0x80 {
@@ -313,6 +325,39 @@ pub(crate) fn capped_value(value: &serde_json::Value) -> serde_json::Value {
     }
     let text = String::from_utf8_lossy(&head.kept[..end]);
     serde_json::Value::String(format!("{text}\n… {} bytes left out", head.total - end))
+}
+
+/// A bound of the length of `value`'s JSON text as serde_json writes it, found without writing
+/// it: every byte of a string as if escaped (`\u00XX`), every number as 24 bytes (the longest
+/// f64 or i64 serde_json writes is shorter). Past `limit` it stops counting: the answer is then
+/// only known to be over `limit`.
+fn json_len_bound(value: &serde_json::Value, limit: usize) -> usize {
+    use serde_json::Value;
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(s) => 2 + 6 * s.len(),
+        Value::Array(items) => {
+            let mut len = 2;
+            for item in items {
+                len += 1 + json_len_bound(item, limit);
+                if len > limit {
+                    break;
+                }
+            }
+            len
+        }
+        Value::Object(map) => {
+            let mut len = 2;
+            for (key, item) in map {
+                len += 4 + 6 * key.len() + json_len_bound(item, limit);
+                if len > limit {
+                    break;
+                }
+            }
+            len
+        }
+    }
 }
 
 /// Removes ANSI colour sequences (`ESC [ … letter`).
@@ -342,7 +387,7 @@ fn strip_ansi(text: &str) -> String {
 static RAN: Mutex<(bool, Vec<Entry>)> = Mutex::new((false, Vec::new()));
 
 /// Appends one case's entry to the run's journal. Failing to write a report never fails a test.
-pub(crate) fn record(suite: &Suite, loaded: &LoadedCase, result: &CaseResult) {
+pub(crate) fn record(suite: &Suite, loaded: &mut LoadedCase, result: &mut CaseResult) {
     let entry = Entry::new(suite, loaded, result);
     let Ok(mut line) = serde_json::to_string(&entry) else {
         return;
@@ -1375,9 +1420,27 @@ mod tests {
     #[test]
     fn large_values_become_their_capped_json_text() {
         let small = serde_json::json!({ "a": [1, 2] });
-        assert_eq!(capped_value(&small), small);
+        assert_eq!(capped_value(small.clone()), small);
+        // The bound is never below the length serde_json writes.
+        for value in [
+            serde_json::json!([
+                f64::MIN,
+                -1.0e-300,
+                i64::MIN,
+                u64::MAX,
+                0.1,
+                null,
+                true,
+                false
+            ]),
+            serde_json::json!({"\u{0}\"\\é": "\u{1f}\n\t<>", "": [[], {}, ""]}),
+            small.clone(),
+        ] {
+            let written = serde_json::to_string(&value).unwrap().len();
+            assert!(json_len_bound(&value, usize::MAX) >= written, "{value}");
+        }
         let large = serde_json::json!({ "a": "é".repeat(TEXT_CAP) });
-        let capped = capped_value(&large);
+        let capped = capped_value(large.clone());
         let text = capped.as_str().unwrap();
         let json_len = serde_json::to_string(&large).unwrap().len();
         let (kept, tail) = text.split_once("\n… ").unwrap();
