@@ -30,22 +30,23 @@ pub(super) fn path_in(dir: &Path) -> PathBuf {
     dir.join(RUNS).join(format!("{run}.jsonl"))
 }
 
-/// This process's journal, opened by its first line; `None` when it could not be opened.
-static JOURNAL: Mutex<Option<Option<std::fs::File>>> = Mutex::new(None);
+/// This process's journal, opened by its first line (`None` when it could not be opened), and
+/// where its last line ended (its length then).
+static JOURNAL: Mutex<Option<Option<(std::fs::File, u64)>>> = Mutex::new(None);
 
 /// Appends `line` (one entry, ending in `'\n'`) to this process's journal in `dir`. The mutex
 /// keeps this process's threads apart (an OS lock on one open file does not), the file lock
 /// every other process.
 pub(super) fn append(dir: &Path, line: &str) -> std::io::Result<()> {
     let mut journal = JOURNAL.lock().unwrap_or_else(|p| p.into_inner());
-    let file = journal.get_or_insert_with(|| open(&path_in(dir)).ok());
-    let Some(file) = file.as_mut() else {
+    let file = journal.get_or_insert_with(|| open(&path_in(dir)).ok().map(|f| (f, u64::MAX)));
+    let Some((file, end)) = file.as_mut() else {
         return Err(std::io::Error::other(
             "the run's journal could not be opened",
         ));
     };
     file.lock()?;
-    let written = append_locked(file, line.as_bytes());
+    let written = append_locked(file, end, line.as_bytes());
     let unlocked = file.unlock();
     written.and(unlocked)
 }
@@ -62,11 +63,12 @@ fn open(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// Appends `line` to `file`, which this process has locked: after a newline when the file does
-/// not end in one (a writer killed mid-line).
-fn append_locked(file: &mut std::fs::File, line: &[u8]) -> std::io::Result<()> {
+/// not end in one (a writer killed mid-line). `end` is where this process's last line ended:
+/// when the file still ends there, it ends in that line's newline and is not read.
+fn append_locked(file: &mut std::fs::File, end: &mut u64, line: &[u8]) -> std::io::Result<()> {
     let len = file.metadata()?.len();
     let mut cut = false;
-    if len > 0 {
+    if len > 0 && len != *end {
         let mut last = [0u8];
         file.seek(std::io::SeekFrom::Start(len - 1))?;
         file.read_exact(&mut last)?;
@@ -77,10 +79,13 @@ fn append_locked(file: &mut std::fs::File, line: &[u8]) -> std::io::Result<()> {
         let mut whole = Vec::with_capacity(line.len() + 1);
         whole.push(b'\n');
         whole.extend_from_slice(line);
-        file.write_all(&whole)
+        file.write_all(&whole)?;
+        *end = len + whole.len() as u64;
     } else {
-        file.write_all(line)
+        file.write_all(line)?;
+        *end = len + line.len() as u64;
     }
+    Ok(())
 }
 
 /// The unreadable lines of the files a fold read, as `report.json` lists them: each as
@@ -160,12 +165,21 @@ mod tests {
         let path = dir.path().join("run.jsonl");
         std::fs::write(&path, "{\"package\":\"a\"\n{\"package\":\"cut by a ki").unwrap();
         let mut file = open(&path).unwrap();
-        append_locked(&mut file, b"{\"whole\":1}\n").unwrap();
-        append_locked(&mut file, b"{\"whole\":2}\n").unwrap();
+        let mut end = u64::MAX;
+        append_locked(&mut file, &mut end, b"{\"whole\":1}\n").unwrap();
+        // Another writer was killed mid-line after this one's line.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"cut\"")
+            .unwrap();
+        append_locked(&mut file, &mut end, b"{\"whole\":2}\n").unwrap();
+        append_locked(&mut file, &mut end, b"{\"whole\":3}\n").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
-            "{\"package\":\"a\"\n{\"package\":\"cut by a ki\n{\"whole\":1}\n{\"whole\":2}\n"
+            "{\"package\":\"a\"\n{\"package\":\"cut by a ki\n{\"whole\":1}\n{\"cut\"\n{\"whole\":2}\n{\"whole\":3}\n"
         );
     }
 
@@ -174,7 +188,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("runs/run.jsonl");
         let mut file = open(&path).unwrap();
-        append_locked(&mut file, b"{}\n").unwrap();
+        append_locked(&mut file, &mut u64::MAX, b"{}\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
     }
 
