@@ -188,7 +188,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("runs/run.jsonl");
         let mut file = open(&path).unwrap();
-        append_locked(&mut file, &mut u64::MAX, b"{}\n").unwrap();
+        let mut end = u64::MAX;
+        append_locked(&mut file, &mut end, b"{}\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
     }
 
