@@ -21,7 +21,7 @@ use super::journal::{Unreadable, KEPT_RUNS, RUNS};
 use super::{case_key, page, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, Read as _, Seek as _, Write as _};
+use std::io::{BufRead as _, Read as _, Seek as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -411,19 +411,20 @@ pub(super) fn write(
                 header = self::header(&report)?;
             }
         }
-        let mut cut = Cut::default();
-        put(&report_path, |w| {
-            cut = report_json(&header, &lines_path, &kept.older, w)?;
-            Ok(())
-        })?;
+        // Both from `results.jsonl`, at once.
+        let text = ResultsText {
+            header: &header,
+            lines: &lines_path,
+            older: &kept.older,
+        };
         let html_path = dir.join("report.html");
-        put(&html_path, |w| {
-            let mut text = FileText {
-                path: &report_path,
-                cut: &cut,
-            };
-            page::write(w, &mut text, None)
-        })?;
+        let (json, html) = std::thread::scope(|scope| {
+            let html = scope.spawn(|| put(&html_path, |w| page::write(w, &mut text.clone(), None)));
+            let json = put(&report_path, |w| text.write(w, usize::MAX));
+            (json, html.join())
+        });
+        json?;
+        html.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         report.cases = std::mem::take(&mut kept.cases);
         Ok(report)
     })();
@@ -552,120 +553,67 @@ fn unchanged_time(path: &Path, header: &str) -> Option<DateTime<Utc>> {
     Some(DateTime::parse_from_rfc3339(time).ok()?.to_utc())
 }
 
-/// Where the first page of cases ends in a `report.json` this fold wrote, and where its cases
-/// end; `None` when it has at most a page of cases (the page then embeds it once).
-#[derive(Default)]
-struct Cut {
-    first: Option<(u64, u64)>,
-    len: u64,
+/// The report's JSON as `report.json` holds it: the header as serde writes it, and in place of
+/// its empty cases the lines of `results.jsonl` (`lines`), those of another run than the latest
+/// marked older (`older`, one flag per line).
+#[derive(Clone)]
+struct ResultsText<'a> {
+    header: &'a str,
+    lines: &'a Path,
+    older: &'a [bool],
 }
 
-/// `report.json`: the header as serde writes it, and in place of its empty cases the lines of
-/// the file at `lines` (`results.jsonl`), those of another run than the latest marked older.
-fn report_json(
-    header: &str,
-    lines: &Path,
-    older: &[bool],
-    w: &mut dyn std::io::Write,
-) -> std::io::Result<Cut> {
-    let at = header
-        .rfind(EMPTY_CASES)
-        .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
-    let mut w = Counting { w, n: 0 };
-    w.write_all(&header.as_bytes()[..at])?;
-    let mut cut = Cut::default();
-    if older.is_empty() {
-        w.write_all(EMPTY_CASES.as_bytes())?;
-    } else {
-        w.write_all(b"\"cases\": [\n    ")?;
-        let mut reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(lines)?);
-        let mut line = Vec::new();
-        let mut first_end = None;
-        for (i, older) in older.iter().enumerate() {
-            line.clear();
-            reader.read_until(b'\n', &mut line)?;
-            let Some(body) = line.strip_suffix(b"\n").and_then(|l| l.strip_prefix(b"{")) else {
-                return Err(std::io::Error::other(format!(
-                    "{}: line {} is not the one just written",
-                    lines.display(),
-                    i + 1
-                )));
-            };
-            if i == page::FIRST_PAGE {
-                first_end = Some(w.n);
+impl ResultsText<'_> {
+    /// Writes the report with its first `cases` cases.
+    fn write(&self, w: &mut dyn std::io::Write, cases: usize) -> std::io::Result<()> {
+        let at = self
+            .header
+            .rfind(EMPTY_CASES)
+            .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
+        w.write_all(&self.header.as_bytes()[..at])?;
+        let older = &self.older[..cases.min(self.older.len())];
+        if older.is_empty() {
+            w.write_all(EMPTY_CASES.as_bytes())?;
+        } else {
+            w.write_all(b"\"cases\": [\n    ")?;
+            let file = std::fs::File::open(self.lines)?;
+            let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+            let mut line = Vec::new();
+            for (i, older) in older.iter().enumerate() {
+                line.clear();
+                reader.read_until(b'\n', &mut line)?;
+                let Some(body) = line.strip_suffix(b"\n").and_then(|l| l.strip_prefix(b"{")) else {
+                    return Err(std::io::Error::other(format!(
+                        "{}: line {} is not the one just written",
+                        self.lines.display(),
+                        i + 1
+                    )));
+                };
+                if i > 0 {
+                    w.write_all(b",\n    ")?;
+                }
+                // The line as written; marked: `{"older":true,` and the rest of the object.
+                w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
+                w.write_all(body)?;
             }
-            if i > 0 {
-                w.write_all(b",\n    ")?;
-            }
-            // The line as written; marked: `{"older":true,` and the rest of the object.
-            w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
-            w.write_all(body)?;
+            w.write_all(b"\n  ]")?;
         }
-        w.write_all(b"\n  ]")?;
-        cut.first = first_end.map(|end| (end, w.n));
-    }
-    w.write_all(&header.as_bytes()[at + EMPTY_CASES.len()..])?;
-    w.write_all(b"\n")?;
-    cut.len = w.n;
-    Ok(cut)
-}
-
-/// A writer that counts what it wrote.
-struct Counting<'a> {
-    w: &'a mut dyn std::io::Write,
-    n: u64,
-}
-
-impl std::io::Write for Counting<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.w.write(buf)?;
-        self.n += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.w.flush()
+        w.write_all(&self.header.as_bytes()[at + EMPTY_CASES.len()..])?;
+        w.write_all(b"\n")
     }
 }
 
-/// The `report.json` just written, as the page embeds it.
-struct FileText<'a> {
-    path: &'a Path,
-    cut: &'a Cut,
-}
-
-impl FileText<'_> {
-    fn copy(&self, out: &mut dyn std::io::Write, from: u64, to: u64) -> std::io::Result<()> {
-        let mut file = std::fs::File::open(self.path)?;
-        file.seek(std::io::SeekFrom::Start(from))?;
-        let copied = std::io::copy(&mut file.take(to - from), out)?;
-        if copied != to - from {
-            return Err(std::io::Error::other(format!(
-                "{} changed while it was read",
-                self.path.display()
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl page::ReportText for FileText<'_> {
+impl page::ReportText for ResultsText<'_> {
     fn is_large(&self) -> bool {
-        self.cut.first.is_some()
+        self.older.len() > page::FIRST_PAGE
     }
 
     fn write_first(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let Some((first_end, close)) = self.cut.first else {
-            return self.write_whole(out);
-        };
-        self.copy(out, 0, first_end)?;
-        out.write_all(b"]")?;
-        // After the array's `\n  ]`: the rest of the object.
-        self.copy(out, close, self.cut.len)
+        self.write(out, page::FIRST_PAGE)
     }
 
     fn write_whole(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.copy(out, 0, self.cut.len)
+        self.write(out, usize::MAX)
     }
 }
 

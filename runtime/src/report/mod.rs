@@ -1176,6 +1176,47 @@ mod tests {
     }
 
     #[test]
+    fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let runs = dir.path().join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let lines: String = (0..page::FIRST_PAGE + 20)
+            .map(|i| {
+                entry_line(
+                    &fixture,
+                    &format!("c{i:03}</script>"),
+                    "2026-01-01T00:00:00Z",
+                    i % 3 > 0,
+                )
+            })
+            .collect();
+        std::fs::write(runs.join("parent-1-1.jsonl"), lines).unwrap();
+        fold(dir.path()).unwrap();
+        let json = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        let embedded = |id: &str| -> serde_json::Value {
+            let open = format!("<script type=\"application/json\" id=\"{id}\">");
+            let start = html.find(&open).expect("the data element") + open.len();
+            let end = html[start..].find("</script").expect("the element's end");
+            serde_json::from_str(&html[start..start + end]).unwrap()
+        };
+        assert_eq!(
+            embedded("report-data"),
+            report,
+            "the whole report after the script"
+        );
+        let mut first = report.clone();
+        first["cases"] = serde_json::Value::Array(
+            report["cases"].as_array().unwrap()[..page::FIRST_PAGE].to_vec(),
+        );
+        assert_eq!(embedded("report-summary"), first);
+        assert_eq!(report["cases"][0]["case"], "c000</script>");
+    }
+
+    #[test]
     fn the_fold_keeps_the_last_ten_runs_journals() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = dir.path().join("a.json");
