@@ -121,6 +121,61 @@ impl Gathered {
         Ok(())
     }
 
+    /// Takes up the lines of each of `files` (a path and its source) as [`add`](Self::add) one
+    /// after another would, reading them at once, a thread each; returns what each read gave.
+    pub(super) fn add_all(&mut self, files: &[(&Path, usize)]) -> Vec<Result<(), ReportError>> {
+        let lines = self.lines;
+        let parts: Vec<Result<Gathered, ReportError>> = std::thread::scope(|scope| {
+            let reads: Vec<_> = files
+                .iter()
+                .map(|&(path, source)| {
+                    scope.spawn(move || {
+                        let mut one = Gathered::new(lines);
+                        one.add(path, source).map(|()| one)
+                    })
+                })
+                .collect();
+            reads
+                .into_iter()
+                .map(|read| read.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        parts
+            .into_iter()
+            .map(|part| part.map(|one| self.take_up(one)))
+            .collect()
+    }
+
+    /// Takes up what another gathering read, as if its files had been read after these.
+    fn take_up(&mut self, other: Gathered) {
+        let first_file = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        let runs: Vec<u32> = other.runs.iter().map(|r| self.run_index(r)).collect();
+        let run = |r: Option<u32>| r.map(|r| runs[r as usize]);
+        if self.sources.len() < other.sources.len() {
+            self.sources.resize(other.sources.len(), None);
+        }
+        for (mine, theirs) in self.sources.iter_mut().zip(other.sources) {
+            if let Some((at, r)) = theirs {
+                if mine.is_none_or(|(mine, _)| at > mine) {
+                    *mine = Some((at, run(r)));
+                }
+            }
+        }
+        for (key, mut new) in other.latest {
+            new.place.file += first_file;
+            new.run = run(new.run);
+            match self.latest.get_mut(&key) {
+                Some(old) if new.finished_at < old.finished_at => {}
+                Some(old) => *old = new,
+                None => {
+                    self.latest.insert(key, new);
+                }
+            }
+        }
+        self.files.extend(other.files);
+        self.unreadable.append(other.unreadable);
+    }
+
     fn add_locked(
         &mut self,
         path: &Path,
@@ -279,11 +334,16 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
     lock.lock().map_err(ReportError::io("lock", &lock_path))?;
     let began = SystemTime::now();
     let results_path = dir.join(RESULTS);
-    let mut gathered = Gathered::new(Lines::Listed);
-    let since = match gathered.add(&results_path, 0) {
-        Ok(()) => modified(&results_path).map(|t| t.checked_sub(SLACK).unwrap_or(t)),
-        Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => None,
-        Err(e) => return Err(e),
+    // (Whether there are standing results, and since when.)
+    let (standing, since) = match std::fs::metadata(&results_path) {
+        Ok(meta) => (
+            true,
+            meta.modified()
+                .ok()
+                .map(|t| t.checked_sub(SLACK).unwrap_or(t)),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
+        Err(e) => return Err(ReportError::io("read", &results_path)(e)),
     };
     let journals = journals(dir);
     // In name order, so that unreadable lines are listed in the same order every time.
@@ -293,11 +353,19 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
         .map(|(path, _)| path)
         .collect();
     unread.sort();
-    for path in unread {
-        match gathered.add(path, 0) {
+    let mut files: Vec<(&Path, usize)> = Vec::with_capacity(unread.len() + 1);
+    if standing {
+        files.push((&results_path, 0));
+    }
+    files.extend(unread.iter().map(|path| (path.as_path(), 0)));
+    let mut gathered = Gathered::new(Lines::Listed);
+    for ((path, _), read) in files.iter().zip(gathered.add_all(&files)) {
+        match read {
             Ok(()) => {}
-            // Gone since it was listed (another fold's), or unreadable: named, not fatal.
+            // Gone since it was listed (another fold's journal).
             Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => {}
+            Err(e) if *path == results_path => return Err(e),
+            // Unreadable: named, not fatal.
             Err(e) => gathered.unreadable_file(&e),
         }
     }
