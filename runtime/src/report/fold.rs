@@ -7,8 +7,11 @@
 //! It reads `results.jsonl` and every journal written to since the previous fold began (a
 //! journal's modification time against that of `results.jsonl`, which the fold sets to the time
 //! it began), keeps the latest line of each case, and writes the three files, each only when its
-//! content changed: a fold run twice gives the same files. It then deletes the journals past the
-//! last [`KEPT_RUNS`](super::journal::KEPT_RUNS) runs' that it has taken up.
+//! content changed: a fold run twice gives the same files. Each journal it has read whole gets,
+//! under the journal's lock, a modification time before the next fold's window, so it is read
+//! again only when a line is added to it (a run's last line is written just before its fold
+//! begins). It then deletes the journals past the last
+//! [`KEPT_RUNS`](super::journal::KEPT_RUNS) runs' that it has taken up.
 //!
 //! Memory does not grow with the size of the entries: the first pass keeps, per case, where its
 //! latest line is (file, offset, length); the second reads those lines one at a time, adds up
@@ -77,6 +80,9 @@ pub(super) struct Gathered {
     sources: Vec<Option<(DateTime<Utc>, Option<u32>)>>,
     unreadable: Unreadable,
     lines: Lines,
+    /// The time a file read whole is marked with (the fold's own journals only): see
+    /// [`fold`].
+    taken_up: Option<SystemTime>,
 }
 
 /// A file lines were read from, open for reading them again.
@@ -98,6 +104,7 @@ impl Gathered {
             sources: Vec::new(),
             unreadable: Unreadable::default(),
             lines,
+            taken_up: None,
         }
     }
 
@@ -107,6 +114,12 @@ impl Gathered {
         let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
         file.lock_shared().map_err(ReportError::io("lock", path))?;
         let added = self.add_locked(path, &file, source);
+        if let (Ok(()), Some(time)) = (&added, self.taken_up) {
+            // Under the lock, so no line is written between the read and the mark.
+            if let Ok(marked) = std::fs::File::options().append(true).open(path) {
+                let _ = marked.set_modified(time);
+            }
+        }
         let _ = file.unlock();
         added?;
         // Its lines are read again by place, after the lock is let go: only lines after them
@@ -124,13 +137,14 @@ impl Gathered {
     /// Takes up the lines of each of `files` (a path and its source) as [`add`](Self::add) one
     /// after another would, reading them at once, a thread each; returns what each read gave.
     pub(super) fn add_all(&mut self, files: &[(&Path, usize)]) -> Vec<Result<(), ReportError>> {
-        let lines = self.lines;
+        let (lines, taken_up) = (self.lines, self.taken_up);
         let parts: Vec<Result<Gathered, ReportError>> = std::thread::scope(|scope| {
             let reads: Vec<_> = files
                 .iter()
                 .map(|&(path, source)| {
                     scope.spawn(move || {
                         let mut one = Gathered::new(lines);
+                        one.taken_up = taken_up;
                         one.add(path, source).map(|()| one)
                     })
                 })
@@ -359,6 +373,10 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
     }
     files.extend(unread.iter().map(|path| (path.as_path(), 0)));
     let mut gathered = Gathered::new(Lines::Listed);
+    // Each file read whole is marked as older than the window of the next fold, so that fold
+    // does not read it again unless a line is added to it: a run's last line is written just
+    // before its fold begins, within any slack for coarse file times.
+    gathered.taken_up = began.checked_sub(SLACK + Duration::from_secs(1));
     for ((path, _), read) in files.iter().zip(gathered.add_all(&files)) {
         match read {
             Ok(()) => {}

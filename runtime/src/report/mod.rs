@@ -1176,6 +1176,39 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_taken_up_is_read_again_only_when_a_line_is_added() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = dir.path().join("a.json");
+        std::fs::write(&fixture, "{}").unwrap();
+        let journal = dir.path().join("runs/parent-1-1.jsonl");
+        std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+        // An unreadable line shows whether a fold read the journal: it names it.
+        std::fs::write(
+            &journal,
+            entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true) + "{\"bad\n",
+        )
+        .unwrap();
+        assert_eq!(fold(dir.path()).unwrap().unreadable_entries.len(), 1);
+        // At once (within the slack for coarse file times): not read again.
+        let again = fold(dir.path()).unwrap();
+        assert_eq!(again.unreadable_entries, Vec::<String>::new());
+        assert_eq!(again.totals.cases, 1);
+        // A line added: read again, the new case taken up.
+        let mut file = std::fs::File::options()
+            .append(true)
+            .open(&journal)
+            .unwrap();
+        std::io::Write::write_all(
+            &mut file,
+            entry_line(&fixture, "b", "2026-01-01T00:00:01Z", true).as_bytes(),
+        )
+        .unwrap();
+        let third = fold(dir.path()).unwrap();
+        assert_eq!(third.unreadable_entries.len(), 1);
+        assert_eq!(third.totals.cases, 2);
+    }
+
+    #[test]
     fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = dir.path().join("a.json");
