@@ -134,62 +134,6 @@ impl Gathered {
         Ok(())
     }
 
-    /// Takes up the lines of each of `files` (a path and its source) as [`add`](Self::add) one
-    /// after another would, reading them at once, a thread each; returns what each read gave.
-    pub(super) fn add_all(&mut self, files: &[(&Path, usize)]) -> Vec<Result<(), ReportError>> {
-        let (lines, taken_up) = (self.lines, self.taken_up);
-        let parts: Vec<Result<Gathered, ReportError>> = std::thread::scope(|scope| {
-            let reads: Vec<_> = files
-                .iter()
-                .map(|&(path, source)| {
-                    scope.spawn(move || {
-                        let mut one = Gathered::new(lines);
-                        one.taken_up = taken_up;
-                        one.add(path, source).map(|()| one)
-                    })
-                })
-                .collect();
-            reads
-                .into_iter()
-                .map(|read| read.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        parts
-            .into_iter()
-            .map(|part| part.map(|one| self.take_up(one)))
-            .collect()
-    }
-
-    /// Takes up what another gathering read, as if its files had been read after these.
-    fn take_up(&mut self, other: Gathered) {
-        let first_file = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
-        let runs: Vec<u32> = other.runs.iter().map(|r| self.run_index(r)).collect();
-        let run = |r: Option<u32>| r.map(|r| runs[r as usize]);
-        if self.sources.len() < other.sources.len() {
-            self.sources.resize(other.sources.len(), None);
-        }
-        for (mine, theirs) in self.sources.iter_mut().zip(other.sources) {
-            if let Some((at, r)) = theirs {
-                if mine.is_none_or(|(mine, _)| at > mine) {
-                    *mine = Some((at, run(r)));
-                }
-            }
-        }
-        for (key, mut new) in other.latest {
-            new.place.file += first_file;
-            new.run = run(new.run);
-            match self.latest.get_mut(&key) {
-                Some(old) if new.finished_at < old.finished_at => {}
-                Some(old) => *old = new,
-                None => {
-                    self.latest.insert(key, new);
-                }
-            }
-        }
-        self.files.extend(other.files);
-        self.unreadable.append(other.unreadable);
-    }
-
     fn add_locked(
         &mut self,
         path: &Path,
@@ -377,8 +321,10 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
     // does not read it again unless a line is added to it: a run's last line is written just
     // before its fold begins, within any slack for coarse file times.
     gathered.taken_up = began.checked_sub(SLACK + Duration::from_secs(1));
-    for ((path, _), read) in files.iter().zip(gathered.add_all(&files)) {
-        match read {
+    // One file after another: read at once, a thread each, the map of a second file's lines
+    // stood beside the first's (measured: peak memory 47 -> 79 MB at 100,000 cases).
+    for &(path, source) in &files {
+        match gathered.add(path, source) {
             Ok(()) => {}
             // Gone since it was listed (another fold's journal).
             Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => {}

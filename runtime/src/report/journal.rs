@@ -117,12 +117,6 @@ impl Unreadable {
             .push(format!("{}:{number}:{column}: {why}", file.display()));
     }
 
-    /// Takes up the lines another reading named (of other files).
-    pub(super) fn append(&mut self, other: Unreadable) {
-        self.listed.extend(other.listed);
-        self.counts.extend(other.counts);
-    }
-
     /// Names a file that could not be read at all.
     pub(super) fn file(&mut self, error: &super::ReportError) {
         self.listed.push(error.to_string());
