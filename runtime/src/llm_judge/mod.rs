@@ -105,13 +105,22 @@ impl Question<'_> {
 
     fn key_sha256_of(&self, canonical: &CanonicalParts) -> String {
         let text = |v: Value| v.to_string();
+        // The built-in template as a JSON string, escaped once per process, not once per case.
+        static BUILTIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let custom;
+        let prompt = if self.template == rubric::BUILTIN_TEMPLATE {
+            BUILTIN.get_or_init(|| text(json!(rubric::BUILTIN_TEMPLATE)))
+        } else {
+            custom = text(json!(self.template));
+            &custom
+        };
         let mut hasher = Sha256::new();
         let mut first = true;
         for (key, value) in [
             ("input", canonical.input.as_str()),
             ("model", &text(json!(self.model()))),
             ("output", &canonical.output),
-            ("prompt", &text(json!(self.template))),
+            ("prompt", prompt.as_str()),
             ("samples", &text(json!(self.config.samples))),
             ("statements", &canonical.rubric),
             ("temperature", &text(json!(self.config.temperature))),
