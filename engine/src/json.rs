@@ -137,11 +137,19 @@ impl serde::Serialize for Sorted<'_> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.0 {
             Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                let mut out = serializer.serialize_map(Some(entries.len()))?;
-                for (k, v) in entries {
-                    out.serialize_entry(k, &Sorted(v))?;
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                // serde_json's default map keeps its keys sorted: then there is nothing to sort
+                // (and no list of entries to allocate for each object).
+                if map.keys().zip(map.keys().skip(1)).all(|(a, b)| a <= b) {
+                    for (k, v) in map {
+                        out.serialize_entry(k, &Sorted(v))?;
+                    }
+                } else {
+                    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    for (k, v) in entries {
+                        out.serialize_entry(k, &Sorted(v))?;
+                    }
                 }
                 out.end()
             }

@@ -18,6 +18,27 @@
 //! allocation, JSON string parsing (`parse_str`, `skip_to_escape`: the judge request's whole
 //! prompt in each recording) and SHA-256. The next step is to read the judge part's `calls`
 //! without building them on replay (only the key and the verdicts are used).
+//!
+//! After that step (issue 23): the replay reads the judge part apart, its calls' requests and
+//! responses skipped (`IgnoredAny`), not built, only their latency and usage kept; the key is
+//! hashed from its parts' texts as they are fed to the hash, and the parts' own hashes are made
+//! only when the key differs (to name what changed) or a judgement is recorded; the trajectory
+//! is made into JSON only with `[judge] include_trajectory`; SHA-256 in hex without a `format!`
+//! per byte; canonical JSON does not sort (or list) the keys of an object that are sorted
+//! already (serde_json's default map). `rounds.py 4 strict before=... after=...`, `MT=3`, load
+//! 2.7-3.5 (median 3.3) on 2 cores: before 2.04x (range 1.77-2.61; rubric side 70.4 ms),
+//! after 1.54x (range 1.39-1.56; rubric side 52.6 ms, strict 34.1 ms). Then the built-in
+//! template escaped as JSON once per process for the key (it was 3% of the rubric side): 4
+//! rounds of the three builds, load 1.0-3.2 (median 1.4): before 2.24x (2.08-2.28), without it
+//! 1.53x (1.36-1.66), with it 1.46x (1.15-1.53; rubric side 55.9 ms, strict 36.6 ms). Still
+//! over the bar. A
+//! profile of the rubric side after it (perf, DWARF call graphs, compared with the strict
+//! side's): reading the recording is about a third of the rubric side, twice the strict side's
+//! (the file is larger: the judge request holds the whole prompt, pretty JSON escaped in a
+//! string, scanned escape by escape even when skipped: `ignore_str`, `skip_to_escape`, 6%);
+//! the key is 13% (making the output, the input and the rubric canonical: 6%; SHA-256 of them
+//! and of the template: 7%). What is left is the format: the prompt written in each recording
+//! (a replay cannot skip it without scanning it), and a key over the whole output.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};

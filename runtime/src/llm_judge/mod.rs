@@ -30,10 +30,15 @@ pub struct JudgeKey {
 }
 
 fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    format!("{:x}", Sha256::digest(text.as_bytes()))
+}
+
+/// The canonical JSON texts of a question's parts, made once for the key and the parts' hashes.
+struct CanonicalParts {
+    rubric: String,
+    output: String,
+    input: String,
+    trajectory: Option<String>,
 }
 
 /// What the judge is asked about one output, and with which settings.
@@ -61,50 +66,76 @@ impl Question<'_> {
     /// The key of the verdicts on this question.
     ///
     /// `key_sha256` hashes the canonical JSON of `{"statements", "output", "input", "prompt",
-    /// "model", "temperature", "samples"}` (and `"trajectory"` when included). That text is put
-    /// together here from the parts' canonical texts, in sorted key order, so that the output and
+    /// "model", "temperature", "samples"}` (and `"trajectory"` when included). That text is fed
+    /// to the hash from the parts' canonical texts, in sorted key order, so that the output and
     /// the input are made canonical once, for their own hashes and for the whole.
     pub fn key(&self) -> JudgeKey {
-        let rubric = canonical_json(
-            &json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden }),
-        );
-        let output = canonical_json(self.output);
-        let input = canonical_json(self.input);
-        let trajectory = self.trajectory.map(canonical_json);
-        let text = |v: Value| v.to_string();
-        let mut whole = String::with_capacity(
-            rubric.len() + output.len() + input.len() + self.template.len() + 256,
-        );
-        for (key, value) in [
-            ("input", input.as_str()),
-            ("model", &text(json!(self.model()))),
-            ("output", &output),
-            ("prompt", &text(json!(self.template))),
-            ("samples", &text(json!(self.config.samples))),
-            ("statements", &rubric),
-            ("temperature", &text(json!(self.config.temperature))),
-        ]
-        .into_iter()
-        .chain(trajectory.as_deref().map(|t| ("trajectory", t)))
-        {
-            whole.push(if whole.is_empty() { '{' } else { ',' });
-            whole.push_str(&format!("\"{key}\":"));
-            whole.push_str(value);
-        }
-        whole.push('}');
+        let canonical = self.canonical_parts();
         JudgeKey {
-            key_sha256: sha256_hex(&whole),
+            key_sha256: self.key_sha256_of(&canonical),
             parts: KeyParts {
-                rubric_sha256: sha256_hex(&rubric),
-                output_sha256: sha256_hex(&output),
-                input_sha256: sha256_hex(&input),
-                trajectory_sha256: trajectory.as_deref().map(sha256_hex),
+                rubric_sha256: sha256_hex(&canonical.rubric),
+                output_sha256: sha256_hex(&canonical.output),
+                input_sha256: sha256_hex(&canonical.input),
+                trajectory_sha256: canonical.trajectory.as_deref().map(sha256_hex),
                 prompt_sha256: sha256_hex(self.template),
                 model: self.model().to_string(),
                 temperature: self.config.temperature,
                 samples: self.config.samples,
             },
         }
+    }
+
+    /// [`JudgeKey::key_sha256`] alone: what a replay compares with the recorded key. The
+    /// parts' own hashes are only needed to name what changed, or to record a judgement.
+    pub fn key_sha256(&self) -> String {
+        self.key_sha256_of(&self.canonical_parts())
+    }
+
+    fn canonical_parts(&self) -> CanonicalParts {
+        CanonicalParts {
+            rubric: canonical_json(
+                &json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden }),
+            ),
+            output: canonical_json(self.output),
+            input: canonical_json(self.input),
+            trajectory: self.trajectory.map(canonical_json),
+        }
+    }
+
+    fn key_sha256_of(&self, canonical: &CanonicalParts) -> String {
+        let text = |v: Value| v.to_string();
+        // The built-in template as a JSON string, escaped once per process, not once per case.
+        static BUILTIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let custom;
+        let prompt = if self.template == rubric::BUILTIN_TEMPLATE {
+            BUILTIN.get_or_init(|| text(json!(rubric::BUILTIN_TEMPLATE)))
+        } else {
+            custom = text(json!(self.template));
+            &custom
+        };
+        let mut hasher = Sha256::new();
+        let mut first = true;
+        for (key, value) in [
+            ("input", canonical.input.as_str()),
+            ("model", &text(json!(self.model()))),
+            ("output", &canonical.output),
+            ("prompt", prompt.as_str()),
+            ("samples", &text(json!(self.config.samples))),
+            ("statements", &canonical.rubric),
+            ("temperature", &text(json!(self.config.temperature))),
+        ]
+        .into_iter()
+        .chain(canonical.trajectory.as_deref().map(|t| ("trajectory", t)))
+        {
+            hasher.update(if first { "{\"" } else { ",\"" });
+            first = false;
+            hasher.update(key);
+            hasher.update("\":");
+            hasher.update(value);
+        }
+        hasher.update("}");
+        format!("{:x}", hasher.finalize())
     }
 
     /// The chat completion request of one judge call.
@@ -340,8 +371,10 @@ mod tests {
         q.input = &output;
         q.template = "Judge {{output}}\n\t\"quoted\"";
         assert_eq!(q.key().key_sha256, key_as_recorded(&q));
+        assert_eq!(q.key_sha256(), key_as_recorded(&q));
         q.trajectory = Some(&trajectory);
         assert_eq!(q.key().key_sha256, key_as_recorded(&q));
+        assert_eq!(q.key_sha256(), key_as_recorded(&q));
         let default = LlmJudgeConfig::default();
         let q = question(&rubric, &output, &default);
         assert_eq!(q.key().key_sha256, key_as_recorded(&q));

@@ -3,8 +3,10 @@
 //! `crate::llm_judge`; this is only the recorded format, so a recording reads it without the
 //! judge.
 
+use crate::recording::usage::Usage;
 use crate::recording::Interaction;
 use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 /// The judge part of a recording: what was judged (its key), the judge's calls and the
@@ -65,4 +67,62 @@ pub struct KeyParts {
     pub temperature: f64,
     /// `[judge] samples`.
     pub samples: u32,
+}
+
+/// The judge part as a replay reads it: what the replay uses (the key, its parts, the verdicts,
+/// each call's latency and usage). The calls' requests and responses (the whole prompt, each
+/// time) are checked to be JSON and skipped, not built. A recording is only rewritten from a
+/// whole read ([`crate::recording::Recording::read`]), so skipping them here loses nothing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplayedJudgement {
+    pub key_sha256: String,
+    pub parts: KeyParts,
+    #[serde(rename = "recorded_at")]
+    _recorded_at: DateTime<Utc>,
+    pub calls: Vec<ReplayedCall>,
+    pub verdicts: Vec<RecordedVerdict>,
+}
+
+/// A judge call as a replay reads it: its cost; the rest is skipped.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplayedCall {
+    #[serde(rename = "request")]
+    _request: IgnoredAny,
+    #[serde(rename = "response")]
+    _response: IgnoredAny,
+    #[serde(rename = "recorded_at")]
+    _recorded_at: DateTime<Utc>,
+    #[serde(default, rename = "http")]
+    _http: Option<IgnoredAny>,
+    /// See [`Interaction::latency_ms`].
+    #[serde(default)]
+    pub latency_ms: Option<f64>,
+    /// See [`Interaction::usage`].
+    #[serde(default)]
+    pub usage: Option<Usage>,
+}
+
+impl From<Judgement> for ReplayedJudgement {
+    fn from(judgement: Judgement) -> ReplayedJudgement {
+        ReplayedJudgement {
+            key_sha256: judgement.key_sha256,
+            parts: judgement.parts,
+            _recorded_at: judgement.recorded_at,
+            calls: judgement
+                .calls
+                .into_iter()
+                .map(|call| ReplayedCall {
+                    _request: IgnoredAny,
+                    _response: IgnoredAny,
+                    _recorded_at: call.recorded_at,
+                    _http: call.http.map(|_| IgnoredAny),
+                    latency_ms: call.latency_ms,
+                    usage: call.usage,
+                })
+                .collect(),
+            verdicts: judgement.verdicts,
+        }
+    }
 }

@@ -451,6 +451,29 @@ pub(crate) struct RequestDigests {
     pub samples: Vec<Vec<canonical::RequestDigest>>,
 }
 
+/// A recording as [`Recording::read_for_replay`] reads it.
+#[derive(Debug)]
+pub(crate) struct ForReplay {
+    /// The recording; its `judge` is `None` (it is in `judge`).
+    pub recording: Recording,
+    /// The digests of its requests when it was read from a large file.
+    pub digests: Option<RequestDigests>,
+    /// Its judge part, as a replay uses it.
+    pub judge: Option<judgement::ReplayedJudgement>,
+}
+
+impl ForReplay {
+    /// A recording read whole, for the replay.
+    fn whole(mut recording: Recording) -> ForReplay {
+        let judge = recording.judge.take().map(Into::into);
+        ForReplay {
+            recording,
+            digests: None,
+            judge,
+        }
+    }
+}
+
 /// An interaction as a large recording is read for replay: its request hashed.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -677,14 +700,39 @@ impl Recording {
         let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
-        Ok((Recording::from_raw(raw, file)?, review))
+        let (mut recording, judge) = Recording::from_raw(raw, file)?;
+        recording.judge = judge;
+        Ok((recording, review))
     }
 
-    /// The recording a file read as `raw` holds, its keys checked.
-    fn from_raw<R>(
-        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement>,
+    /// [`Recording::parse`] for a replay: the judge part read as a replay uses it, apart.
+    fn parse_for_replay(
+        bytes: &[u8],
         file: &Path,
-    ) -> Result<Recording, RecordingError> {
+    ) -> Result<(Recording, Option<judgement::ReplayedJudgement>), RecordingError> {
+        let raw: Raw<
+            Value,
+            Vec<Interaction>,
+            Vec<Sample>,
+            IgnoredAny,
+            judgement::ReplayedJudgement,
+        > = match parse_checked(bytes, file, |raw: &Raw<_, _, _, _, _>| raw.format) {
+            Ok(raw) => raw,
+            // The error a whole read gives (a damaged judge call is named as such).
+            Err(_) => return Recording::parse(bytes, file).map(|r| (r, None)),
+        };
+        if raw.review.is_some() {
+            return Recording::parse(bytes, file).map(|r| (r, None));
+        }
+        Recording::from_raw(raw, file)
+    }
+
+    /// The recording a file read as `raw` holds, its keys checked, and its judge part apart
+    /// (the recording's `judge` is `None`).
+    fn from_raw<R, J>(
+        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, J>,
+        file: &Path,
+    ) -> Result<(Recording, Option<J>), RecordingError> {
         let judge = raw.judge.take();
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
         let samples = match calls {
@@ -697,7 +745,7 @@ impl Recording {
             }
             Calls::Samples(samples) => samples,
         };
-        Ok(Recording {
+        let recording = Recording {
             format,
             case,
             recorded_at,
@@ -705,8 +753,9 @@ impl Recording {
             input_sha256,
             input,
             samples,
-            judge,
-        })
+            judge: None,
+        };
+        Ok((recording, judge))
     }
 
     /// Reads a recording to replay it; `Ok(None)` when there is none.
@@ -717,17 +766,15 @@ impl Recording {
     /// interaction, for the replay to compare requests with (see [`canonical::RequestDigest`]).
     /// A large document the code under test sends is then in memory once, in its own request.
     /// A file that does not read so is read whole, for the error [`Recording::read`] gives.
-    pub(crate) fn read_for_replay(
-        file: &Path,
-    ) -> Result<Option<(Recording, Option<RequestDigests>)>, RecordingError> {
+    ///
+    /// The judge part is read apart, as the replay uses it ([`judgement::ReplayedJudgement`]):
+    /// its calls' requests and responses are skipped, not built.
+    pub(crate) fn read_for_replay(file: &Path) -> Result<Option<ForReplay>, RecordingError> {
         Recording::read_for_replay_over(file, LEAN_READ_OVER)
     }
 
     /// [`Recording::read_for_replay`] with `limit` for [`LEAN_READ_OVER`].
-    fn read_for_replay_over(
-        file: &Path,
-        limit: u64,
-    ) -> Result<Option<(Recording, Option<RequestDigests>)>, RecordingError> {
+    fn read_for_replay_over(file: &Path, limit: u64) -> Result<Option<ForReplay>, RecordingError> {
         // The file is opened and sized once, as `std::fs::read` does: no more system calls than
         // a whole read for a recording of the usual size.
         let mut opened = match std::fs::File::open(file) {
@@ -738,25 +785,30 @@ impl Recording {
         let size = opened.metadata().map_or(0, |m| m.len());
         if size > limit {
             if let Some(read) = Recording::read_lean(opened, file) {
-                return Ok(Some((read.0, Some(read.1))));
+                return Ok(Some(read));
             }
-            return Ok(Recording::read(file)?.map(|r| (r, None)));
+            return Ok(Recording::read(file)?.map(ForReplay::whole));
         }
         let mut bytes = Vec::with_capacity(size as usize);
         std::io::Read::read_to_end(&mut opened, &mut bytes)
             .map_err(|e| located(file, format!("cannot read: {e}")))?;
-        Ok(Some((Recording::parse(&bytes, file)?, None)))
+        let (recording, judge) = Recording::parse_for_replay(&bytes, file)?;
+        Ok(Some(ForReplay {
+            recording,
+            digests: None,
+            judge,
+        }))
     }
 
     /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
-    fn read_lean(opened: std::fs::File, file: &Path) -> Option<(Recording, RequestDigests)> {
+    fn read_lean(opened: std::fs::File, file: &Path) -> Option<ForReplay> {
         let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
         let raw: Raw<
             Value,
             Vec<LeanInteraction>,
             Vec<LeanSample>,
             IgnoredAny,
-            judgement::Judgement,
+            judgement::ReplayedJudgement,
         > = serde_json::from_reader(reader).ok()?;
         check_format(Some(&Value::from(raw.format)), file).ok()?;
         if raw.review.is_some() {
@@ -790,14 +842,15 @@ impl Recording {
             review: None::<IgnoredAny>,
             judge: raw.judge,
         };
-        let recording = Recording::from_raw(raw, file).ok()?;
-        Some((
+        let (recording, judge) = Recording::from_raw(raw, file).ok()?;
+        Some(ForReplay {
             recording,
-            RequestDigests {
+            digests: Some(RequestDigests {
                 file: file.to_path_buf(),
                 samples: digests,
-            },
-        ))
+            }),
+            judge,
+        })
     }
 
     /// Reads a recording; `Ok(None)` when there is none.
@@ -1251,6 +1304,91 @@ mod tests {
         );
     }
 
+    /// A replay reads the judge part apart, its calls' requests and responses skipped: the key,
+    /// the parts, the verdicts and each call's cost are what a whole read gives; a judge call
+    /// that does not read is still named, as a whole read names it.
+    #[test]
+    fn a_replay_reads_the_judge_part_without_its_calls_and_loses_nothing() {
+        let input = json!({"message": "hi"});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let mut call = Interaction::new(
+            json!({"messages": [{"role": "user", "content": "Judge \"this\"\n{\"a\": 1}"}]}),
+            json!({"choices": [{"message": {"content": "{\"verdicts\": []}"}}]}),
+            at,
+        );
+        call.latency_ms = Some(12.5);
+        call.usage = Some(usage::Usage {
+            model: Some("judge-1".into()),
+            input_tokens: 40,
+            output_tokens: 7,
+        });
+        let mut recording = Recording::new(
+            "a".into(),
+            at,
+            &now,
+            &input,
+            vec![Interaction::new(json!({"q": 1}), json!({"a": 1}), at)],
+        );
+        let verdicts = vec![judgement::RecordedVerdict {
+            id: 0,
+            statement: "Says hi".into(),
+            holds: true,
+            reason: "it does".into(),
+        }];
+        let parts = judgement::KeyParts {
+            rubric_sha256: "1".repeat(64),
+            output_sha256: "2".repeat(64),
+            input_sha256: "3".repeat(64),
+            trajectory_sha256: None,
+            prompt_sha256: "4".repeat(64),
+            model: "judge-1".into(),
+            temperature: 0.0,
+            samples: 1,
+        };
+        recording.judge = Some(judgement::Judgement {
+            key_sha256: "5".repeat(64),
+            parts: parts.clone(),
+            recorded_at: at,
+            calls: vec![call],
+            verdicts: verdicts.clone(),
+        });
+        recording.format = JUDGE_FORMAT;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        recording.write(&file).unwrap();
+        // Read small (whole text, then parsed) and large (parsed as it is read).
+        for limit in [LEAN_READ_OVER, 0] {
+            let read = Recording::read_for_replay_over(&file, limit)
+                .unwrap()
+                .unwrap();
+            assert_eq!(read.recording.judge, None);
+            // A large file's requests are hashed, not built (see `read_for_replay`).
+            let responses = |r: &Recording| r.samples[0].interactions[0].response.clone();
+            assert_eq!(responses(&read.recording), responses(&recording));
+            let judge = read.judge.expect("the judge part");
+            assert_eq!(judge.key_sha256, "5".repeat(64));
+            assert_eq!(judge.parts, parts);
+            assert_eq!(judge.verdicts, verdicts);
+            let costs: Vec<_> = judge
+                .calls
+                .iter()
+                .map(|c| (c.latency_ms, c.usage.as_ref().map(|u| u.input_tokens)))
+                .collect();
+            assert_eq!(costs, [(Some(12.5), Some(40))]);
+        }
+        // The file a whole read gives back (what a rewrite starts from) holds the calls.
+        assert_eq!(Recording::read(&file).unwrap().unwrap(), recording);
+
+        let text = std::fs::read_to_string(&file).unwrap();
+        let damaged = text.replacen("\"latency_ms\": 12.5", "\"latency_ms\": \"slow\"", 1);
+        assert_ne!(damaged, text);
+        std::fs::write(&file, damaged).unwrap();
+        let error = Recording::read_for_replay(&file).unwrap_err();
+        assert_eq!(error.kind(), RecordingErrorKind::Damaged);
+        assert_eq!(error, Recording::read(&file).unwrap_err());
+    }
+
     fn current(input: &Value, fixture_sha: &str) -> CaseSources {
         let (input_sha256, input_bytes) = input_digest(input);
         CaseSources {
@@ -1655,7 +1793,11 @@ mod tests {
         recording.clone().write_moved(&file).unwrap();
         assert!(std::fs::metadata(&file).unwrap().len() > limit);
 
-        let (lean, digests) = Recording::read_for_replay_over(&file, limit)
+        let ForReplay {
+            recording: lean,
+            digests,
+            ..
+        } = Recording::read_for_replay_over(&file, limit)
             .unwrap()
             .unwrap();
         let digests = digests.expect("a large file is read with its requests hashed");
@@ -1744,10 +1886,10 @@ mod tests {
         Recording::new("a".into(), at, &now, &input, vec![])
             .write(&small)
             .unwrap();
-        let (_, digests) = Recording::read_for_replay_over(&small, limit)
+        let read = Recording::read_for_replay_over(&small, limit)
             .unwrap()
             .unwrap();
-        assert!(digests.is_none());
+        assert!(read.digests.is_none());
         assert!(matches!(
             Recording::read_for_replay(&dir.path().join("none.json")),
             Ok(None)

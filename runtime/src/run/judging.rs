@@ -3,7 +3,8 @@
 
 use super::{EvaluatorResult, RecordingUse};
 use crate::env::RecordMode;
-use crate::llm_judge::{self, Judged, Judgement, Question};
+use crate::llm_judge::{self, Judged, Question};
+use crate::recording::judgement::ReplayedJudgement;
 use crate::recording::pending::Pending;
 use crate::recording::sources::CaseSources;
 use crate::recording::{Recording, Validation};
@@ -50,7 +51,7 @@ impl RubricStep<'_> {
         rubric: &Rubric,
         output: &Value,
         trajectory: Option<&Value>,
-        recorded: Option<Judgement>,
+        recorded: Option<ReplayedJudgement>,
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Judged, String> {
         let judged = self.graded(rubric, output, trajectory, recorded, sources)?;
@@ -81,7 +82,7 @@ impl RubricStep<'_> {
         rubric: &Rubric,
         output: &Value,
         trajectory: Option<&Value>,
-        recorded: Option<Judgement>,
+        recorded: Option<ReplayedJudgement>,
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Judged, String> {
         let judge = &self.config.judge;
@@ -102,8 +103,7 @@ impl RubricStep<'_> {
             template: &template,
             config: judge,
         };
-        let key = question.key();
-        if let Some(replayed) = self.replayed(rubric, recorded, &key)? {
+        if let Some(replayed) = self.replayed(rubric, recorded, &question)? {
             return Ok(replayed);
         }
         let factory = llm_judge::model_factory(self.suite.judge.as_ref(), judge)?;
@@ -113,7 +113,12 @@ impl RubricStep<'_> {
             Err(error) => return Ok(Judged::Error(error)),
         };
         let judged = Judged::of(rubric, &judgement.verdicts);
-        self.note_calls(&judgement.calls);
+        self.note_calls(
+            judgement
+                .calls
+                .iter()
+                .map(|c| (c.usage.as_ref(), c.latency_ms)),
+        );
         self.store(judgement, sources())?;
         Ok(judged)
     }
@@ -125,8 +130,8 @@ impl RubricStep<'_> {
     fn replayed(
         &self,
         rubric: &Rubric,
-        recorded: Option<Judgement>,
-        key: &llm_judge::JudgeKey,
+        recorded: Option<ReplayedJudgement>,
+        question: &Question<'_>,
     ) -> Result<Option<Judged>, String> {
         if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
             return Ok(None);
@@ -148,11 +153,14 @@ impl RubricStep<'_> {
                 "no recorded judge verdicts for this case's rubric{place}; record them: {rejudge}"
             ));
         };
-        if j.key_sha256 == key.key_sha256 {
-            self.note_calls(&j.calls);
+        let note = |j: &ReplayedJudgement| {
+            self.note_calls(j.calls.iter().map(|c| (c.usage.as_ref(), c.latency_ms)));
+        };
+        if j.key_sha256 == question.key_sha256() {
+            note(&j);
             return Ok(Some(Judged::of(rubric, &j.verdicts)));
         }
-        let what = llm_judge::changes(&j.parts, &key.parts).join(", ");
+        let what = llm_judge::changes(&j.parts, &question.key().parts).join(", ");
         let message = format!(
             "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
         );
@@ -161,25 +169,28 @@ impl RubricStep<'_> {
             (_, Validation::Strict) => Err(message),
             (_, Validation::Warn) => {
                 eprintln!("warning: {}: {message}", self.name);
-                self.note_calls(&j.calls);
+                note(&j);
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
             (_, Validation::Skip) => {
-                self.note_calls(&j.calls);
+                note(&j);
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
         }
     }
 
-    /// Notes the judge's calls whose verdicts the case uses.
-    fn note_calls(&self, calls: &[crate::recording::Interaction]) {
+    /// Notes the judge's calls whose verdicts the case uses, by their usage and latency.
+    fn note_calls<'c>(
+        &self,
+        calls: impl Iterator<Item = (Option<&'c crate::recording::usage::Usage>, Option<f64>)>,
+    ) {
         self.judge_calls
             .borrow_mut()
-            .extend(calls.iter().map(|call| {
+            .extend(calls.map(|(usage, latency_ms)| {
                 crate::recording::usage::CallEntry::new(
                     "judge",
-                    call.usage.as_ref(),
-                    call.latency_ms,
+                    usage,
+                    latency_ms,
                     &self.config.pricing,
                 )
             }));
@@ -188,7 +199,7 @@ impl RubricStep<'_> {
     /// Writes `judgement` into the case's recording (its pending one under `RECORD=review`),
     /// keeping the agent's part as it is; a case that made no model call gets a recording of
     /// no call that holds the judge part.
-    fn store(&self, judgement: Judgement, sources: &CaseSources) -> Result<(), String> {
+    fn store(&self, judgement: llm_judge::Judgement, sources: &CaseSources) -> Result<(), String> {
         let redactor = self.config.recording.redactor();
         if self.used == RecordingUse::Pending || self.record == RecordMode::Review {
             let Ok(Some(mut pending)) = Pending::read(self.pending_file) else {

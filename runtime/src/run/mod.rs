@@ -320,15 +320,18 @@ fn execute(
     // A replay reads a large recording with its requests hashed, not built (`digests`); the
     // committed replay of a review compares whole requests.
     let mut digests = None;
+    // The judge part of the recording replayed, read apart (see `Recording::read_for_replay`).
+    let mut recorded_judge = None;
     let mut existing = if !suite.may_hold_recordings() || settings.record == RecordMode::All {
         Ok(None)
     } else if settings.record == RecordMode::Review {
         Recording::read(&recording_file)
     } else {
         Recording::read_for_replay(&recording_file).map(|read| {
-            read.map(|(recording, hashed)| {
-                digests = hashed;
-                recording
+            read.map(|read| {
+                digests = read.digests;
+                recorded_judge = read.judge;
+                read.recording
             })
         })
     }
@@ -379,8 +382,6 @@ fn execute(
     };
 
     let mut record = record;
-    // The judge part of the recording replayed, taken out before its samples are replayed.
-    let mut recorded_judge = None;
     // Under `RECORD=stale`, a replay whose calls no longer match the recording (the code or its
     // prompt changed) is stale too: the case runs again, recording.
     // The model calls of every sample (the last attempt's, when `RECORD=stale` records again).
@@ -523,10 +524,7 @@ fn execute(
                 }
                 break 'run runs;
             }
-            Ok(Some(mut recorded)) => {
-                recorded_judge = recorded.judge.take();
-                recorded
-            }
+            Ok(Some(recorded)) => recorded,
         };
         let validation = config.recording.validation;
         let changes = if validation == Validation::Skip {
@@ -705,7 +703,7 @@ fn judge_rubric<'s>(
     fixture: &FixtureFile,
     runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
     (recorded, judge_calls): (
-        Option<crate::llm_judge::Judgement>,
+        Option<crate::recording::judgement::ReplayedJudgement>,
         &mut Vec<crate::recording::usage::CallEntry>,
     ),
     used: RecordingUse,
@@ -737,9 +735,12 @@ fn judge_rubric<'s>(
         record_command,
         judge_calls: std::cell::RefCell::default(),
     };
-    // The judge sees the trajectory only with `[judge] include_trajectory` (the step decides).
-    let trajectory = serde_json::to_value(calls).unwrap_or(Value::Null);
-    let judged = step.judge(&rubric, output, Some(&trajectory), recorded, sources);
+    // The judge sees the trajectory only with `[judge] include_trajectory`.
+    let trajectory = config
+        .judge
+        .include_trajectory
+        .then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
+    let judged = step.judge(&rubric, output, trajectory.as_ref(), recorded, sources);
     judge_calls.extend(step.judge_calls.into_inner());
     judged.map(Some)
 }
