@@ -129,8 +129,19 @@ pub fn canonical_json(value: &Value) -> String {
     serde_json::to_string(&Sorted(value)).expect("a JSON value always serializes")
 }
 
-/// Serializes a value with the keys of every object in sorted order.
-struct Sorted<'a>(&'a Value);
+/// A value that serializes with the keys of every object in sorted order, whatever map type
+/// `serde_json` was built with: `serde_json::to_writer` of it writes [`canonical_json`]'s text
+/// straight to a writer (a hasher, a file), `to_writer_pretty` the pretty form.
+///
+/// ```
+/// use proposal_eval_engine::json::{canonical_json, Sorted};
+/// let value = serde_json::json!({"b": 1, "a": [{"d": 2, "c": 3}]});
+/// let mut out = Vec::new();
+/// serde_json::to_writer(&mut out, &Sorted(&value)).unwrap();
+/// assert_eq!(out, canonical_json(&value).into_bytes());
+/// assert_eq!(out, br#"{"a":[{"c":3,"d":2}],"b":1}"#);
+/// ```
+pub struct Sorted<'a>(pub &'a Value);
 
 impl serde::Serialize for Sorted<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

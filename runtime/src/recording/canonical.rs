@@ -1,44 +1,15 @@
 //! Canonical JSON (object keys sorted at every level) written straight to where it goes: a
-//! hasher or a recording's temp file. The engine's `canonical_json` and `canonical_pretty`
-//! build a sorted copy of the value and then a string of it, two more copies of a large
-//! document; these give the same bytes without either.
+//! hasher or a recording's temp file, through the engine's [`Sorted`]. The engine's
+//! `canonical_pretty` builds a sorted copy of the value and then a string of it, two more copies
+//! of a large document; these give the same bytes without either.
 
+use proposal_eval_engine::json::Sorted;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::io::Write;
-
-/// `value` serialized with every object's keys in sorted order, whatever map type serde_json
-/// was built with: `serde_json::to_writer` of it writes the engine's `canonical_json(value)`,
-/// `to_writer_pretty` its `canonical_pretty(value)` (without the final newline).
-pub(crate) struct Sorted<'a>(pub &'a Value);
-
-impl Serialize for Sorted<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                let mut out = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value) in entries {
-                    out.serialize_entry(key, &Sorted(value))?;
-                }
-                out.end()
-            }
-            Value::Array(items) => {
-                let mut out = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    out.serialize_element(&Sorted(item))?;
-                }
-                out.end()
-            }
-            other => other.serialize(serializer),
-        }
-    }
-}
 
 /// Writes `value` as canonical compact JSON to `out`, through a buffer (serde_json writes a
 /// token at a time).
