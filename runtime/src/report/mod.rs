@@ -1151,13 +1151,19 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_fold_run_twice_gives_the_same_files() {
+    /// A report folder with its `runs/` folder, and a fixture for entries to name.
+    fn report_folder() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let fixture = dir.path().join("a.json");
         std::fs::write(&fixture, "{}").unwrap();
         let runs = dir.path().join("runs");
         std::fs::create_dir_all(&runs).unwrap();
+        (dir, fixture, runs)
+    }
+
+    #[test]
+    fn a_fold_run_twice_gives_the_same_files() {
+        let (dir, fixture, runs) = report_folder();
         std::fs::write(
             runs.join("parent-1-1.jsonl"),
             entry_line(&fixture, "a", "2026-01-01T00:00:00Z", false)
@@ -1177,11 +1183,8 @@ mod tests {
 
     #[test]
     fn a_journal_taken_up_is_read_again_only_when_a_line_is_added() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("a.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let journal = dir.path().join("runs/parent-1-1.jsonl");
-        std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+        let (dir, fixture, runs) = report_folder();
+        let journal = runs.join("parent-1-1.jsonl");
         // An unreadable line shows whether a fold read the journal: it names it.
         std::fs::write(
             &journal,
@@ -1210,11 +1213,7 @@ mod tests {
 
     #[test]
     fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("a.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let runs = dir.path().join("runs");
-        std::fs::create_dir_all(&runs).unwrap();
+        let (dir, fixture, runs) = report_folder();
         let lines: String = (0..page::FIRST_PAGE + 20)
             .map(|i| {
                 entry_line(
@@ -1251,11 +1250,7 @@ mod tests {
 
     #[test]
     fn the_fold_keeps_the_last_ten_runs_journals() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = dir.path().join("a.json");
-        std::fs::write(&fixture, "{}").unwrap();
-        let runs = dir.path().join("runs");
-        std::fs::create_dir_all(&runs).unwrap();
+        let (dir, fixture, runs) = report_folder();
         let start = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for run in 0..12u64 {
             let path = runs.join(format!("parent-{run}-1.jsonl"));
