@@ -189,6 +189,54 @@ pub(crate) fn read_sized(file: &Path, size: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A small value the processes of one run share (the live-call limit, the dollars spent):
+/// `<run>.<ext>` beside `<run>.lock`, whose OS lock (released by the kernel when its holder dies)
+/// keeps read-modify-write updates apart.
+pub(crate) struct RunFile {
+    /// The value's file.
+    pub(crate) value: PathBuf,
+    /// The file whose lock is taken.
+    pub(crate) lock: PathBuf,
+}
+
+impl RunFile {
+    /// Run `run`'s file of extension `ext` in `dir` (the run id made safe as a file name).
+    pub(crate) fn new(dir: &Path, run: &str, ext: &str) -> RunFile {
+        let name = crate::layout::safe(run);
+        RunFile {
+            value: dir.join(format!("{name}.{ext}")),
+            lock: dir.join(format!("{name}.lock")),
+        }
+    }
+
+    /// The value's text; `None` before the first update.
+    pub(crate) fn read(&self) -> Option<String> {
+        std::fs::read_to_string(&self.value).ok()
+    }
+
+    /// Replaces the value with the text `f` makes of the current one, under the lock; returns
+    /// what `f` returns beside the text.
+    pub(crate) fn update<T>(
+        &self,
+        f: impl FnOnce(Option<String>) -> (String, T),
+    ) -> std::io::Result<T> {
+        if let Some(dir) = self.lock.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.lock)?;
+        // Released when `lock` is closed, and by the kernel if this process dies holding it.
+        lock.lock()?;
+        let (text, made) = f(self.read());
+        replace_file(&self.value, text.as_bytes(), false)?;
+        Ok(made)
+    }
+}
+
 /// Writes `bytes` to `file` through a temp file in the same folder and a rename.
 pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace_file(file, bytes, true)

@@ -9,7 +9,7 @@
 //! number. Outside a test binary, in one started by hand, or where the ledger cannot be written,
 //! the count of this process stands alone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -73,51 +73,30 @@ fn started_by_cargo() -> bool {
 }
 
 /// One run's ledger: `<run>.usd`, the dollars spent as a decimal number, and `<run>.lock`.
-pub(crate) struct Ledger {
-    value: PathBuf,
-    lock: PathBuf,
-}
+pub(crate) struct Ledger(crate::files::RunFile);
 
 impl Ledger {
     pub(crate) fn new(dir: &Path, run: &str) -> Ledger {
-        let name = crate::layout::safe(run);
-        Ledger {
-            value: dir.join(format!("{name}.usd")),
-            lock: dir.join(format!("{name}.lock")),
-        }
+        Ledger(crate::files::RunFile::new(dir, run, "usd"))
     }
 
     /// The dollars spent; `None` before the first addition.
     pub(crate) fn read(&self) -> Option<f64> {
-        std::fs::read_to_string(&self.value)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        parse(&self.0.read()?)
     }
 
     /// Adds `cost` under the lock; the new total.
     pub(crate) fn add(&self, cost: f64) -> std::io::Result<f64> {
-        if let Some(dir) = self.lock.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.lock)?;
-        // Released when `lock` is closed, and by the kernel if this process dies holding it.
-        lock.lock()?;
-        let total = self.read().unwrap_or(0.0) + cost;
-        // `{}` of an f64 reads back as the same f64.
-        crate::files::replace_file(&self.value, format!("{total}\n").as_bytes(), false)?;
-        Ok(total)
+        self.0.update(|text| {
+            let total = text.as_deref().and_then(parse).unwrap_or(0.0) + cost;
+            // `{}` of an f64 reads back as the same f64.
+            (format!("{total}\n"), total)
+        })
     }
 
     /// Removes the ledgers of other runs not written for [`KEEP`].
     fn remove_old(&self) {
-        let Some(dir) = self.value.parent() else {
+        let Some(dir) = self.0.value.parent() else {
             return;
         };
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -131,11 +110,16 @@ impl Ledger {
                 .ok()
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|age| age > KEEP);
-            if old && path != self.value && path != self.lock {
+            if old && path != self.0.value && path != self.0.lock {
                 let _ = std::fs::remove_file(path);
             }
         }
     }
+}
+
+/// A ledger's text as dollars.
+fn parse(text: &str) -> Option<f64> {
+    text.trim().parse().ok()
 }
 
 #[cfg(test)]

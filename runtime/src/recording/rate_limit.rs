@@ -16,7 +16,7 @@
 //! file beside it; elsewhere (a program of the user's, a file that cannot be written) in this
 //! process alone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -158,41 +158,24 @@ fn shared() -> Option<&'static StateFile> {
 }
 
 /// One run's state: `<run>.state` and `<run>.lock`.
-pub(crate) struct StateFile {
-    value: PathBuf,
-    lock: PathBuf,
-}
+pub(crate) struct StateFile(crate::files::RunFile);
 
 impl StateFile {
     pub(crate) fn new(dir: &Path, run: &str) -> StateFile {
-        let name = crate::layout::safe(run);
-        StateFile {
-            value: dir.join(format!("{name}.state")),
-            lock: dir.join(format!("{name}.lock")),
-        }
+        StateFile(crate::files::RunFile::new(dir, run, "state"))
     }
 
     /// The state; `None` before the first call's outcome.
     pub(crate) fn read(&self) -> Option<State> {
-        State::parse(&std::fs::read_to_string(&self.value).ok()?)
+        State::parse(&self.0.read()?)
     }
 
     /// Replaces the state with `f` of it, under the lock.
     pub(crate) fn update(&self, f: impl FnOnce(Option<State>) -> State) -> std::io::Result<State> {
-        if let Some(dir) = self.lock.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.lock)?;
-        // Released when `lock` is closed, and by the kernel if this process dies holding it.
-        lock.lock()?;
-        let state = f(self.read());
-        crate::files::replace_file(&self.value, state.text().as_bytes(), false)?;
-        Ok(state)
+        self.0.update(|text| {
+            let state = f(text.as_deref().and_then(State::parse));
+            (state.text(), state)
+        })
     }
 }
 
