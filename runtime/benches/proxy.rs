@@ -1,6 +1,6 @@
 //! What `llm.base_url()` adds to a replayed request: the same blocking client (ureq, one
 //! kept-alive connection) posting the same request to the loopback server of a replaying `Llm`,
-//! and to a plain loopback server (tiny_http, like the proxy) that answers every request with
+//! and to a plain loopback server (tiny_http, the server a user would pick) that answers every request with
 //! the bytes the proxy serves for it and reads nothing of the request but its body.
 //!
 //! The calls are those of a real recording, read with the runtime's reader: the committed

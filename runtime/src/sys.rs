@@ -153,8 +153,8 @@ impl Folder {
 
 #[cfg(test)]
 mod tests {
-    /// The connections a listener accepts inherit its `TCP_NODELAY`, which is what the loopback
-    /// servers of `llm.base_url()` rely on (tiny_http never sees the option).
+    /// The connections a listener accepts inherit its `TCP_NODELAY`, which is what the plain
+    /// tiny_http servers of the proxy bench and tests rely on (tiny_http never sees the option).
     #[test]
     #[cfg(unix)]
     fn accepted_connections_inherit_no_delay() {

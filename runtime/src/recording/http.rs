@@ -12,14 +12,16 @@
 //! with an HTTP error the client can report. A URL of a case that has ended, or of none, is
 //! answered 404.
 //!
-//! The server, its socket and its threads are made once, on the first `llm.base_url()` of the
-//! process, and live as long as it: a replayed case costs a registration and its requests, no
-//! thread or socket of its own (DESIGN section 16: at most 100 µs over `llm.complete`).
+//! The server and its socket are made once, on the first `llm.base_url()` of the process, and
+//! live as long as it; each connection a client opens has a thread of its own
+//! ([`super::loopback`]): a replayed case costs a registration and its requests (DESIGN
+//! section 16: at most 100 µs over `llm.complete`).
 //!
-//! HTTP itself is tiny_http's (server) and ureq's (client, rustls for https); this module only
-//! moves bytes between them and reads server-sent events, which are lines of text.
+//! HTTP itself is [`super::loopback`]'s (server) and ureq's (client, rustls for https); this
+//! module only moves bytes between them and reads server-sent events, which are lines of text.
 
 use super::calls::{lock, Call, Core, LivePermit, LlmError, Turn};
+use super::loopback::{Body, Request, Response};
 use super::upstream::{Resolved, UpstreamUrl};
 use super::usage::{millis, Usage};
 use super::{HttpExchange, Interaction};
@@ -38,9 +40,6 @@ static CASES: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
 static NEXT_CASE: AtomicU64 = AtomicU64::new(1);
 /// The server's port, or why it could not start (said again to every case that asks).
 static SERVER: OnceLock<Result<u16, String>> = OnceLock::new();
-/// Threads taking requests from the server: a replayed answer is written on one of them, so a
-/// client slow to read holds one, not the whole process's replay.
-const HANDLERS: usize = 4;
 /// The path below which a case's calls are served: `/case/<n>`.
 const PREFIX: &str = "/case/";
 
@@ -53,31 +52,17 @@ fn server_port() -> Result<u16, LlmError> {
 }
 
 fn start_server() -> Result<u16, String> {
-    let server = Arc::new(loopback_server().map_err(|e| e.to_string())?);
-    let port = server
-        .server_addr()
-        .to_ip()
-        .map(|a| a.port())
-        .ok_or("the server has no TCP port")?;
-    for _ in 0..HANDLERS {
-        let server = server.clone();
-        std::thread::Builder::new()
-            .name("proposal-eval-http".into())
-            .spawn(move || {
-                while let Ok(request) = server.recv() {
-                    route(request);
-                }
-            })
-            .map_err(|e| e.to_string())?;
-    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    super::loopback::serve(listener, Arc::new(route)).map_err(|e| e.to_string())?;
     Ok(port)
 }
 
 /// Hands a request to the case its path names, its path cut to what the client appended to
 /// the base URL.
-fn route(request: tiny_http::Request) {
+fn route(request: Request) {
     let case = request
-        .url()
+        .url
         .strip_prefix(PREFIX)
         .and_then(|rest| {
             let end = rest.find(['/', '?']).unwrap_or(rest.len());
@@ -91,7 +76,7 @@ fn route(request: tiny_http::Request) {
     let Some((context, cut)) = case else {
         let message = format!(
             "{} is no running case's URL: llm.base_url() gives each case a URL that serves its calls while the case runs",
-            request.url()
+            request.url
         );
         let _ = request.respond(error_response(404, &message));
         return;
@@ -243,17 +228,6 @@ impl Drop for Busy<'_> {
     }
 }
 
-/// A tiny_http server on a loopback port the system picks, whose connections send each write at
-/// once (`TCP_NODELAY`). tiny_http writes an answer's head and, when head and body pass its
-/// 1 KiB buffer, the body in two writes; with Nagle's algorithm the body then waits for the
-/// client to acknowledge the head, which a client that has nothing to send delays by 40 ms
-/// (Linux): every replayed stream, and every JSON answer over about 800 bytes, took 40 ms.
-fn loopback_server() -> Result<tiny_http::Server, Box<dyn std::error::Error + Send + Sync>> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    crate::sys::no_delay(&listener);
-    tiny_http::Server::from_listener(listener, None)
-}
-
 /// The forwarding client: no redirects followed and no status turned into an error (the
 /// client under test gets what the upstream said), no compression asked for (the body is read
 /// as JSON), and the environment's proxy settings except for a loopback upstream. `timeout`
@@ -304,14 +278,10 @@ fn body_value(bytes: &[u8]) -> Value {
 
 /// Takes the request's turn; answers it from the recording or with an error here, or returns
 /// the thread that forwards it to the upstream.
-fn handle(
-    context: &Arc<Context>,
-    mut request: tiny_http::Request,
-    cut: usize,
-) -> Option<JoinHandle<()>> {
-    let method = request.method().as_str().to_string();
+fn handle(context: &Arc<Context>, mut request: Request, cut: usize) -> Option<JoinHandle<()>> {
+    let method = request.method.clone();
     // What the client appended to the case's base URL; `/` for the base URL itself.
-    let below = &request.url()[cut..];
+    let below = &request.url[cut..];
     let (path, query) = match below.split_once('?') {
         Some((path, query)) => (path.to_string(), Some(query.to_string())),
         None => (below.to_string(), None),
@@ -321,14 +291,7 @@ fn handle(
     } else {
         path
     };
-    let mut body = Vec::new();
-    if let Err(e) = request.as_reader().read_to_end(&mut body) {
-        let _ = request.respond(error_response(
-            400,
-            &format!("cannot read the request: {e}"),
-        ));
-        return None;
-    }
+    let body = std::mem::take(&mut request.body);
     let json_body = body_value(&body);
     let turn = lock(&context.core).begin(&Call::Http {
         upstream: context.name.as_deref(),
@@ -351,12 +314,10 @@ fn handle(
         }
         Ok(Turn::Live { index, .. }) => {
             let headers: Vec<(String, String)> = request
-                .headers()
+                .headers
                 .iter()
-                .filter(|h| {
-                    !HOP_BY_HOP.contains(&h.field.as_str().as_str().to_ascii_lowercase().as_str())
-                })
-                .map(|h| (h.field.to_string(), h.value.to_string()))
+                .filter(|(name, _)| !HOP_BY_HOP.contains(&name.to_ascii_lowercase().as_str()))
+                .cloned()
                 .collect();
             let call = LiveCall {
                 context: context.clone(),
@@ -383,29 +344,25 @@ fn handle(
 
 /// The answer to a call that cannot be served: the message `llm.complete` gives, in the error
 /// shape OpenAI- and Anthropic-compatible clients read (`error.message`).
-fn error_response(status: u16, message: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn error_response(status: u16, message: &str) -> Response {
     let body = json!({
         "error": { "type": "proposal_eval", "message": format!("proposal-eval: {message}") }
     });
-    let mut response =
-        tiny_http::Response::from_data(body.to_string().into_bytes()).with_status_code(status);
-    response.add_header(
-        header("Content-Type", "application/json")
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| unreachable!("a constant header")),
-    );
-    response
+    Response {
+        status,
+        headers: vec![header("Content-Type", "application/json")],
+        body: Body::Bytes(body.to_string().into_bytes()),
+    }
 }
 
-/// A response header; `None` for a value that is not one (the upstream's, not ours).
-fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+/// A response header (the server leaves out one whose name or value would end its line).
+fn header(name: &str, value: &str) -> (String, String) {
+    (name.to_string(), value.to_string())
 }
 
 /// A recorded answer as it was served: the same status and content type, the body as JSON (or
 /// the recorded text), a stream as the same events.
-fn recorded_response(interaction: &Interaction) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn recorded_response(interaction: &Interaction) -> Response {
     let Some(exchange) = &interaction.http else {
         return error_response(500, "the recorded call is not an HTTP call");
     };
@@ -422,15 +379,16 @@ fn recorded_response(interaction: &Interaction) -> tiny_http::Response<std::io::
             value => serde_json::to_vec(value).unwrap_or_default(),
         }
     };
-    let mut response = tiny_http::Response::from_data(bytes).with_status_code(exchange.status);
-    if let Some(h) = exchange
-        .content_type
-        .as_deref()
-        .and_then(|t| header("Content-Type", t))
-    {
-        response.add_header(h);
+    Response {
+        status: exchange.status,
+        headers: exchange
+            .content_type
+            .as_deref()
+            .map(|t| header("Content-Type", t))
+            .into_iter()
+            .collect(),
+        body: Body::Bytes(bytes),
     }
-    response
 }
 
 /// How many times a call refused for the upstream's rate is sent in all before the refusal
@@ -448,7 +406,7 @@ struct LiveCall {
 }
 
 impl LiveCall {
-    fn forward(mut self, request: tiny_http::Request) {
+    fn forward(mut self, request: Request) {
         let (Some(upstream), Some(agent)) = (&self.context.upstream, &self.context.agent) else {
             // `Proxies::url` refused to start without one while recording.
             let _ = request.respond(error_response(500, "no upstream"));
@@ -478,17 +436,17 @@ impl LiveCall {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let mut reply_headers: Vec<tiny_http::Header> = self
+        let mut reply_headers: Vec<(String, String)> = self
             .exchange
             .content_type
             .as_deref()
-            .and_then(|t| header("Content-Type", t))
+            .map(|t| header("Content-Type", t))
             .into_iter()
             .collect();
         let status = self.exchange.status;
         let reader = response.into_body().into_reader();
         if self.exchange.is_stream() {
-            reply_headers.extend(header("Cache-Control", "no-cache"));
+            reply_headers.push(header("Cache-Control", "no-cache"));
             let tee = StreamTee {
                 inner: reader,
                 events: sse::Parser::default(),
@@ -498,8 +456,11 @@ impl LiveCall {
                     _permit: permit,
                 }),
             };
-            let response = tiny_http::Response::new(status.into(), reply_headers, tee, None, None);
-            let _ = request.respond(response);
+            let _ = request.respond(Response {
+                status,
+                headers: reply_headers,
+                body: Body::Stream(Box::new(tee)),
+            });
             return;
         }
         let mut bytes = Vec::new();
@@ -526,14 +487,11 @@ impl LiveCall {
         };
         // Recorded before the client has the answer: when the case returns, it is in place.
         lock(&self.context.core).finish_live(self.index, interaction);
-        let response = tiny_http::Response::new(
-            status.into(),
-            reply_headers,
-            std::io::Cursor::new(bytes),
-            None,
-            None,
-        );
-        let _ = request.respond(response);
+        let _ = request.respond(Response {
+            status,
+            headers: reply_headers,
+            body: Body::Bytes(bytes),
+        });
     }
 }
 

@@ -18,6 +18,8 @@ mod glob;
 pub mod http;
 pub mod judgement;
 pub mod llm;
+#[cfg(feature = "http")]
+pub(crate) mod loopback;
 pub(crate) mod model;
 pub mod pending;
 pub(crate) mod progress;
