@@ -43,6 +43,7 @@ fn pending(env: &Env, case: &str, answer: &str, committed: Option<Value>, pendin
             json!({ "answer": answer }),
             at,
         )],
+        judge: None,
     }];
     Pending {
         recording,

@@ -6,6 +6,8 @@
 //! (`case`: the fixture's path in the suite without `.json`; `statement`: its whole text). It is
 //! matched with the verdict on the same statement text in that case's recording, whatever the
 //! verdict's number; a label whose case has no recorded verdict on it is counted, not matched.
+//! A case recorded with several samples (`repeat`) has one verdict per sample on each
+//! statement: the label is matched with their majority, and a tie is no verdict.
 
 use super::LlmJudgeConfig;
 use crate::recording::Recording;
@@ -102,13 +104,7 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
             Recording::read(&file)
                 .ok()
                 .flatten()
-                .and_then(|r| r.judge)
-                .map(|j| {
-                    j.verdicts
-                        .into_iter()
-                        .map(|v| (v.statement, (v.holds, v.reason)))
-                        .collect()
-                })
+                .map(|r| recorded_verdicts(&r))
                 .unwrap_or_default()
         });
         if let Some((holds, reason)) = of_case.get(&label.statement) {
@@ -126,6 +122,39 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
         agreement: agreement(&pairs),
         disagreements,
     }))
+}
+
+/// Each statement's recorded verdict in `recording`, by its text, with the judge's reason. In a
+/// recording of several samples (`repeat`), the majority over the samples that judged the
+/// statement, with the reason of the first sample of that verdict (named); a tie is no verdict.
+fn recorded_verdicts(recording: &Recording) -> BTreeMap<String, (bool, String)> {
+    let count = recording.samples.len();
+    let mut votes: BTreeMap<&str, Vec<(usize, bool, &str)>> = BTreeMap::new();
+    for k in 0..count {
+        for v in recording.judgement(k).into_iter().flat_map(|j| &j.verdicts) {
+            votes
+                .entry(&v.statement)
+                .or_default()
+                .push((k, v.holds, &v.reason));
+        }
+    }
+    votes
+        .into_iter()
+        .filter_map(|(statement, votes)| {
+            let holding = votes.iter().filter(|(_, holds, _)| *holds).count();
+            let holds = match (2 * holding).cmp(&votes.len()) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Equal => return None,
+            };
+            let (k, _, reason) = votes.iter().find(|(_, h, _)| *h == holds)?;
+            let reason = match count {
+                1 => reason.to_string(),
+                _ => format!("sample {} of {count}: {reason}", k + 1),
+            };
+            Some((statement.to_string(), (holds, reason)))
+        })
+        .collect()
 }
 
 /// Whether rubric failures fail tests: `None` when they do, else why they are advisory.
