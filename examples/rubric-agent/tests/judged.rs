@@ -84,6 +84,7 @@ fn main() -> ExitCode {
             judge_error,
         ),
         Trial::test("judged::three_samples_decide_by_majority", majority),
+        Trial::test("judged::each_sample_of_a_repeated_case_is_judged", repeated),
         Trial::test(
             "judged::a_failure_is_advisory_until_the_judge_agrees_with_the_labels",
             calibration,
@@ -301,6 +302,101 @@ fn majority() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `repeat = 3` with `pass = "majority"`: each sample's output is judged, one judge part per
+/// sample (`samples[k].judge`); one sample failing its rubric leaves the case passing by
+/// majority, replayed with no call. Stale or missing verdicts name their samples, and
+/// `RECORD=stale` re-judges just those, never calling the agent's model.
+fn repeated() -> Result<(), Failed> {
+    let copy = Copy::new("repeated")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    let toml = format!("{SUITE}/proposal-eval.toml");
+    copy.edit(
+        &toml,
+        "[judge]",
+        "[run]\nrepeat = 3\npass = \"majority\"\n\n[judge]",
+    )?;
+    let flaky = format!("note: {TEST}: flaky: 2 of 3 samples passed");
+    // The judge finds the forbidden statement holding of sample 2 (its second call) only.
+    let (model, judge_server) = (agent(), judge(&[1]));
+    let out = copy.recording("1", &model, &judge_server);
+    copy.passes(&out)?;
+    expect_calls(&model.stop(), 3, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    copy.says(&out, &[&flaky, "pass = majority needs 2 of 3"])?;
+    let recording = copy.recorded()?;
+    let holds: Vec<&Value> = (0..3)
+        .map(|k| &recording["samples"][k]["judge"]["verdicts"][1]["holds"])
+        .collect();
+    if recording["format"] != 4 || recording.get("judge").is_some() || holds != [false, true, false]
+    {
+        return Err(format!(
+            "each of 3 samples should keep its own judge part (samples[k].judge), the second's forbidden statement holding:\n{recording:#}"
+        )
+        .into());
+    }
+
+    // Replayed with both servers stopped: no call, the same verdicts, the same decision.
+    let stopped = judge_url_of_stopped();
+    let replay = [
+        ("RECORD", "0"),
+        ("OPENAI_BASE_URL", stopped.as_str()),
+        (AGENT_URL, stopped.as_str()),
+    ];
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(&out, &[&flaky])?;
+
+    let shown = format!("{SUITE}/recordings/{CASE}.json");
+    let rejudge = format!("re-judge just this case (the agent's recorded answers are kept): RECORD=stale cargo test -p rubric-agent --test judged -- {TEST} --exact --include-ignored");
+    // A sample's verdicts gone: named, and only that sample is judged again.
+    let file = copy.recording_file();
+    let mut edited = recording.clone();
+    if let Some(sample) = edited["samples"][2].as_object_mut() {
+        sample.remove("judge");
+    }
+    std::fs::write(&file, format!("{edited:#}\n")).map_err(|e| e.to_string())?;
+    let out = copy.run(&replay)?;
+    copy.fails_with(&out, &[&format!("no recorded judge verdicts for this case's rubric in {shown} (sample 3 of 3); record them: RECORD=stale cargo test")])?;
+    let (model, judge_server) = (agent(), judge(&[]));
+    copy.passes(&copy.recording("stale", &model, &judge_server))?;
+    expect_calls(&model.stop(), 0, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 1, "the judge")?;
+    let rejudged = copy.recorded()?;
+    if rejudged["samples"][1]["judge"] != recording["samples"][1]["judge"]
+        || !rejudged["samples"][2]["judge"]["key_sha256"].is_string()
+    {
+        return Err(format!(
+            "RECORD=stale should judge sample 3 and keep the others' verdicts:\n{rejudged:#}"
+        )
+        .into());
+    }
+
+    // A statement edited: every sample's verdicts are stale, each named.
+    copy.edit(
+        &format!("{SUITE}/{CASE}.json"),
+        "Recommends a discontinued SKU",
+        "Recommends a SKU that is discontinued",
+    )?;
+    let out = copy.run(&replay)?;
+    let what = "what they judged changed: the rubric (its statements)";
+    copy.fails_with(
+        &out,
+        &[&format!(
+            "stale judge verdicts in {shown}\n  sample 1 of 3: {what}\n  sample 2 of 3: {what}\n  sample 3 of 3: {what}\n{rejudge}"
+        )],
+    )?;
+    let (model, judge_server) = (agent(), judge(&[]));
+    copy.passes(&copy.recording("stale", &model, &judge_server))?;
+    expect_calls(&model.stop(), 0, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    if out.1.contains(&format!("note: {TEST}: flaky")) {
+        return Err(format!("every sample passes after re-judging:\n{}", out.1).into());
+    }
+    Ok(())
+}
+
 /// `[judge] min_agreement`: labels the judge agrees with make its failures fail the test;
 /// labels it disagrees with (kappa below the bar) make them advisory: the test passes, saying why.
 fn calibration() -> Result<(), Failed> {
@@ -505,6 +601,26 @@ impl Copy {
             String::from_utf8_lossy(&output.stderr)
         );
         Ok((output.status.success(), printed))
+    }
+
+    /// The recording in the copy, as JSON.
+    fn recorded(&self) -> Result<Value, Failed> {
+        let file = self.recording_file();
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()).into())
+    }
+
+    /// The run printed each of `says`.
+    fn says(&self, run: &Run, says: &[&str]) -> Result<(), Failed> {
+        for text in says {
+            if !run.1.contains(text) {
+                return Err(
+                    format!("the output does not say\n{text}\n---- it says:\n{}", run.1).into(),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn passes(&self, run: &Run) -> Result<(), Failed> {
