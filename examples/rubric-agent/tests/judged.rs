@@ -394,6 +394,31 @@ fn repeated() -> Result<(), Failed> {
     if out.1.contains(&format!("note: {TEST}: flaky")) {
         return Err(format!("every sample passes after re-judging:\n{}", out.1).into());
     }
+
+    // RECORD=review: the new answers and each sample's new verdicts go to the pending file.
+    let committed = std::fs::read(&file).map_err(|e| e.to_string())?;
+    let (model, judge_server) = (agent(), judge(&[1]));
+    copy.passes(&copy.recording("review", &model, &judge_server))?;
+    expect_calls(&model.stop(), 3, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    if std::fs::read(&file).map_err(|e| e.to_string())? != committed {
+        return Err("RECORD=review changed the committed recording".into());
+    }
+    let pending_file = file.with_extension("pending.json");
+    let pending: Value = serde_json::from_str(
+        &std::fs::read_to_string(&pending_file)
+            .map_err(|e| format!("{}: {e}", pending_file.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let holds: Vec<&Value> = (0..3)
+        .map(|k| &pending["samples"][k]["judge"]["verdicts"][1]["holds"])
+        .collect();
+    if holds != [false, true, false] || pending.get("judge").is_some() {
+        return Err(format!(
+            "the pending file should hold each sample's new verdicts:\n{pending:#}"
+        )
+        .into());
+    }
     Ok(())
 }
 

@@ -204,6 +204,78 @@ mod tests {
         assert_eq!(read_labels(&dir.path().join("none.jsonl")).unwrap(), None);
     }
 
+    /// A recording of several samples: each statement's verdict is the samples' majority, with
+    /// the reason of the first sample of that verdict, named; a tie is no verdict. A recording
+    /// of one sample gives its verdicts as they are.
+    #[test]
+    fn a_repeated_case_is_matched_by_the_majority_of_its_samples() {
+        use crate::recording::judgement::{Judgement, KeyParts, RecordedVerdict};
+        use crate::recording::{Recording, Sample};
+        let at = "2025-01-15T10:00:00Z".parse().unwrap();
+        let judgement = |verdicts: &[(&str, bool)]| Judgement {
+            key_sha256: "1".repeat(64),
+            parts: KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: "2".repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "judge-1".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: Vec::new(),
+            verdicts: verdicts
+                .iter()
+                .enumerate()
+                .map(|(id, (statement, holds))| RecordedVerdict {
+                    id,
+                    statement: statement.to_string(),
+                    holds: *holds,
+                    reason: format!("says {holds}"),
+                })
+                .collect(),
+        };
+        let recording = |samples: usize| Recording {
+            format: 4,
+            case: "a".into(),
+            recorded_at: at,
+            sources: Vec::new(),
+            input_sha256: Some("5".repeat(64)),
+            input: None,
+            samples: vec![Sample::default(); samples],
+            judge: None,
+        };
+        let mut three = recording(3);
+        three.set_judgement(0, judgement(&[("A", false), ("B", true)]));
+        three.set_judgement(1, judgement(&[("A", true), ("B", true)]));
+        three.set_judgement(2, judgement(&[("A", true), ("B", false)]));
+        let verdicts = recorded_verdicts(&three);
+        assert_eq!(
+            verdicts["A"],
+            (true, "sample 2 of 3: says true".to_string())
+        );
+        assert_eq!(
+            verdicts["B"],
+            (true, "sample 1 of 3: says true".to_string())
+        );
+        let mut two = recording(2);
+        two.set_judgement(0, judgement(&[("A", false)]));
+        two.set_judgement(1, judgement(&[("A", true)]));
+        assert_eq!(
+            recorded_verdicts(&two).get("A"),
+            None,
+            "a tie is no verdict"
+        );
+        let mut one = recording(1);
+        one.set_judgement(0, judgement(&[("A", false)]));
+        assert_eq!(
+            recorded_verdicts(&one)["A"],
+            (false, "says false".to_string())
+        );
+    }
+
     #[test]
     fn the_bar_is_min_labels_then_min_agreement() {
         let calibrated = |matched, kappa| {

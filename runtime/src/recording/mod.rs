@@ -256,7 +256,7 @@ pub struct Sample {
     /// The model calls, in order.
     pub interactions: Vec<Interaction>,
     /// The rubric judge's part on this sample's output, in a recording of several samples
-    /// (format 4). A recording of one sample keeps its judge part in [`Recording::judge`].
+    /// (format 4). A recording of one sample keeps its judge part in its top-level `judge`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<judgement::Judgement>,
 }
@@ -608,6 +608,16 @@ impl LeanInteraction {
     }
 }
 
+/// A large recording as it is read for replay: its requests hashed, each judge part as a replay
+/// uses it.
+type LeanRaw = Raw<
+    Value,
+    Vec<LeanInteraction>,
+    Vec<ReplaySample<Vec<LeanInteraction>>>,
+    IgnoredAny,
+    judgement::ReplayedJudgement,
+>;
+
 /// Only the format, read before anything else in the file.
 #[derive(Deserialize)]
 struct FormatOnly {
@@ -952,13 +962,7 @@ impl Recording {
     /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
     fn read_lean(opened: std::fs::File, file: &Path) -> Option<ForReplay> {
         let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
-        let raw: Raw<
-            Value,
-            Vec<LeanInteraction>,
-            Vec<ReplaySample<Vec<LeanInteraction>>>,
-            IgnoredAny,
-            judgement::ReplayedJudgement,
-        > = serde_json::from_reader(reader).ok()?;
+        let raw: LeanRaw = serde_json::from_reader(reader).ok()?;
         check_format(Some(&Value::from(raw.format)), file).ok()?;
         if raw.review.is_some() {
             return None;
@@ -1640,8 +1644,10 @@ mod tests {
         }
         // Redaction reaches each sample's judge calls.
         let mut redacted = recording.clone();
-        let mut config = RecordingConfig::default();
-        config.redact_values = vec![ValuePattern::new("judge 6").unwrap()];
+        let config = RecordingConfig {
+            redact_values: vec![ValuePattern::new("judge 6").unwrap()],
+            ..RecordingConfig::default()
+        };
         redacted.redact(&config.redactor());
         let text = redacted.to_pretty();
         assert!(

@@ -393,3 +393,67 @@ fn side(
         verdicts,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm_judge::RecordedVerdict;
+
+    fn side(samples: &[&[(&str, bool)]]) -> Side {
+        Side {
+            passed: true,
+            score: None,
+            failure: None,
+            responses: Vec::new(),
+            recorded_at: None,
+            verdicts: samples
+                .iter()
+                .map(|verdicts| {
+                    verdicts
+                        .iter()
+                        .enumerate()
+                        .map(|(id, (statement, holds))| RecordedVerdict {
+                            id,
+                            statement: statement.to_string(),
+                            holds: *holds,
+                            reason: format!("{statement}: {holds}"),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// A case of one sample shows its statements as before; a case of several shows each
+    /// sample's under its own heading, committed -> pending.
+    #[test]
+    fn each_samples_statements_are_shown_before_and_after() {
+        let one = Evaluated {
+            committed: Some(side(&[&[("Greets", true)]])),
+            new: Ok(side(&[&[("Greets", false)]])),
+        };
+        assert_eq!(
+            one.verdicts(),
+            "[0] \"Greets\": holds -> does not hold (changed)\n    committed: Greets: true\n    pending:   Greets: false\n"
+        );
+        let three = Evaluated {
+            committed: Some(side(&[&[("Greets", true)], &[("Greets", true)], &[]])),
+            new: Ok(side(&[
+                &[("Greets", true)],
+                &[("Greets", false)],
+                &[("Greets", true)],
+            ])),
+        };
+        assert_eq!(
+            three.verdicts(),
+            "sample 1 of 3:\n  [0] \"Greets\": holds -> holds\n      committed: Greets: true\n      pending:   Greets: true\n\
+             sample 2 of 3:\n  [0] \"Greets\": holds -> does not hold (changed)\n      committed: Greets: true\n      pending:   Greets: false\n\
+             sample 3 of 3:\n  [0] \"Greets\": not judged -> holds (changed)\n      pending:   Greets: true\n"
+        );
+        let none = Evaluated {
+            committed: None,
+            new: Ok(side(&[&[], &[]])),
+        };
+        assert_eq!(none.verdicts(), "");
+    }
+}
