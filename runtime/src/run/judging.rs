@@ -1,5 +1,6 @@
-//! The rubric step of a case run: use the recorded verdicts when their key is the current one,
-//! else ask the judge (when recording) and keep its part in the case's recording.
+//! The rubric step of a case run, sample by sample: use a sample's recorded verdicts when their
+//! key is the current one, else ask the judge (when recording) and keep its part in the case's
+//! recording, on that sample (see `Recording::judgement`).
 
 use super::{EvaluatorResult, RecordingUse};
 use crate::env::RecordMode;

@@ -320,7 +320,7 @@ fn execute(
     // A replay reads a large recording with its requests hashed, not built (`digests`); the
     // committed replay of a review compares whole requests.
     let mut digests = None;
-    // The judge part of the recording replayed, read apart (see `Recording::read_for_replay`).
+    // Each sample's judge part, read apart (see `Recording::read_for_replay`).
     let mut recorded_judge = Vec::new();
     let mut existing = if !suite.may_hold_recordings() || settings.record == RecordMode::All {
         Ok(None)
@@ -858,14 +858,7 @@ fn committed_outcome(
         Ok(Some(recorded)) => recorded,
     };
     // The first sample, as a replay uses it (moved out: nothing else reads the recording).
-    let first = recorded
-        .samples
-        .into_iter()
-        .next()
-        .unwrap_or(recording::Sample {
-            interactions: Vec::new(),
-            judge: None,
-        });
+    let first = recorded.samples.into_iter().next().unwrap_or_default();
     let mut llm = Llm::replay(
         first.interactions,
         config.recording.ignore_request_paths.clone(),
