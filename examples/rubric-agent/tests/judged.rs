@@ -346,6 +346,26 @@ fn repeated() -> Result<(), Failed> {
     copy.passes(&out)?;
     copy.says(&out, &[&flaky])?;
 
+    // Below the calibration bar, sample 2's failure is advisory: every sample passes, and the
+    // note names the sample. The labels are matched with the samples' majority verdicts.
+    let bar = "model = \"judge-1\"\nmin_agreement = 0.8\nmin_labels = 2";
+    copy.edit(&toml, "model = \"judge-1\"", bar)?;
+    let labels_file = copy.root.join(SUITE).join("judge-labels.jsonl");
+    let labels = format!(
+        "{}\n{}\n",
+        json!({"case": CASE, "statement": "Recommends exactly one laptop that is in stock", "holds": true}),
+        json!({"case": CASE, "statement": "Recommends a discontinued SKU", "holds": true}),
+    );
+    std::fs::write(&labels_file, labels).map_err(|e| e.to_string())?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(&out, &[&format!("note: {TEST}: sample 2 of 3: rubric failed (score 0.50), advisory: the test passes because the judge agrees with the human labels at Cohen's kappa 0.00 on 2 label(s)")])?;
+    if out.1.contains(&flaky) {
+        return Err(format!("an advisory failure fails no sample:\n{}", out.1).into());
+    }
+    copy.edit(&toml, bar, "model = \"judge-1\"")?;
+    std::fs::remove_file(&labels_file).map_err(|e| e.to_string())?;
+
     let shown = format!("{SUITE}/recordings/{CASE}.json");
     let rejudge = format!("re-judge just this case (the agent's recorded answers are kept): RECORD=stale cargo test -p rubric-agent --test judged -- {TEST} --exact --include-ignored");
     // A sample's verdicts gone: named, and only that sample is judged again.
