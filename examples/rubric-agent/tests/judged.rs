@@ -405,6 +405,25 @@ fn repeated() -> Result<(), Failed> {
             "stale judge verdicts in {shown}\n  sample 1 of 3: {what}\n  sample 2 of 3: {what}\n  sample 3 of 3: {what}\n{rejudge}"
         )],
     )?;
+    // `validation = "warn"` replays them, warning once per sample.
+    copy.edit(
+        &toml,
+        "[run]",
+        "[recording]\nvalidation = \"warn\"\n\n[run]",
+    )?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(
+        &out,
+        &[&format!(
+            "warning: {TEST}: stale judge verdicts in {shown}: sample 3 of 3: {what}\n{rejudge}"
+        )],
+    )?;
+    copy.edit(
+        &toml,
+        "[recording]\nvalidation = \"warn\"\n\n[run]",
+        "[run]",
+    )?;
     let (model, judge_server) = (agent(), judge(&[]));
     copy.passes(&copy.recording("stale", &model, &judge_server))?;
     expect_calls(&model.stop(), 0, "the agent's model")?;
