@@ -1063,19 +1063,13 @@ impl Recording {
     /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
     /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
+        // Each sample's calls and its judge's, then the judge's of a recording of one sample.
+        let samples = self.samples.iter_mut().flat_map(|s| {
+            let judged = s.judge.iter_mut().flat_map(|j| &mut j.calls);
+            s.interactions.iter_mut().chain(judged)
+        });
         let judged = self.judge.iter_mut().flat_map(|j| &mut j.calls);
-        let mut samples_judged = Vec::new();
-        let mut calls = Vec::new();
-        for sample in &mut self.samples {
-            calls.push(&mut sample.interactions);
-            samples_judged.extend(sample.judge.iter_mut().map(|j| &mut j.calls));
-        }
-        for interaction in calls
-            .into_iter()
-            .chain(samples_judged)
-            .flat_map(|calls| calls.iter_mut())
-            .chain(judged)
-        {
+        for interaction in samples.chain(judged) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
             if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
