@@ -160,6 +160,7 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
                     json!({ "proposals": output }),
                     at,
                 )],
+                judge: None,
             }],
             judge: judgement,
         }

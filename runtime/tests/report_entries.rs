@@ -1,6 +1,7 @@
 //! What a case's report entry holds, through a harness run as a user's test binary: its input
 //! and output, its model calls (the judge's too), its recording's path, the rubric judge's
-//! verdicts and the trajectory's alignment; and a case whose code returns 30 MB against a
+//! verdicts and the trajectory's alignment; a repeated case judged sample by sample, whose entry
+//! shows its failing sample's verdicts; and a case whose code returns 30 MB against a
 //! different expected, whose failure is capped at 64 KiB on the terminal and in `report.json`.
 //!
 //! The binary is its own child, as `repeats.rs` is: the parent writes a suite in a temporary
@@ -25,12 +26,17 @@ fn model() -> impl Fn(&Value) -> Result<Value, ModelError> {
     }
 }
 
-/// The judge: the first statement holds, the forbidden one does not.
+/// The judge: the first statement holds, the forbidden one does not; except on the second
+/// sample of the repeated case (its second judge call), where the forbidden one holds.
 fn judge() -> impl Fn(&Value) -> Result<Value, ModelError> {
-    |_request: &Value| {
+    static REPEATED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    |request: &Value| {
+        let repeated = request.to_string().contains("SKU-3");
+        let dissent =
+            repeated && REPEATED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1;
         Ok(json!({ "verdicts": [
             { "id": 0, "holds": true, "reason": "it names SKU-1" },
-            { "id": 1, "holds": false, "reason": "no password is asked" },
+            { "id": 1, "holds": dissent, "reason": if dissent { "it asks for one" } else { "no password is asked" } },
         ]}))
     }
 }
@@ -74,6 +80,7 @@ fn main() -> std::process::ExitCode {
     };
     check_big(&case("big"));
     check_agent(&case("agent"));
+    check_repeated(&case("repeated/three"));
     println!("report_entries: ok");
     std::process::ExitCode::SUCCESS
 }
@@ -94,6 +101,19 @@ fn run_suite(root: &Path) -> String {
                 "mode": "in_order",
                 "steps": [{ "tool": "lookup", "args": { "sku": "SKU-1" } }, { "tool": "recommend" }],
             },
+            "rubric": { "required": ["Names the SKU"], "forbidden": ["Asks for a password"] },
+        })
+        .to_string(),
+    );
+    // Three samples, all of which must pass: the second fails its rubric.
+    write(
+        &root.join("suite/repeated/proposal-eval.toml"),
+        "evaluators = [\"rubric\"]\n[run]\nrepeat = 3\n",
+    );
+    write(
+        &root.join("suite/repeated/three.json"),
+        &json!({
+            "input": { "sku": "SKU-3" },
             "rubric": { "required": ["Names the SKU"], "forbidden": ["Asks for a password"] },
         })
         .to_string(),
@@ -132,7 +152,7 @@ fn run_suite(root: &Path) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!out.status.success(), "both cases fail");
+    assert!(!out.status.success(), "three cases fail");
     text
 }
 
@@ -219,4 +239,31 @@ fn check_agent(agent: &Value) {
         ])
     );
     assert!(evaluator("strict").get("verdicts").is_none());
+}
+
+/// The repeated case: each sample judged (three judge calls), the second failing its rubric;
+/// its entry shows that sample's evaluators, so its rubric verdicts are that sample's.
+fn check_repeated(repeated: &Value) {
+    assert_eq!(
+        repeated["samples"]["verdicts"],
+        json!([true, false, true]),
+        "{repeated:#}"
+    );
+    let judged = repeated["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "judge")
+        .count();
+    assert_eq!(judged, 3, "{repeated:#}");
+    let failure = repeated["failure"].as_str().unwrap();
+    assert!(
+        failure.contains("--- sample 2 of 3:\nsuite/repeated/three: rubric FAILED (score 0.50)"),
+        "{failure}"
+    );
+    assert_eq!(
+        repeated["evaluators"][0]["verdicts"][1],
+        json!({ "statement": "must not: Asks for a password", "passed": false, "reason": "it asks for one", "advisory": false }),
+        "{repeated:#}"
+    );
 }

@@ -208,6 +208,7 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
             input: Some(input.clone()),
             samples: vec![Sample {
                 interactions: vec![Interaction::new(request(&input), response(n), recorded_at)],
+                judge: None,
             }],
             judge: None,
         };

@@ -145,6 +145,7 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
         input: Some(json!(1)),
         samples: vec![Sample {
             interactions: vec![],
+            judge: None,
         }],
         judge: None,
     }

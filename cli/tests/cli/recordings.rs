@@ -63,6 +63,7 @@ pub fn record(env: &Env, case: &str, extra: &[&str]) {
                 json!({ "proposals": [] }),
                 at,
             )],
+            judge: None,
         }],
         judge: None,
     }
@@ -92,6 +93,7 @@ pub fn recording_at(env: &Env, file: &str, case: &str) {
                 json!({ "proposals": [] }),
                 at,
             )],
+            judge: None,
         }],
         judge: None,
     }

@@ -43,6 +43,7 @@ fn pending(env: &Env, case: &str, answer: &str, committed: Option<Value>, pendin
             json!({ "answer": answer }),
             at,
         )],
+        judge: None,
     }];
     Pending {
         recording,
@@ -552,4 +553,35 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
+
+    // Recorded again with two samples (`repeat = 2`): each sample's verdicts, under its own
+    // heading; the committed recording judged one.
+    let mut repeated = committed.clone();
+    repeated.judge = None;
+    repeated.samples = vec![committed.samples[0].clone(), committed.samples[0].clone()];
+    for (k, reason) in ["SKU-123 is listed", "SKU-789 is listed"]
+        .iter()
+        .enumerate()
+    {
+        repeated.set_judgement(
+            k,
+            judgement(&[
+                ("In stock", true, reason),
+                ("Discontinued", k == 0, "as before"),
+            ]),
+        );
+    }
+    Pending {
+        recording: repeated,
+        review: Review {
+            committed: Some(Outcome::Output(json!({ "reply": "SKU-456" }))),
+            pending: Outcome::Output(json!({ "reply": "SKU-123" })),
+        },
+    }
+    .write(&env.path("suite/recordings/shop.pending.json"))
+    .unwrap();
+    let out = env.run(&["review"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let line = "  rubric verdicts, committed -> pending:\n    sample 1 of 2:\n      [0] \"In stock\": holds -> holds\n          committed: SKU-456 is in stock\n          pending:   SKU-123 is listed\n      [1] \"Discontinued\": does not hold -> holds (changed)\n          committed: SKU-456 is current\n          pending:   as before\n    sample 2 of 2:\n      [0] \"In stock\": not judged -> holds (changed)\n          pending:   SKU-789 is listed\n      [1] \"Discontinued\": not judged -> does not hold (changed)\n          pending:   as before\n";
+    assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
 }

@@ -529,6 +529,7 @@ fn finds_a_recorded_suite_without_a_config_file_or_test_code() {
         input: Some(json!({ "message": "raise_amount" })),
         samples: vec![proposal_eval::__internal::recording::Sample {
             interactions: vec![],
+            judge: None,
         }],
         judge: None,
     }

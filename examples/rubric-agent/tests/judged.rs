@@ -84,6 +84,7 @@ fn main() -> ExitCode {
             judge_error,
         ),
         Trial::test("judged::three_samples_decide_by_majority", majority),
+        Trial::test("judged::each_sample_of_a_repeated_case_is_judged", repeated),
         Trial::test(
             "judged::a_failure_is_advisory_until_the_judge_agrees_with_the_labels",
             calibration,
@@ -301,6 +302,165 @@ fn majority() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `repeat = 3` with `pass = "majority"`: each sample's output is judged, one judge part per
+/// sample (`samples[k].judge`); one sample failing its rubric leaves the case passing by
+/// majority, replayed with no call. Stale or missing verdicts name their samples, and
+/// `RECORD=stale` re-judges just those, never calling the agent's model.
+fn repeated() -> Result<(), Failed> {
+    let copy = Copy::new("repeated")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    let toml = format!("{SUITE}/proposal-eval.toml");
+    copy.edit(
+        &toml,
+        "[judge]",
+        "[run]\nrepeat = 3\npass = \"majority\"\n\n[judge]",
+    )?;
+    let flaky = format!("note: {TEST}: flaky: 2 of 3 samples passed");
+    // The judge finds the forbidden statement holding of sample 2 (its second call) only.
+    let (model, judge_server) = (agent(), judge(&[1]));
+    let out = copy.recording("1", &model, &judge_server);
+    copy.passes(&out)?;
+    expect_calls(&model.stop(), 3, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    copy.says(&out, &[&flaky, "pass = majority needs 2 of 3"])?;
+    let recording = copy.recorded()?;
+    let holds: Vec<&Value> = (0..3)
+        .map(|k| &recording["samples"][k]["judge"]["verdicts"][1]["holds"])
+        .collect();
+    if recording["format"] != 4 || recording.get("judge").is_some() || holds != [false, true, false]
+    {
+        return Err(format!(
+            "each of 3 samples should keep its own judge part (samples[k].judge), the second's forbidden statement holding:\n{recording:#}"
+        )
+        .into());
+    }
+
+    // Replayed with both servers stopped: no call, the same verdicts, the same decision.
+    let stopped = judge_url_of_stopped();
+    let replay = [
+        ("RECORD", "0"),
+        ("OPENAI_BASE_URL", stopped.as_str()),
+        (AGENT_URL, stopped.as_str()),
+    ];
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(&out, &[&flaky])?;
+
+    // Below the calibration bar, sample 2's failure is advisory: every sample passes, and the
+    // note names the sample. The labels are matched with the samples' majority verdicts.
+    let bar = "model = \"judge-1\"\nmin_agreement = 0.8\nmin_labels = 2";
+    copy.edit(&toml, "model = \"judge-1\"", bar)?;
+    let labels_file = copy.root.join(SUITE).join("judge-labels.jsonl");
+    let labels = format!(
+        "{}\n{}\n",
+        json!({"case": CASE, "statement": "Recommends exactly one laptop that is in stock", "holds": true}),
+        json!({"case": CASE, "statement": "Recommends a discontinued SKU", "holds": true}),
+    );
+    std::fs::write(&labels_file, labels).map_err(|e| e.to_string())?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(&out, &[&format!("note: {TEST}: sample 2 of 3: rubric failed (score 0.50), advisory: the test passes because the judge agrees with the human labels at Cohen's kappa 0.00 on 2 label(s)")])?;
+    if out.1.contains(&flaky) {
+        return Err(format!("an advisory failure fails no sample:\n{}", out.1).into());
+    }
+    copy.edit(&toml, bar, "model = \"judge-1\"")?;
+    std::fs::remove_file(&labels_file).map_err(|e| e.to_string())?;
+
+    let shown = format!("{SUITE}/recordings/{CASE}.json");
+    let rejudge = format!("re-judge just this case (the agent's recorded answers are kept): RECORD=stale cargo test -p rubric-agent --test judged -- {TEST} --exact --include-ignored");
+    // A sample's verdicts gone: named, and only that sample is judged again.
+    let file = copy.recording_file();
+    let mut edited = recording.clone();
+    if let Some(sample) = edited["samples"][2].as_object_mut() {
+        sample.remove("judge");
+    }
+    std::fs::write(&file, format!("{edited:#}\n")).map_err(|e| e.to_string())?;
+    let out = copy.run(&replay)?;
+    copy.fails_with(&out, &[&format!("no recorded judge verdicts for this case's rubric in {shown} (sample 3 of 3); record them: RECORD=stale cargo test")])?;
+    let (model, judge_server) = (agent(), judge(&[]));
+    copy.passes(&copy.recording("stale", &model, &judge_server))?;
+    expect_calls(&model.stop(), 0, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 1, "the judge")?;
+    let rejudged = copy.recorded()?;
+    if rejudged["samples"][1]["judge"] != recording["samples"][1]["judge"]
+        || !rejudged["samples"][2]["judge"]["key_sha256"].is_string()
+    {
+        return Err(format!(
+            "RECORD=stale should judge sample 3 and keep the others' verdicts:\n{rejudged:#}"
+        )
+        .into());
+    }
+
+    // A statement edited: every sample's verdicts are stale, each named.
+    copy.edit(
+        &format!("{SUITE}/{CASE}.json"),
+        "Recommends a discontinued SKU",
+        "Recommends a SKU that is discontinued",
+    )?;
+    let out = copy.run(&replay)?;
+    let what = "what they judged changed: the rubric (its statements)";
+    copy.fails_with(
+        &out,
+        &[&format!(
+            "stale judge verdicts in {shown}\n  sample 1 of 3: {what}\n  sample 2 of 3: {what}\n  sample 3 of 3: {what}\n{rejudge}"
+        )],
+    )?;
+    // `validation = "warn"` replays them, warning once per sample.
+    copy.edit(
+        &toml,
+        "[run]",
+        "[recording]\nvalidation = \"warn\"\n\n[run]",
+    )?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    copy.says(
+        &out,
+        &[&format!(
+            "warning: {TEST}: stale judge verdicts in {shown}: sample 3 of 3: {what}\n{rejudge}"
+        )],
+    )?;
+    copy.edit(
+        &toml,
+        "[recording]\nvalidation = \"warn\"\n\n[run]",
+        "[run]",
+    )?;
+    let (model, judge_server) = (agent(), judge(&[]));
+    copy.passes(&copy.recording("stale", &model, &judge_server))?;
+    expect_calls(&model.stop(), 0, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    let out = copy.run(&replay)?;
+    copy.passes(&out)?;
+    if out.1.contains(&format!("note: {TEST}: flaky")) {
+        return Err(format!("every sample passes after re-judging:\n{}", out.1).into());
+    }
+
+    // RECORD=review: the new answers and each sample's new verdicts go to the pending file.
+    let committed = std::fs::read(&file).map_err(|e| e.to_string())?;
+    let (model, judge_server) = (agent(), judge(&[1]));
+    copy.passes(&copy.recording("review", &model, &judge_server))?;
+    expect_calls(&model.stop(), 3, "the agent's model")?;
+    expect_calls(&judge_server.stop(), 3, "the judge")?;
+    if std::fs::read(&file).map_err(|e| e.to_string())? != committed {
+        return Err("RECORD=review changed the committed recording".into());
+    }
+    let pending_file = file.with_extension("pending.json");
+    let pending: Value = serde_json::from_str(
+        &std::fs::read_to_string(&pending_file)
+            .map_err(|e| format!("{}: {e}", pending_file.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let holds: Vec<&Value> = (0..3)
+        .map(|k| &pending["samples"][k]["judge"]["verdicts"][1]["holds"])
+        .collect();
+    if holds != [false, true, false] || pending.get("judge").is_some() {
+        return Err(format!(
+            "the pending file should hold each sample's new verdicts:\n{pending:#}"
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// `[judge] min_agreement`: labels the judge agrees with make its failures fail the test;
 /// labels it disagrees with (kappa below the bar) make them advisory: the test passes, saying why.
 fn calibration() -> Result<(), Failed> {
@@ -505,6 +665,26 @@ impl Copy {
             String::from_utf8_lossy(&output.stderr)
         );
         Ok((output.status.success(), printed))
+    }
+
+    /// The recording in the copy, as JSON.
+    fn recorded(&self) -> Result<Value, Failed> {
+        let file = self.recording_file();
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()).into())
+    }
+
+    /// The run printed each of `says`.
+    fn says(&self, run: &Run, says: &[&str]) -> Result<(), Failed> {
+        for text in says {
+            if !run.1.contains(text) {
+                return Err(
+                    format!("the output does not say\n{text}\n---- it says:\n{}", run.1).into(),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn passes(&self, run: &Run) -> Result<(), Failed> {

@@ -6,6 +6,8 @@
 //! (`case`: the fixture's path in the suite without `.json`; `statement`: its whole text). It is
 //! matched with the verdict on the same statement text in that case's recording, whatever the
 //! verdict's number; a label whose case has no recorded verdict on it is counted, not matched.
+//! A case recorded with several samples (`repeat`) has one verdict per sample on each
+//! statement: the label is matched with their majority, and a tie is no verdict.
 
 use super::LlmJudgeConfig;
 use crate::recording::Recording;
@@ -102,13 +104,7 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
             Recording::read(&file)
                 .ok()
                 .flatten()
-                .and_then(|r| r.judge)
-                .map(|j| {
-                    j.verdicts
-                        .into_iter()
-                        .map(|v| (v.statement, (v.holds, v.reason)))
-                        .collect()
-                })
+                .map(|r| recorded_verdicts(&r))
                 .unwrap_or_default()
         });
         if let Some((holds, reason)) = of_case.get(&label.statement) {
@@ -126,6 +122,39 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
         agreement: agreement(&pairs),
         disagreements,
     }))
+}
+
+/// Each statement's recorded verdict in `recording`, by its text, with the judge's reason. In a
+/// recording of several samples (`repeat`), the majority over the samples that judged the
+/// statement, with the reason of the first sample of that verdict (named); a tie is no verdict.
+fn recorded_verdicts(recording: &Recording) -> BTreeMap<String, (bool, String)> {
+    let count = recording.samples.len();
+    let mut votes: BTreeMap<&str, Vec<(usize, bool, &str)>> = BTreeMap::new();
+    for k in 0..count {
+        for v in recording.judgement(k).into_iter().flat_map(|j| &j.verdicts) {
+            votes
+                .entry(&v.statement)
+                .or_default()
+                .push((k, v.holds, &v.reason));
+        }
+    }
+    votes
+        .into_iter()
+        .filter_map(|(statement, votes)| {
+            let holding = votes.iter().filter(|(_, holds, _)| *holds).count();
+            let holds = match (2 * holding).cmp(&votes.len()) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Equal => return None,
+            };
+            let (k, _, reason) = votes.iter().find(|(_, h, _)| *h == holds)?;
+            let reason = match count {
+                1 => reason.to_string(),
+                _ => format!("sample {} of {count}: {reason}", k + 1),
+            };
+            Some((statement.to_string(), (holds, reason)))
+        })
+        .collect()
 }
 
 /// Whether rubric failures fail tests: `None` when they do, else why they are advisory.
@@ -173,6 +202,78 @@ mod tests {
         assert_eq!(err.line, 3, "{err}");
         assert!(err.message.contains("a label is {\"case\""), "{err}");
         assert_eq!(read_labels(&dir.path().join("none.jsonl")).unwrap(), None);
+    }
+
+    /// A recording of several samples: each statement's verdict is the samples' majority, with
+    /// the reason of the first sample of that verdict, named; a tie is no verdict. A recording
+    /// of one sample gives its verdicts as they are.
+    #[test]
+    fn a_repeated_case_is_matched_by_the_majority_of_its_samples() {
+        use crate::recording::judgement::{Judgement, KeyParts, RecordedVerdict};
+        use crate::recording::{Recording, Sample};
+        let at = "2025-01-15T10:00:00Z".parse().unwrap();
+        let judgement = |verdicts: &[(&str, bool)]| Judgement {
+            key_sha256: "1".repeat(64),
+            parts: KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: "2".repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "judge-1".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: Vec::new(),
+            verdicts: verdicts
+                .iter()
+                .enumerate()
+                .map(|(id, (statement, holds))| RecordedVerdict {
+                    id,
+                    statement: statement.to_string(),
+                    holds: *holds,
+                    reason: format!("says {holds}"),
+                })
+                .collect(),
+        };
+        let recording = |samples: usize| Recording {
+            format: 4,
+            case: "a".into(),
+            recorded_at: at,
+            sources: Vec::new(),
+            input_sha256: Some("5".repeat(64)),
+            input: None,
+            samples: vec![Sample::default(); samples],
+            judge: None,
+        };
+        let mut three = recording(3);
+        three.set_judgement(0, judgement(&[("A", false), ("B", true)]));
+        three.set_judgement(1, judgement(&[("A", true), ("B", true)]));
+        three.set_judgement(2, judgement(&[("A", true), ("B", false)]));
+        let verdicts = recorded_verdicts(&three);
+        assert_eq!(
+            verdicts["A"],
+            (true, "sample 2 of 3: says true".to_string())
+        );
+        assert_eq!(
+            verdicts["B"],
+            (true, "sample 1 of 3: says true".to_string())
+        );
+        let mut two = recording(2);
+        two.set_judgement(0, judgement(&[("A", false)]));
+        two.set_judgement(1, judgement(&[("A", true)]));
+        assert_eq!(
+            recorded_verdicts(&two).get("A"),
+            None,
+            "a tie is no verdict"
+        );
+        let mut one = recording(1);
+        one.set_judgement(0, judgement(&[("A", false)]));
+        assert_eq!(
+            recorded_verdicts(&one)["A"],
+            (false, "says false".to_string())
+        );
     }
 
     #[test]

@@ -252,11 +252,25 @@ impl HttpExchange {
 
 /// One sample of a case: the model calls of one run of its code.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
     /// The model calls, in order.
     pub interactions: Vec<Interaction>,
+    /// The rubric judge's part on this sample's output, in a recording of several samples
+    /// (format 4). A recording of one sample keeps its judge part in its top-level `judge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<judgement::Judgement>,
+}
+
+impl Sample {
+    /// A sample of these model calls, not judged.
+    pub fn new(interactions: Vec<Interaction>) -> Sample {
+        Sample {
+            interactions,
+            judge: None,
+        }
+    }
 }
 
 /// A recording file.
@@ -281,7 +295,9 @@ pub struct Recording {
     /// The samples, at least one: each the model calls of one run of the case, in order. A file
     /// of formats 1 and 2 holds one, as `interactions`; format 3 lists them as `samples`.
     pub samples: Vec<Sample>,
-    /// The rubric judge's calls and verdicts on the case's output (format 4), if it has a rubric.
+    /// The rubric judge's calls and verdicts on the case's output (format 4), if it has a rubric,
+    /// in a recording of one sample; a recording of several keeps each sample's in
+    /// [`Sample::judge`]. [`Recording::judgement`] reads either.
     pub judge: Option<judgement::Judgement>,
 }
 
@@ -312,7 +328,7 @@ pub(crate) struct Written<'a> {
 
 impl Serialize for Recording {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let format = if self.judge.is_some() {
+        let format = if self.judged() {
             self.format.max(JUDGE_FORMAT)
         } else if self.samples.len() > 1 {
             self.format.max(SAMPLES_FORMAT)
@@ -456,24 +472,103 @@ pub(crate) struct RequestDigests {
 /// A recording as [`Recording::read_for_replay`] reads it.
 #[derive(Debug)]
 pub(crate) struct ForReplay {
-    /// The recording; its `judge` is `None` (it is in `judge`).
+    /// The recording, its judge parts taken out (they are in `judges`).
     pub recording: Recording,
     /// The digests of its requests when it was read from a large file.
     pub digests: Option<RequestDigests>,
-    /// Its judge part, as a replay uses it.
-    pub judge: Option<judgement::ReplayedJudgement>,
+    /// Each sample's judge part, as a replay uses it: one entry per sample (see
+    /// [`Recording::judgement`]).
+    pub judges: Vec<Option<judgement::ReplayedJudgement>>,
 }
 
 impl ForReplay {
     /// A recording read whole, for the replay.
     fn whole(mut recording: Recording) -> ForReplay {
-        let judge = recording.judge.take().map(Into::into);
+        let judges = recording
+            .take_judgements()
+            .into_iter()
+            .map(|j| j.map(Into::into))
+            .collect();
         ForReplay {
             recording,
             digests: None,
-            judge,
+            judges,
         }
     }
+}
+
+/// A sample as a reader builds it, and its judge part: in it ([`Sample`], a whole read) or
+/// apart ([`ReplaySample`], as a replay uses it).
+trait ReadSample {
+    /// The judge part as this reader builds it.
+    type Judge;
+    /// The sample without its judge part, and the judge part.
+    fn into_parts(self) -> (Sample, Option<Self::Judge>);
+}
+
+impl ReadSample for Sample {
+    type Judge = judgement::Judgement;
+    fn into_parts(mut self) -> (Sample, Option<judgement::Judgement>) {
+        let judge = self.judge.take();
+        (self, judge)
+    }
+}
+
+/// A sample as a replay reads it: its calls (`X`: built, or with their requests hashed) and its
+/// judge part as a replay uses it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplaySample<X> {
+    interactions: X,
+    #[serde(default)]
+    judge: Option<judgement::ReplayedJudgement>,
+}
+
+impl ReadSample for ReplaySample<Vec<Interaction>> {
+    type Judge = judgement::ReplayedJudgement;
+    fn into_parts(self) -> (Sample, Option<judgement::ReplayedJudgement>) {
+        (Sample::new(self.interactions), self.judge)
+    }
+}
+
+/// Each sample's judge part, from where the file keeps it: `top` (the key `judge`) for a
+/// recording of one sample, `samples[k].judge` for one of several. A judge part kept in the
+/// other place is refused, naming the key and where it belongs.
+fn judge_places<J>(
+    file: &Path,
+    format: u32,
+    top: Option<J>,
+    mut judges: Vec<Option<J>>,
+) -> Result<Vec<Option<J>>, RecordingError> {
+    if let [only] = judges.as_mut_slice() {
+        if only.is_some() {
+            return Err(damaged(
+                file,
+                "`samples[0].judge`: a recording of one sample keeps its judge part in `judge`"
+                    .into(),
+            ));
+        }
+        *only = top;
+        return Ok(judges);
+    }
+    if top.is_some() {
+        return Err(damaged(
+            file,
+            format!(
+                "`judge` is the judge part of a recording of one sample; this one has {} samples, and each keeps its own in `samples[k].judge`",
+                judges.len()
+            ),
+        ));
+    }
+    if let Some(k) = judges.iter().position(Option::is_some) {
+        if format < JUDGE_FORMAT {
+            return Err(damaged(
+                file,
+                format!("`samples[{k}].judge` is a key of format {JUDGE_FORMAT}, not of format {format}"),
+            ));
+        }
+    }
+    Ok(judges)
 }
 
 /// An interaction as a large recording is read for replay: its request hashed.
@@ -515,12 +610,15 @@ impl LeanInteraction {
     }
 }
 
-/// A sample as a large recording is read for replay.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LeanSample {
-    interactions: Vec<LeanInteraction>,
-}
+/// A large recording as it is read for replay: its requests hashed, each judge part as a replay
+/// uses it.
+type LeanRaw = Raw<
+    Value,
+    Vec<LeanInteraction>,
+    Vec<ReplaySample<Vec<LeanInteraction>>>,
+    IgnoredAny,
+    judgement::ReplayedJudgement,
+>;
 
 /// Only the format, read before anything else in the file.
 #[derive(Deserialize)]
@@ -645,7 +743,7 @@ impl Recording {
             recorded_at,
             current,
             input,
-            vec![Sample { interactions }],
+            vec![Sample::new(interactions)],
         )
     }
 
@@ -679,6 +777,57 @@ impl Recording {
         self.samples.first().map_or(&[], |s| &s.interactions)
     }
 
+    /// The judge part on sample `k`'s output (from 0): [`Recording::judge`] in a recording of
+    /// one sample, [`Sample::judge`] in one of several.
+    pub fn judgement(&self, k: usize) -> Option<&judgement::Judgement> {
+        match self.samples.len() {
+            1 if k == 0 => self.judge.as_ref(),
+            _ => self.samples.get(k)?.judge.as_ref(),
+        }
+    }
+
+    /// Keeps `judgement` as the judge part on sample `k`'s output, where
+    /// [`Recording::judgement`] reads it, which makes a recording of format 2 or 3 one of
+    /// format 4 ([`Recording::migrated`] brings a format-1 one there); `false` (and nothing
+    /// kept) when there is no sample `k`.
+    pub fn set_judgement(&mut self, k: usize, judgement: judgement::Judgement) -> bool {
+        match self.samples.len() {
+            1 if k == 0 => self.judge = Some(judgement),
+            _ => match self.samples.get_mut(k) {
+                Some(sample) => sample.judge = Some(judgement),
+                None => return false,
+            },
+        }
+        if self.format >= FORMAT {
+            self.format = self.format.max(JUDGE_FORMAT);
+        }
+        true
+    }
+
+    /// Whether any sample has a judge part (which makes the recording format 4).
+    fn judged(&self) -> bool {
+        self.judge.is_some() || self.samples.iter().any(|s| s.judge.is_some())
+    }
+
+    /// Each sample's judge part, taken out of the recording.
+    fn take_judgements(&mut self) -> Vec<Option<judgement::Judgement>> {
+        let mut judges: Vec<_> = self.samples.iter_mut().map(|s| s.judge.take()).collect();
+        if let [only] = judges.as_mut_slice() {
+            *only = self.judge.take();
+        }
+        judges
+    }
+
+    /// Puts each sample's judge part (one per sample, as [`Recording::take_judgements`] gives
+    /// them) where [`Recording::judgement`] reads it.
+    fn put_judgements(&mut self, judges: Vec<Option<judgement::Judgement>>) {
+        for (k, judge) in judges.into_iter().enumerate() {
+            if let Some(judge) = judge {
+                self.set_judgement(k, judge);
+            }
+        }
+    }
+
     /// Parses a recording; `file` is used in error messages.
     ///
     /// The format is read first: a file of a newer format is refused as such whatever else it
@@ -702,51 +851,57 @@ impl Recording {
         let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
-        let (mut recording, judge) = Recording::from_raw(raw, file)?;
-        recording.judge = judge;
+        let (mut recording, judges) = Recording::from_raw(raw, file)?;
+        recording.put_judgements(judges);
         Ok((recording, review))
     }
 
-    /// [`Recording::parse`] for a replay: the judge part read as a replay uses it, apart.
+    /// [`Recording::parse`] for a replay: each sample's judge part read as a replay uses it,
+    /// apart.
+    #[allow(clippy::type_complexity)]
     fn parse_for_replay(
         bytes: &[u8],
         file: &Path,
-    ) -> Result<(Recording, Option<judgement::ReplayedJudgement>), RecordingError> {
+    ) -> Result<(Recording, Vec<Option<judgement::ReplayedJudgement>>), RecordingError> {
+        // The error a whole read gives (a damaged judge call is named as such), and a pending
+        // recording refused as such.
+        let whole = || Recording::parse(bytes, file).map(|r| (r, Vec::new()));
         let raw: Raw<
             Value,
             Vec<Interaction>,
-            Vec<Sample>,
+            Vec<ReplaySample<Vec<Interaction>>>,
             IgnoredAny,
             judgement::ReplayedJudgement,
         > = match parse_checked(bytes, file, |raw: &Raw<_, _, _, _, _>| raw.format) {
             Ok(raw) => raw,
-            // The error a whole read gives (a damaged judge call is named as such).
-            Err(_) => return Recording::parse(bytes, file).map(|r| (r, None)),
+            Err(_) => return whole(),
         };
         if raw.review.is_some() {
-            return Recording::parse(bytes, file).map(|r| (r, None));
+            return whole();
         }
         Recording::from_raw(raw, file)
     }
 
-    /// The recording a file read as `raw` holds, its keys checked, and its judge part apart
-    /// (the recording's `judge` is `None`).
-    fn from_raw<R, J>(
-        mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, J>,
+    /// The recording a file read as `raw` holds, its keys checked, and each sample's judge
+    /// part apart (the recording holds none).
+    #[allow(clippy::type_complexity)]
+    fn from_raw<R, S: ReadSample>(
+        mut raw: Raw<Value, Vec<Interaction>, Vec<S>, R, S::Judge>,
         file: &Path,
-    ) -> Result<(Recording, Option<J>), RecordingError> {
+    ) -> Result<(Recording, Vec<Option<S::Judge>>), RecordingError> {
         let judge = raw.judge.take();
         let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
-        let samples = match calls {
-            Calls::One(interactions) => vec![Sample { interactions }],
+        let (samples, judges): (Vec<Sample>, Vec<Option<S::Judge>>) = match calls {
+            Calls::One(interactions) => (vec![Sample::new(interactions)], vec![None]),
             Calls::Samples(samples) if samples.is_empty() => {
                 return Err(damaged(
                     file,
                     "`samples` is empty: a recording holds at least one sample".into(),
                 ))
             }
-            Calls::Samples(samples) => samples,
+            Calls::Samples(samples) => samples.into_iter().map(S::into_parts).unzip(),
         };
+        let judges = judge_places(file, format, judge, judges)?;
         let recording = Recording {
             format,
             case,
@@ -757,7 +912,7 @@ impl Recording {
             samples,
             judge: None,
         };
-        Ok((recording, judge))
+        Ok((recording, judges))
     }
 
     /// Reads a recording to replay it; `Ok(None)` when there is none.
@@ -794,24 +949,22 @@ impl Recording {
         let mut bytes = Vec::with_capacity(size as usize);
         std::io::Read::read_to_end(&mut opened, &mut bytes)
             .map_err(|e| located(file, format!("cannot read: {e}")))?;
-        let (recording, judge) = Recording::parse_for_replay(&bytes, file)?;
+        let (recording, judges) = Recording::parse_for_replay(&bytes, file)?;
+        if judges.is_empty() {
+            // Read whole, for its error or as a pending recording.
+            return Ok(Some(ForReplay::whole(recording)));
+        }
         Ok(Some(ForReplay {
             recording,
             digests: None,
-            judge,
+            judges,
         }))
     }
 
     /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
     fn read_lean(opened: std::fs::File, file: &Path) -> Option<ForReplay> {
         let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
-        let raw: Raw<
-            Value,
-            Vec<LeanInteraction>,
-            Vec<LeanSample>,
-            IgnoredAny,
-            judgement::ReplayedJudgement,
-        > = serde_json::from_reader(reader).ok()?;
+        let raw: LeanRaw = serde_json::from_reader(reader).ok()?;
         check_format(Some(&Value::from(raw.format)), file).ok()?;
         if raw.review.is_some() {
             return None;
@@ -827,10 +980,11 @@ impl Recording {
         let samples = raw.samples.map(|samples| {
             samples
                 .into_iter()
-                .map(|s| Sample {
+                .map(|s| ReplaySample {
                     interactions: split(s.interactions),
+                    judge: s.judge,
                 })
-                .collect()
+                .collect::<Vec<_>>()
         });
         let raw = Raw {
             format: raw.format,
@@ -844,14 +998,14 @@ impl Recording {
             review: None::<IgnoredAny>,
             judge: raw.judge,
         };
-        let (recording, judge) = Recording::from_raw(raw, file).ok()?;
+        let (recording, judges) = Recording::from_raw(raw, file).ok()?;
         Some(ForReplay {
             recording,
             digests: Some(RequestDigests {
                 file: file.to_path_buf(),
                 samples: digests,
             }),
-            judge,
+            judges,
         })
     }
 
@@ -904,24 +1058,20 @@ impl Recording {
             self.input = None;
         }
         self.input_sha256 = Some(current.input_sha256.clone());
-        self.format = if self.judge.is_some() {
-            JUDGE_FORMAT
-        } else {
-            FORMAT
-        };
+        self.format = if self.judged() { JUDGE_FORMAT } else { FORMAT };
         self
     }
 
     /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
     /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
+        // Each sample's calls and its judge's, then the judge's of a recording of one sample.
+        let samples = self.samples.iter_mut().flat_map(|s| {
+            let judged = s.judge.iter_mut().flat_map(|j| &mut j.calls);
+            s.interactions.iter_mut().chain(judged)
+        });
         let judged = self.judge.iter_mut().flat_map(|j| &mut j.calls);
-        for interaction in self
-            .samples
-            .iter_mut()
-            .flat_map(|s| &mut s.interactions)
-            .chain(judged)
-        {
+        for interaction in samples.chain(judged) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
             if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
@@ -1187,6 +1337,7 @@ mod tests {
             input: Some(json!({})),
             samples: vec![Sample {
                 interactions: vec![],
+                judge: None,
             }],
             judge: None,
         }
@@ -1368,7 +1519,13 @@ mod tests {
             // A large file's requests are hashed, not built (see `read_for_replay`).
             let responses = |r: &Recording| r.samples[0].interactions[0].response.clone();
             assert_eq!(responses(&read.recording), responses(&recording));
-            let judge = read.judge.expect("the judge part");
+            assert_eq!(read.judges.len(), 1, "one sample, one judge part");
+            let judge = read
+                .judges
+                .into_iter()
+                .flatten()
+                .next()
+                .expect("the judge part");
             assert_eq!(judge.key_sha256, "5".repeat(64));
             assert_eq!(judge.parts, parts);
             assert_eq!(judge.verdicts, verdicts);
@@ -1389,6 +1546,176 @@ mod tests {
         let error = Recording::read_for_replay(&file).unwrap_err();
         assert_eq!(error.kind(), RecordingErrorKind::Damaged);
         assert_eq!(error, Recording::read(&file).unwrap_err());
+    }
+
+    /// A judgement whose key is `key` repeated, on one statement that `holds`.
+    fn judged(key: char, holds: bool, at: DateTime<Utc>) -> judgement::Judgement {
+        judgement::Judgement {
+            key_sha256: key.to_string().repeat(64),
+            parts: judgement::KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: key.to_string().repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "judge-1".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: vec![Interaction::new(
+                json!({"messages": [{"role": "user", "content": format!("judge {key}")}]}),
+                json!({"verdicts": [{"id": 0, "holds": holds, "reason": "r"}]}),
+                at,
+            )],
+            verdicts: vec![judgement::RecordedVerdict {
+                id: 0,
+                statement: "Says hi".into(),
+                holds,
+                reason: format!("reason {key}"),
+            }],
+        }
+    }
+
+    /// A recording of several samples keeps each sample's judge part in `samples[k].judge`
+    /// (format 4, no top-level `judge`); a whole read gives it back, and a replay (small and
+    /// large file) reads each sample's apart, in order, a sample without one as `None`.
+    #[test]
+    fn each_sample_of_several_keeps_its_own_judge_part() {
+        let input = json!({"message": "hi"});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let sample =
+            |n: i64| Sample::new(vec![Interaction::new(json!({"q": n}), json!({"a": n}), at)]);
+        let mut recording = Recording::of_samples(
+            "a".into(),
+            at,
+            &now,
+            &input,
+            vec![sample(1), sample(2), sample(3)],
+        );
+        assert!(recording.set_judgement(0, judged('5', true, at)));
+        assert!(recording.set_judgement(2, judged('6', false, at)));
+        assert!(
+            !recording.set_judgement(3, judged('7', true, at)),
+            "there is no sample 4"
+        );
+        assert_eq!(recording.judge, None);
+        let value: Value = serde_json::from_str(&recording.to_pretty()).unwrap();
+        assert_eq!(value["format"], JUDGE_FORMAT);
+        assert_eq!(value.get("judge"), None);
+        assert_eq!(value["samples"][0]["judge"]["key_sha256"], "5".repeat(64));
+        assert_eq!(value["samples"][1].get("judge"), None);
+        assert_eq!(value["samples"][2]["judge"]["verdicts"][0]["holds"], false);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        recording.write(&file).unwrap();
+        let read = Recording::read(&file).unwrap().unwrap();
+        assert_eq!(read, recording);
+        assert_eq!(
+            read.judgement(2).map(|j| j.key_sha256.clone()),
+            Some("6".repeat(64))
+        );
+        assert_eq!(read.judgement(1), None);
+        for limit in [LEAN_READ_OVER, 0] {
+            let replay = Recording::read_for_replay_over(&file, limit)
+                .unwrap()
+                .unwrap();
+            assert!(replay.recording.samples.iter().all(|s| s.judge.is_none()));
+            let keys: Vec<Option<String>> = replay
+                .judges
+                .iter()
+                .map(|j| j.as_ref().map(|j| j.key_sha256[..1].to_string()))
+                .collect();
+            assert_eq!(
+                keys,
+                [Some("5".into()), None, Some("6".into())],
+                "limit {limit}"
+            );
+            assert_eq!(
+                replay.judges[2].as_ref().unwrap().verdicts[0].reason,
+                "reason 6"
+            );
+        }
+        // Redaction reaches each sample's judge calls.
+        let mut redacted = recording.clone();
+        let config = RecordingConfig {
+            redact_values: vec![ValuePattern::new("judge 6").unwrap()],
+            ..RecordingConfig::default()
+        };
+        redacted.redact(&config.redactor());
+        let text = redacted.to_pretty();
+        assert!(
+            !text.contains("judge 6") && text.contains("judge 5"),
+            "{text}"
+        );
+    }
+
+    /// A judge part in the other place than its recording's number of samples keeps it is
+    /// refused, naming the key and where it belongs; a sample's judge part needs format 4.
+    #[test]
+    fn a_judge_part_in_the_wrong_place_is_refused() {
+        let input = json!({"message": "hi"});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let err = |value: &Value| {
+            Recording::parse(value.to_string().as_bytes(), Path::new("r.json"))
+                .unwrap_err()
+                .to_string()
+        };
+        let judge = serde_json::to_value(judged('5', true, at)).unwrap();
+        let two = Recording::of_samples(
+            "a".into(),
+            at,
+            &now,
+            &input,
+            vec![Sample::default(), Sample::default()],
+        );
+        let mut top = serde_json::to_value(&two).unwrap();
+        top["format"] = json!(JUDGE_FORMAT);
+        top["judge"] = judge.clone();
+        assert!(
+            err(&top).contains("`judge` is the judge part of a recording of one sample; this one has 2 samples, and each keeps its own in `samples[k].judge`"),
+            "{}",
+            err(&top)
+        );
+        let mut old = serde_json::to_value(&two).unwrap();
+        old["samples"][1]["judge"] = judge.clone();
+        assert!(
+            err(&old).contains("`samples[1].judge` is a key of format 4, not of format 3"),
+            "{}",
+            err(&old)
+        );
+        let mut one = Recording::new("a".into(), at, &now, &input, Vec::new());
+        one.judge = Some(judged('5', true, at));
+        let mut inner = serde_json::to_value(&one).unwrap();
+        inner["samples"][0]["judge"] = judge;
+        inner.as_object_mut().unwrap().remove("judge");
+        assert!(
+            err(&inner).contains(
+                "`samples[0].judge`: a recording of one sample keeps its judge part in `judge`"
+            ),
+            "{}",
+            err(&inner)
+        );
+    }
+
+    /// A committed recording of one sample with a judge part reads and writes back byte for
+    /// byte: its judge part stays the top-level `judge`.
+    #[test]
+    fn a_judged_recording_of_one_sample_is_written_back_unchanged() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/rubric-agent/fixtures/greetings/recordings/hello.json");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let recording = Recording::parse(text.as_bytes(), &file).unwrap();
+        assert!(recording.judgement(0).is_some());
+        assert_eq!(recording.to_pretty(), text);
+        let replay = Recording::read_for_replay(&file).unwrap().unwrap();
+        assert_eq!(
+            replay.judges[0].as_ref().map(|j| &j.key_sha256),
+            recording.judge.as_ref().map(|j| &j.key_sha256)
+        );
     }
 
     fn current(input: &Value, fixture_sha: &str) -> CaseSources {
@@ -1488,6 +1815,7 @@ mod tests {
             input: Some(input.clone()),
             samples: vec![Sample {
                 interactions: vec![],
+                judge: None,
             }],
             judge: None,
         };
@@ -1617,6 +1945,7 @@ mod tests {
                 json!({ "answer": answer }),
                 at,
             )],
+            judge: None,
         };
         let two = Recording::of_samples("a".into(), at, &now, &input, vec![sample(1), sample(2)]);
         assert_eq!(two.format, SAMPLES_FORMAT);
@@ -1736,9 +2065,11 @@ mod tests {
             vec![
                 Sample {
                     interactions: vec![call(1)],
+                    judge: None,
                 },
                 Sample {
                     interactions: vec![call(2), call(3)],
+                    judge: None,
                 },
             ],
         );
@@ -1917,6 +2248,7 @@ mod tests {
                     json!({}),
                     "2025-01-15T10:00:01Z".parse().unwrap(),
                 )],
+                judge: None,
             }],
             judge: None,
         };

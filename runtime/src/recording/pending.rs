@@ -210,6 +210,7 @@ mod tests {
                         json!({ "answer": 2 }),
                         "2025-01-15T10:00:01Z".parse().unwrap(),
                     )],
+                    judge: None,
                 }],
                 judge: None,
             },

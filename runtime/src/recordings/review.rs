@@ -29,8 +29,9 @@ pub struct Side {
     pub responses: Vec<Value>,
     /// When the responses were recorded.
     pub recorded_at: Option<DateTime<Utc>>,
-    /// The rubric judge's verdicts this side's recording holds (empty without a judge part).
-    pub verdicts: Vec<crate::llm_judge::RecordedVerdict>,
+    /// The rubric judge's verdicts this side's recording holds, one list per sample (each
+    /// empty when the sample has no judge part; no list when the recording cannot be read).
+    pub verdicts: Vec<Vec<crate::llm_judge::RecordedVerdict>>,
 }
 
 /// A case with a pending recording.
@@ -60,6 +61,8 @@ impl Evaluated {
     /// Each rubric statement's verdict with the committed recording and with the pending one,
     /// with the judge's reasons; empty when neither side holds verdicts. Statements are matched
     /// by their text, in the pending side's order, then those only the committed side judged.
+    /// A case recorded with several samples (`repeat`) shows each sample's, under
+    /// `sample 2 of 3:`, sample by sample.
     ///
     /// ```text
     /// [1] "Recommends a discontinued SKU": does not hold -> holds (changed)
@@ -70,35 +73,27 @@ impl Evaluated {
         let none = Vec::new();
         let old = self.committed.as_ref().map_or(&none, |s| &s.verdicts);
         let new = self.new.as_ref().map_or(&none, |s| &s.verdicts);
-        let mut statements: Vec<(usize, &str)> =
-            new.iter().map(|v| (v.id, v.statement.as_str())).collect();
-        for v in old {
-            if !new.iter().any(|n| n.statement == v.statement) {
-                statements.push((v.id, v.statement.as_str()));
-            }
-        }
-        let find = |side: &[crate::llm_judge::RecordedVerdict], text: &str| {
-            side.iter().find(|v| v.statement == text).cloned()
-        };
-        let says = |v: &Option<crate::llm_judge::RecordedVerdict>| match v {
-            Some(v) if v.holds => "holds",
-            Some(_) => "does not hold",
-            None => "not judged",
-        };
+        let count = old.len().max(new.len());
         let mut out = String::new();
-        for (id, text) in statements {
-            let (before, after) = (find(old, text), find(new, text));
-            let changed = says(&before) != says(&after);
+        for k in 0..count {
+            let lines = statement_verdicts(
+                old.get(k).map_or(&[], Vec::as_slice),
+                new.get(k).map_or(&[], Vec::as_slice),
+            );
+            if count == 1 || lines.is_empty() {
+                out.push_str(&lines);
+                continue;
+            }
             out.push_str(&format!(
-                "[{id}] {text:?}: {} -> {}{}\n",
-                says(&before),
-                says(&after),
-                if changed { " (changed)" } else { "" }
+                "sample {} of {count}:
+",
+                k + 1
             ));
-            for (label, verdict) in [("committed:", &before), ("pending:", &after)] {
-                if let Some(v) = verdict {
-                    out.push_str(&format!("    {label:<10} {}\n", v.reason));
-                }
+            for line in lines.lines() {
+                out.push_str(&format!(
+                    "  {line}
+"
+                ));
             }
         }
         out
@@ -117,6 +112,46 @@ impl Evaluated {
             color,
         )
     }
+}
+
+/// The lines of [`Evaluated::verdicts`] for one sample: each statement's verdict in `old` (the
+/// committed side) and in `new` (the pending side), with the reasons.
+fn statement_verdicts(
+    old: &[crate::llm_judge::RecordedVerdict],
+    new: &[crate::llm_judge::RecordedVerdict],
+) -> String {
+    let mut statements: Vec<(usize, &str)> =
+        new.iter().map(|v| (v.id, v.statement.as_str())).collect();
+    for v in old {
+        if !new.iter().any(|n| n.statement == v.statement) {
+            statements.push((v.id, v.statement.as_str()));
+        }
+    }
+    let find = |side: &[crate::llm_judge::RecordedVerdict], text: &str| {
+        side.iter().find(|v| v.statement == text).cloned()
+    };
+    let says = |v: &Option<crate::llm_judge::RecordedVerdict>| match v {
+        Some(v) if v.holds => "holds",
+        Some(_) => "does not hold",
+        None => "not judged",
+    };
+    let mut out = String::new();
+    for (id, text) in statements {
+        let (before, after) = (find(old, text), find(new, text));
+        let changed = says(&before) != says(&after);
+        out.push_str(&format!(
+            "[{id}] {text:?}: {} -> {}{}\n",
+            says(&before),
+            says(&after),
+            if changed { " (changed)" } else { "" }
+        ));
+        for (label, verdict) in [("committed:", &before), ("pending:", &after)] {
+            if let Some(v) = verdict {
+                out.push_str(&format!("    {label:<10} {}\n", v.reason));
+            }
+        }
+    }
+    out
 }
 
 /// A suite's pending recordings.
@@ -271,11 +306,14 @@ fn side(
         .iter()
         .flat_map(|s| s.interactions.iter().map(|i| i.response.clone()))
         .collect();
-    let verdicts = recording
-        .judge
-        .as_ref()
-        .map(|j| j.verdicts.clone())
-        .unwrap_or_default();
+    let verdicts: Vec<_> = (0..recording.samples.len())
+        .map(|k| {
+            recording
+                .judgement(k)
+                .map(|j| j.verdicts.clone())
+                .unwrap_or_default()
+        })
+        .collect();
     let failed = |failure: String| Side {
         passed: false,
         score: None,
@@ -309,9 +347,10 @@ fn side(
     };
     let mut result = CaseResult::new(name.clone());
     result.recording = RecordingUse::Replayed;
-    // The verdicts this side's recording holds, when they are of this output.
+    // The verdicts this side's recording holds on the first sample, whose output this is, when
+    // they are of this output.
     let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
-        let judgement = recording.judge.as_ref()?;
+        let judgement = recording.judgement(0)?;
         Some(crate::llm_judge::Judged::of(&rubric, &judgement.verdicts))
     });
     // The tool calls of the first sample's responses, as a replay of it reads them (steps the
@@ -352,5 +391,69 @@ fn side(
         responses,
         recorded_at: Some(now),
         verdicts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm_judge::RecordedVerdict;
+
+    fn side(samples: &[&[(&str, bool)]]) -> Side {
+        Side {
+            passed: true,
+            score: None,
+            failure: None,
+            responses: Vec::new(),
+            recorded_at: None,
+            verdicts: samples
+                .iter()
+                .map(|verdicts| {
+                    verdicts
+                        .iter()
+                        .enumerate()
+                        .map(|(id, (statement, holds))| RecordedVerdict {
+                            id,
+                            statement: statement.to_string(),
+                            holds: *holds,
+                            reason: format!("{statement}: {holds}"),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// A case of one sample shows its statements as before; a case of several shows each
+    /// sample's under its own heading, committed -> pending.
+    #[test]
+    fn each_samples_statements_are_shown_before_and_after() {
+        let one = Evaluated {
+            committed: Some(side(&[&[("Greets", true)]])),
+            new: Ok(side(&[&[("Greets", false)]])),
+        };
+        assert_eq!(
+            one.verdicts(),
+            "[0] \"Greets\": holds -> does not hold (changed)\n    committed: Greets: true\n    pending:   Greets: false\n"
+        );
+        let three = Evaluated {
+            committed: Some(side(&[&[("Greets", true)], &[("Greets", true)], &[]])),
+            new: Ok(side(&[
+                &[("Greets", true)],
+                &[("Greets", false)],
+                &[("Greets", true)],
+            ])),
+        };
+        assert_eq!(
+            three.verdicts(),
+            "sample 1 of 3:\n  [0] \"Greets\": holds -> holds\n      committed: Greets: true\n      pending:   Greets: true\n\
+             sample 2 of 3:\n  [0] \"Greets\": holds -> does not hold (changed)\n      committed: Greets: true\n      pending:   Greets: false\n\
+             sample 3 of 3:\n  [0] \"Greets\": not judged -> holds (changed)\n      pending:   Greets: true\n"
+        );
+        let none = Evaluated {
+            committed: None,
+            new: Ok(side(&[&[], &[]])),
+        };
+        assert_eq!(none.verdicts(), "");
     }
 }

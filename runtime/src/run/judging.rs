@@ -1,5 +1,6 @@
-//! The rubric step of a case run: use the recorded verdicts when their key is the current one,
-//! else ask the judge (when recording) and keep its part in the case's recording.
+//! The rubric step of a case run, sample by sample: use a sample's recorded verdicts when their
+//! key is the current one, else ask the judge (when recording) and keep its part in the case's
+//! recording, on that sample (see `Recording::judgement`).
 
 use super::{EvaluatorResult, RecordingUse};
 use crate::env::RecordMode;
@@ -7,7 +8,7 @@ use crate::llm_judge::{self, Judged, Question};
 use crate::recording::judgement::ReplayedJudgement;
 use crate::recording::pending::Pending;
 use crate::recording::sources::CaseSources;
-use crate::recording::{Recording, Validation};
+use crate::recording::{Recording, Sample, Validation};
 use crate::rubric::Rubric;
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::FixtureFile;
@@ -43,115 +44,172 @@ pub(crate) fn case_rubric(config: &SuiteConfig, fixture: &FixtureFile) -> Option
     fixture.rubric()
 }
 
+/// What one sample gives the judge: its output and, with `[judge] include_trajectory`, its
+/// trajectory; `None` for a sample that returned no output (nothing to judge).
+pub(crate) type Judgeable<'a> = Option<(&'a Value, Option<Value>)>;
+
+/// Why a sample's recorded verdicts cannot be used under replay.
+enum Unusable {
+    /// The sample has no recorded verdicts.
+    Missing,
+    /// What they judged changed (the parts, named).
+    Stale(String),
+}
+
 impl RubricStep<'_> {
-    /// [`RubricStep::graded`], with a failing verdict made advisory (the test passes, and a
-    /// note says why) while the judge is below the suite's calibration bar.
+    /// Each sample's rubric graded ([`RubricStep::graded`]), with a failing verdict made
+    /// advisory (the test passes, and a note says why) while the judge is below the suite's
+    /// calibration bar. One entry per sample of `samples`.
     pub(crate) fn judge<'s>(
         &self,
         rubric: &Rubric,
-        output: &Value,
-        trajectory: Option<&Value>,
-        recorded: Option<ReplayedJudgement>,
+        samples: &[Judgeable<'_>],
+        recorded: Vec<Option<ReplayedJudgement>>,
         sources: &dyn Fn() -> &'s CaseSources,
-    ) -> Result<Judged, String> {
-        let judged = self.graded(rubric, output, trajectory, recorded, sources)?;
+    ) -> Result<Vec<Option<Judged>>, String> {
+        let graded = self.graded(rubric, samples, recorded, sources)?;
+        let count = graded.len();
+        Ok(graded
+            .into_iter()
+            .enumerate()
+            .map(|(k, judged)| judged.map(|j| self.advisory(j, &which(k, count))))
+            .collect())
+    }
+
+    /// `judged`, made advisory when it is a failing verdict and the judge is below the suite's
+    /// calibration bar; `which` names the sample in the note (empty for a case of one).
+    fn advisory(&self, judged: Judged, which: &str) -> Judged {
         let Judged::Verdict(verdict) = judged else {
-            return Ok(judged);
+            return judged;
         };
         if verdict.passed {
-            return Ok(Judged::Verdict(verdict));
+            return Judged::Verdict(verdict);
         }
         let Some(why) = self.suite.judge_advisory().clone() else {
-            return Ok(Judged::Verdict(verdict));
+            return Judged::Verdict(verdict);
         };
         eprintln!(
-            "note: {}: rubric failed (score {}), advisory: the test passes because {why}\n{}",
+            "note: {}: {which}rubric failed (score {}), advisory: the test passes because {why}\n{}",
             self.name,
             super::format_score(verdict.score),
             verdict.render().trim_end()
         );
-        Ok(Judged::Advisory(verdict, why))
+        Judged::Advisory(verdict, why)
     }
 
-    /// The rubric graded on `output`: from the recorded judgement `recorded` when its key is the
-    /// current one, else from the judge, live, when this run records. `Err` fails the case
-    /// before it is evaluated (stale or missing verdicts under replay; a judge part that cannot
-    /// be written).
+    /// The rubric graded on each sample's output: from the sample's recorded judgement in
+    /// `recorded` when its key is the current one, else from the judge, live, when this run
+    /// records (only the samples whose verdicts are not used are judged again). `Err` fails the
+    /// case before it is evaluated (stale or missing verdicts under replay, naming each sample;
+    /// a judge part that cannot be written).
     fn graded<'s>(
         &self,
         rubric: &Rubric,
-        output: &Value,
-        trajectory: Option<&Value>,
-        recorded: Option<ReplayedJudgement>,
+        samples: &[Judgeable<'_>],
+        mut recorded: Vec<Option<ReplayedJudgement>>,
         sources: &dyn Fn() -> &'s CaseSources,
-    ) -> Result<Judged, String> {
+    ) -> Result<Vec<Option<Judged>>, String> {
+        let template = self.template()?;
+        let count = samples.len();
+        recorded.resize_with(count, || None);
+        let mut graded: Vec<Option<Judged>> = Vec::with_capacity(count);
+        let (mut ask, mut unusable) = (Vec::new(), Vec::new());
+        for (k, (sample, recorded)) in samples.iter().zip(recorded).enumerate() {
+            graded.push(None);
+            let Some((output, trajectory)) = sample else {
+                continue;
+            };
+            let question = self.question(rubric, output, trajectory.as_ref(), &template);
+            match self.replayed(rubric, recorded, &question, &which(k, count)) {
+                Ok(Some(judged)) => graded[k] = Some(judged),
+                Ok(None) => ask.push(k),
+                Err(why) => unusable.push((k, why)),
+            }
+        }
+        if !unusable.is_empty() {
+            return Err(self.unusable_message(&unusable, count));
+        }
+        if ask.is_empty() {
+            return Ok(graded);
+        }
+        let factory = llm_judge::model_factory(self.suite.judge.as_ref(), &self.config.judge)?;
+        let mut judgements = Vec::with_capacity(ask.len());
+        for k in ask {
+            let Some((output, trajectory)) = &samples[k] else {
+                continue;
+            };
+            let question = self.question(rubric, output, trajectory.as_ref(), &template);
+            match llm_judge::judge_live(factory.clone(), &question) {
+                Ok(judgement) => {
+                    graded[k] = Some(Judged::of(rubric, &judgement.verdicts));
+                    self.note_calls(
+                        judgement
+                            .calls
+                            .iter()
+                            .map(|c| (c.usage.as_ref(), c.latency_ms)),
+                    );
+                    judgements.push((k, judgement));
+                }
+                // Nothing is recorded: a judge error is not a verdict.
+                Err(error) => graded[k] = Some(Judged::Error(error)),
+            }
+        }
+        if !judgements.is_empty() {
+            self.store(judgements, count, sources())?;
+        }
+        Ok(graded)
+    }
+
+    /// The judge's prompt template: `[judge] prompt`'s file, else the built-in one.
+    fn template(&self) -> Result<String, String> {
+        match &self.config.judge.prompt {
+            None => Ok(crate::rubric::BUILTIN_TEMPLATE.to_string()),
+            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file)).map_err(|e| {
+                format!(
+                    "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
+                )
+            }),
+        }
+    }
+
+    /// What the judge is asked about one sample's output.
+    fn question<'q>(
+        &'q self,
+        rubric: &'q Rubric,
+        output: &'q Value,
+        trajectory: Option<&'q Value>,
+        template: &'q str,
+    ) -> Question<'q> {
         let judge = &self.config.judge;
-        let template = match &judge.prompt {
-            None => crate::rubric::BUILTIN_TEMPLATE.to_string(),
-            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file))
-                .map_err(|e| {
-                    format!(
-                        "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
-                    )
-                })?,
-        };
-        let question = Question {
+        Question {
             rubric,
             input: self.input,
             output,
             trajectory: trajectory.filter(|_| judge.include_trajectory),
-            template: &template,
+            template,
             config: judge,
-        };
-        if let Some(replayed) = self.replayed(rubric, recorded, &question)? {
-            return Ok(replayed);
         }
-        let factory = llm_judge::model_factory(self.suite.judge.as_ref(), judge)?;
-        let judgement = match llm_judge::judge_live(factory, &question) {
-            Ok(judgement) => judgement,
-            // Nothing is recorded: a judge error is not a verdict.
-            Err(error) => return Ok(Judged::Error(error)),
-        };
-        let judged = Judged::of(rubric, &judgement.verdicts);
-        self.note_calls(
-            judgement
-                .calls
-                .iter()
-                .map(|c| (c.usage.as_ref(), c.latency_ms)),
-        );
-        self.store(judgement, sources())?;
-        Ok(judged)
     }
 
-    /// The rubric graded from the recorded judgement when this run uses it (`Some`); `None` when
-    /// the judge is to be asked live (the agent's part was recorded in this run, or the verdicts
-    /// are stale or missing under `RECORD=stale` / `1`). Stale or missing verdicts under replay
-    /// fail the case, naming what changed and the command that re-judges it.
+    /// One sample's rubric graded from its recorded judgement when this run uses it (`Some`);
+    /// `None` when the judge is to be asked live (the agent's part was recorded in this run, or
+    /// the verdicts are stale or missing under `RECORD=stale` / `1`). `Err`: stale or missing
+    /// verdicts under replay, which fail the case. `which` names the sample in a warning.
     fn replayed(
         &self,
         rubric: &Rubric,
         recorded: Option<ReplayedJudgement>,
         question: &Question<'_>,
-    ) -> Result<Option<Judged>, String> {
+        which: &str,
+    ) -> Result<Option<Judged>, Unusable> {
         if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
             return Ok(None);
         }
-        let rejudge = self
-            .record_command
-            .replacen("RECORD=1 ", "RECORD=stale ", 1);
-        let shown = self.suite.relative(self.recording_file);
         let Some(j) = recorded else {
             if matches!(self.record, RecordMode::Stale | RecordMode::All) {
                 return Ok(None);
             }
-            let place = if self.recording_file.exists() {
-                format!(" in {shown}")
-            } else {
-                String::new()
-            };
-            return Err(format!(
-                "no recorded judge verdicts for this case's rubric{place}; record them: {rejudge}"
-            ));
+            return Err(Unusable::Missing);
         };
         let note = |j: &ReplayedJudgement| {
             self.note_calls(j.calls.iter().map(|c| (c.usage.as_ref(), c.latency_ms)));
@@ -161,14 +219,15 @@ impl RubricStep<'_> {
             return Ok(Some(Judged::of(rubric, &j.verdicts)));
         }
         let what = llm_judge::changes(&j.parts, &question.key().parts).join(", ");
-        let message = format!(
-            "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
-        );
         match (self.record, self.config.recording.validation) {
             (RecordMode::Stale | RecordMode::All, _) => Ok(None),
-            (_, Validation::Strict) => Err(message),
+            (_, Validation::Strict) => Err(Unusable::Stale(what)),
             (_, Validation::Warn) => {
-                eprintln!("warning: {}: {message}", self.name);
+                eprintln!(
+                    "warning: {}: {}",
+                    self.name,
+                    self.stale_message(&format!(": {which}what they judged changed: {what}"))
+                );
                 note(&j);
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
@@ -177,6 +236,63 @@ impl RubricStep<'_> {
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
         }
+    }
+
+    /// The failure of a case whose samples' recorded verdicts cannot be used (`unusable`, by
+    /// sample) under replay: what changed of each, or that there are none, and the command
+    /// that re-judges it.
+    fn unusable_message(&self, unusable: &[(usize, Unusable)], count: usize) -> String {
+        let missing: Vec<usize> = unusable
+            .iter()
+            .filter(|(_, why)| matches!(why, Unusable::Missing))
+            .map(|(k, _)| k + 1)
+            .collect();
+        if missing.len() == unusable.len() {
+            let place = if self.recording_file.exists() {
+                format!(" in {}", self.suite.relative(self.recording_file))
+            } else {
+                String::new()
+            };
+            let of = match count {
+                1 => String::new(),
+                _ => format!(
+                    " (sample{} {} of {count})",
+                    if missing.len() > 1 { "s" } else { "" },
+                    list(&missing)
+                ),
+            };
+            return format!(
+                "no recorded judge verdicts for this case's rubric{place}{of}; record them: {}",
+                self.rejudge_command()
+            );
+        }
+        let changed = |why: &Unusable| match why {
+            Unusable::Missing => "no recorded verdicts".to_string(),
+            Unusable::Stale(what) => format!("what they judged changed: {what}"),
+        };
+        let detail = match unusable {
+            [(_, why)] if count == 1 => format!(": {}", changed(why)),
+            _ => unusable
+                .iter()
+                .map(|(k, why)| format!("\n  {}{}", which(*k, count), changed(why)))
+                .collect(),
+        };
+        self.stale_message(&detail)
+    }
+
+    /// "stale judge verdicts in <file>" with `detail`, and the command that re-judges the case.
+    fn stale_message(&self, detail: &str) -> String {
+        format!(
+            "stale judge verdicts in {}{detail}\nre-judge just this case (the agent's recorded answers are kept): {}",
+            self.suite.relative(self.recording_file),
+            self.rejudge_command()
+        )
+    }
+
+    /// The command that records the case's stale or missing parts only.
+    fn rejudge_command(&self) -> String {
+        self.record_command
+            .replacen("RECORD=1 ", "RECORD=stale ", 1)
     }
 
     /// Notes the judge's calls whose verdicts the case uses, by their usage and latency.
@@ -196,10 +312,16 @@ impl RubricStep<'_> {
             }));
     }
 
-    /// Writes `judgement` into the case's recording (its pending one under `RECORD=review`),
-    /// keeping the agent's part as it is; a case that made no model call gets a recording of
-    /// no call that holds the judge part.
-    fn store(&self, judgement: llm_judge::Judgement, sources: &CaseSources) -> Result<(), String> {
+    /// Writes each of `judgements` (by sample, of `count` samples) into the case's recording
+    /// (its pending one under `RECORD=review`), keeping the agent's part and the other samples'
+    /// verdicts as they are; a case that made no model call gets a recording of no call that
+    /// holds the judge parts.
+    fn store(
+        &self,
+        judgements: Vec<(usize, llm_judge::Judgement)>,
+        count: usize,
+        sources: &CaseSources,
+    ) -> Result<(), String> {
         let redactor = self.config.recording.redactor();
         if self.used == RecordingUse::Pending || self.record == RecordMode::Review {
             let Ok(Some(mut pending)) = Pending::read(self.pending_file) else {
@@ -209,7 +331,7 @@ impl RubricStep<'_> {
                 );
                 return Ok(());
             };
-            pending.recording.judge = Some(judgement);
+            self.keep(&mut pending.recording, judgements);
             pending.redact(&redactor);
             return pending.write_moved(self.pending_file).map_err(|e| {
                 format!(
@@ -218,14 +340,17 @@ impl RubricStep<'_> {
                 )
             });
         }
+        let recorded_at = judgements
+            .first()
+            .map_or_else(chrono::Utc::now, |(_, j)| j.recorded_at);
         let mut recording = match Recording::read(self.recording_file) {
             Ok(Some(recording)) => recording,
-            _ => Recording::new(
+            _ => Recording::of_samples(
                 self.case_path.to_string(),
-                judgement.recorded_at,
+                recorded_at,
                 sources,
                 self.input,
-                Vec::new(),
+                vec![Sample::default(); count],
             ),
         };
         if recording.format == 1 {
@@ -234,7 +359,7 @@ impl RubricStep<'_> {
             // `cargo proposal-eval migrate` would.
             recording = recording.migrated(sources);
         }
-        recording.judge = Some(judgement);
+        self.keep(&mut recording, judgements);
         recording.redact(&redactor);
         recording.write_moved(self.recording_file).map_err(|e| {
             format!(
@@ -242,6 +367,39 @@ impl RubricStep<'_> {
                 self.suite.relative(self.recording_file)
             )
         })
+    }
+
+    /// Puts each judgement on its sample of `recording`; one whose sample the recording does
+    /// not have (it changed since this run read it) is not kept, and a note says so.
+    fn keep(&self, recording: &mut Recording, judgements: Vec<(usize, llm_judge::Judgement)>) {
+        let samples = recording.samples.len();
+        for (k, judgement) in judgements {
+            if !recording.set_judgement(k, judgement) {
+                eprintln!(
+                    "note: {}: the judge's verdicts on sample {} are not kept: the recording has {samples} sample(s)",
+                    self.name,
+                    k + 1
+                );
+            }
+        }
+    }
+}
+
+/// "sample 2 of 3: " for sample `k` (from 0) of a case of `count` samples; empty for a case of
+/// one.
+fn which(k: usize, count: usize) -> String {
+    match count {
+        1 => String::new(),
+        _ => format!("sample {} of {count}: ", k + 1),
+    }
+}
+
+/// "1, 2 and 3".
+fn list(numbers: &[usize]) -> String {
+    let text: Vec<String> = numbers.iter().map(usize::to_string).collect();
+    match text.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => text.join(""),
     }
 }
 

@@ -320,8 +320,8 @@ fn execute(
     // A replay reads a large recording with its requests hashed, not built (`digests`); the
     // committed replay of a review compares whole requests.
     let mut digests = None;
-    // The judge part of the recording replayed, read apart (see `Recording::read_for_replay`).
-    let mut recorded_judge = None;
+    // Each sample's judge part, read apart (see `Recording::read_for_replay`).
+    let mut recorded_judge = Vec::new();
     let mut existing = if !suite.may_hold_recordings() || settings.record == RecordMode::All {
         Ok(None)
     } else if settings.record == RecordMode::Review {
@@ -330,7 +330,7 @@ fn execute(
         Recording::read_for_replay(&recording_file).map(|read| {
             read.map(|read| {
                 digests = read.digests;
-                recorded_judge = read.judge;
+                recorded_judge = read.judges;
                 read.recording
             })
         })
@@ -432,7 +432,7 @@ fn execute(
                         }
                     ));
                 };
-                samples.push(recording::Sample { interactions });
+                samples.push(recording::Sample::new(interactions));
                 runs.push((output, llm.trajectory()));
             }
             let calls = samples.iter().any(|s| !s.interactions.is_empty());
@@ -630,7 +630,7 @@ fn execute(
     // Each sample evaluated on its own; the pass rule decides the case.
     let count = runs.len();
     let mut verdicts = Vec::with_capacity(count);
-    for (output, calls) in runs {
+    for ((output, calls), judged) in runs.into_iter().zip(judged) {
         let mut sample = CaseResult::new(result.name.clone());
         sample.recording = result.recording;
         let (verdict, output) = match output {
@@ -691,8 +691,9 @@ fn execute(
     })
 }
 
-/// The case's rubric graded on its output (see [`judging`]); `None` when it has no rubric, the
-/// `rubric` evaluator is off, or the code returned no output to judge.
+/// The case's rubric graded on each sample's output (see [`judging`]), one entry per run;
+/// `None` for every sample when it has no rubric or the `rubric` evaluator is off, and for a
+/// sample whose code returned no output to judge.
 #[allow(clippy::too_many_arguments)]
 fn judge_rubric<'s>(
     suite: &Suite,
@@ -703,24 +704,15 @@ fn judge_rubric<'s>(
     fixture: &FixtureFile,
     runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
     (recorded, judge_calls): (
-        Option<crate::recording::judgement::ReplayedJudgement>,
+        Vec<Option<crate::recording::judgement::ReplayedJudgement>>,
         &mut Vec<crate::recording::usage::CallEntry>,
     ),
     used: RecordingUse,
     (recording_file, pending_file): (&Path, &Path),
     sources: &dyn Fn() -> &'s crate::recording::sources::CaseSources,
-) -> Result<Option<crate::llm_judge::Judged>, String> {
+) -> Result<Vec<Option<crate::llm_judge::Judged>>, String> {
     let Some(rubric) = judging::case_rubric(config, fixture) else {
-        return Ok(None);
-    };
-    if runs.len() > 1 {
-        return Err(format!(
-            "the rubric evaluator judges a case of one sample; this case runs {} (repeat): judging each sample is not supported yet, so run it with repeat = 1",
-            runs.len()
-        ));
-    }
-    let Some((Ok(output), calls)) = runs.first() else {
-        return Ok(None);
+        return Ok(runs.iter().map(|_| None).collect());
     };
     let step = judging::RubricStep {
         suite,
@@ -736,13 +728,19 @@ fn judge_rubric<'s>(
         judge_calls: std::cell::RefCell::default(),
     };
     // The judge sees the trajectory only with `[judge] include_trajectory`.
-    let trajectory = config
-        .judge
-        .include_trajectory
-        .then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
-    let judged = step.judge(&rubric, output, trajectory.as_ref(), recorded, sources);
+    let samples: Vec<judging::Judgeable<'_>> = runs
+        .iter()
+        .map(|(output, calls)| {
+            let trajectory = config
+                .judge
+                .include_trajectory
+                .then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
+            output.as_ref().ok().map(|output| (output, trajectory))
+        })
+        .collect();
+    let judged = step.judge(&rubric, &samples, recorded, sources);
     judge_calls.extend(step.judge_calls.into_inner());
-    judged.map(Some)
+    judged
 }
 
 /// Calls the code under test once; a panic fails the case.
@@ -860,13 +858,7 @@ fn committed_outcome(
         Ok(Some(recorded)) => recorded,
     };
     // The first sample, as a replay uses it (moved out: nothing else reads the recording).
-    let first = recorded
-        .samples
-        .into_iter()
-        .next()
-        .unwrap_or(recording::Sample {
-            interactions: Vec::new(),
-        });
+    let first = recorded.samples.into_iter().next().unwrap_or_default();
     let mut llm = Llm::replay(
         first.interactions,
         config.recording.ignore_request_paths.clone(),
