@@ -312,6 +312,45 @@ fn a_failing_case_opens_to_its_whole_story() {
     assert!(text_of(&dom, "first-render").starts_with("First screen drawn in "));
 }
 
+/// A case whose story the page left out (a large report's page holds as many stories as it
+/// can open with, failing cases' first) opens to its verdicts and the note that says where its
+/// story is; its recording's path and run are still there.
+#[test]
+fn a_case_whose_story_the_page_left_out_says_where_it_is() {
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = four_cases();
+    let full = cases
+        .iter_mut()
+        .find(|c| c["test"] == "refunds::full")
+        .unwrap();
+    for story in ["input", "output", "calls"] {
+        full.as_object_mut().unwrap().remove(story);
+    }
+    full["story_left_out"] = json!(true);
+    let url = write_page(
+        dir.path(),
+        "report.html",
+        &render(&report_json(&cases), None),
+    );
+    let dom = dump_dom(&chromium, &format!("{url}#case=refunds::full"));
+    let case = between(
+        &dom,
+        "<section id=\"case-detail\"",
+        "<section id=\"summary\"",
+    );
+    assert_eq!(
+        between(case, "<p id=\"story-left-out\"", "</p>"),
+        "<p id=\"story-left-out\" class=\"muted\">This case’s input, output and model calls are not in this page: it holds the stories of as many cases as it can open with (failing cases first). They are in <code>report.json</code> and <code>results.jsonl</code>, beside this page."
+    );
+    assert!(!case.contains("id=\"case-input\""), "{case}");
+    assert!(case.contains("data-evaluator=\"trajectory\""), "{case}");
+    assert_eq!(
+        text_of(case, "recording-path"),
+        "fixtures/refunds/recordings/full.json"
+    );
+}
+
 #[test]
 fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed() {
     let Some(chromium) = chromium() else { return };

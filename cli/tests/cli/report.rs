@@ -66,6 +66,7 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         recording_path: None,
         finished_at: "2025-01-15T10:00:00Z".parse().unwrap(),
         older: false,
+        story_left_out: false,
     }
 }
 

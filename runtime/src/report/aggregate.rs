@@ -43,6 +43,10 @@ pub(super) struct Counted<'a> {
     pub(super) finished_at: chrono::DateTime<chrono::Utc>,
     #[serde(default)]
     pub(super) older: bool,
+    /// Set by the reader: where the line's story begins and where the fields after it begin
+    /// ([`story_span`]); `None` when the line is laid out otherwise, and its story is not cut.
+    #[serde(skip)]
+    pub(super) story: Option<(usize, usize)>,
 }
 
 /// The fields of an entry line that tell the case's story (what it was given and returned, its
@@ -68,12 +72,71 @@ impl<'a> Counted<'a> {
             buf.extend_from_slice(&line[..end]);
             buf.push(b'}');
             let buf: &'a Vec<u8> = buf;
-            if let Ok(counted) = serde_json::from_slice(buf) {
+            if let Ok(mut counted) = serde_json::from_slice::<Counted>(buf) {
+                counted.story = story_end(line, end).map(|tail| (end, tail));
                 return Ok(counted);
             }
         }
         serde_json::from_slice(line)
     }
+}
+
+/// Where an entry line's story begins and where the fields after it begin; `None` for a line
+/// not laid out as `record` writes it.
+pub(super) fn story_span(line: &[u8]) -> Option<(usize, usize)> {
+    let story = story_start(line)?;
+    Some((story, story_end(line, story)?))
+}
+
+/// Where the fields written after the story begin: `recording_path`, `run` and `finished_at`,
+/// short strings [`Entry`]'s last fields, read from the end as the fold's index reads them (a
+/// string's quotes are escaped, so a field found from the end whose value holds no quote is the
+/// field itself). `None` when the line does not end with `finished_at`.
+fn story_end(line: &[u8], story: usize) -> Option<usize> {
+    const TAIL: [&[u8]; 3] = [
+        b",\"finished_at\":\"",
+        b",\"run\":\"",
+        b",\"recording_path\":\"",
+    ];
+    let body = line.strip_suffix(b"\"}")?;
+    let mut start = super::rfind(body, TAIL[0])?;
+    for key in &TAIL[1..] {
+        let Some(before) = body[..start].strip_suffix(b"\"") else {
+            break;
+        };
+        if let Some(at) = super::rfind(before, key) {
+            if !before[at + key.len()..].contains(&b'"') {
+                start = at;
+            }
+        }
+    }
+    (start >= story).then_some(start)
+}
+
+/// The line as the page embeds it when its story is left out ([`Counted::story`]): the fields
+/// before the story, `"story_left_out":true`, and the fields after it.
+pub(super) fn without_story(line: &[u8], (story, tail): (usize, usize), out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&line[..story]);
+    out.extend_from_slice(b",\"story_left_out\":true");
+    out.extend_from_slice(&line[tail..]);
+}
+
+/// Which cases' stories the page embeds, given each case's `(passed, story bytes)` in order:
+/// the failing cases' first, then the passing ones', each in case order, while they add up to
+/// at most `budget` bytes. A story that does not fit is left out and the next one tried.
+pub(super) fn page_stories(cases: &[(bool, usize)], budget: usize) -> Vec<bool> {
+    let mut embedded = vec![false; cases.len()];
+    let mut left = budget;
+    for passing in [false, true] {
+        for (i, &(passed, bytes)) in cases.iter().enumerate() {
+            if passed == passing && bytes <= left {
+                embedded[i] = true;
+                left -= bytes;
+            }
+        }
+    }
+    embedded
 }
 
 /// Where the comma before the first top-level story field of a compact JSON object is; `None`
@@ -167,6 +230,7 @@ impl<'a> Counted<'a> {
             usage: entry.usage.clone(),
             samples: entry.samples.clone(),
             finished_at: entry.finished_at,
+            story: None,
             older: entry.older,
         }
     }
@@ -424,8 +488,9 @@ impl ExactSum {
 
 #[cfg(test)]
 mod tests {
-    use super::{story_start, Counted, ExactSum};
+    use super::{page_stories, story_start, without_story, Counted, ExactSum};
     use crate::report::Entry;
+    use serde_json::json;
 
     #[test]
     fn an_entry_line_is_counted_from_its_start_as_from_the_whole_entry() {
@@ -525,5 +590,67 @@ mod tests {
         assert_eq!(sum(&values), forward);
         assert!(sum(&[1.0, f64::INFINITY]).is_infinite());
         assert!(sum(&[f64::NAN, 1.0]).is_nan());
+    }
+
+    /// A line of `record`'s layout whose output ends in story-like and tail-like keys.
+    fn story_line(recording_path: Option<&str>, run: Option<&str>) -> String {
+        let mut entry = json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": "a", "test": "s::a", "fixture": "/m/fixtures/s/a.json",
+            "passed": true, "score": 1.0, "recording": "replayed", "evaluators": [],
+            "input": {"message": "hi"},
+            "output": [{"x": {"recording_path": "fake", "run": "fake\",\"run\":\"r"}}],
+            "calls": [{"kind": "complete", "model": "m"}],
+            "finished_at": "2026-01-01T00:00:00Z",
+        });
+        if let Some(path) = recording_path {
+            entry["recording_path"] = json!(path);
+        }
+        if let Some(run) = run {
+            entry["run"] = json!(run);
+        }
+        let entry: Entry = serde_json::from_value(entry).unwrap();
+        serde_json::to_string(&entry).unwrap()
+    }
+
+    #[test]
+    fn a_line_without_its_story_keeps_every_other_field() {
+        for (path, run) in [
+            (Some("fixtures/s/recordings/a.json"), Some("r1")),
+            (None, Some("r1")),
+            (Some("fixtures/s/recordings/a.json"), None),
+            (None, None),
+        ] {
+            let line = story_line(path, run);
+            let mut buf = Vec::new();
+            let counted = Counted::read(line.as_bytes(), &mut buf).unwrap();
+            let span = counted.story.expect("a line as record writes it");
+            let mut short = Vec::new();
+            without_story(line.as_bytes(), span, &mut short);
+            let cut: Entry = serde_json::from_slice(&short)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&short)));
+            let whole: Entry = serde_json::from_str(&line).unwrap();
+            assert!(cut.story_left_out && !whole.story_left_out);
+            assert_eq!((cut.input, cut.output, cut.calls.len()), (None, None, 0));
+            assert_eq!(cut.recording_path.as_deref(), path);
+            assert_eq!(cut.run.as_deref(), run);
+            assert_eq!(cut.finished_at, whole.finished_at);
+            assert_eq!(
+                (cut.case, cut.passed, cut.score),
+                (whole.case, whole.passed, whole.score)
+            );
+        }
+    }
+
+    #[test]
+    fn the_page_takes_failing_cases_stories_first_then_passing_ones_while_they_fit() {
+        // (passed, story bytes), in case order.
+        let cases = [(true, 40), (false, 50), (true, 30), (false, 70), (true, 10)];
+        assert_eq!(page_stories(&cases, 1000), [true; 5]);
+        // 120: both failing (50 + 70), nothing left.
+        assert_eq!(page_stories(&cases, 120), [false, true, false, true, false]);
+        // 100: the first failing (50), not the second (70); then 40 and 10 of the passing.
+        assert_eq!(page_stories(&cases, 100), [true, true, false, false, true]);
+        assert_eq!(page_stories(&cases, 0), [false; 5]);
     }
 }

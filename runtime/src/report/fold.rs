@@ -19,7 +19,7 @@
 //! `results.jsonl`; `report.json` and `report.html` are then written from the files before them,
 //! a buffer at a time.
 
-use super::aggregate::{Aggregate, Counted};
+use super::aggregate::{self, Aggregate, Counted};
 use super::journal::{Unreadable, KEPT_RUNS, RUNS};
 use super::{case_key, page, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
 use chrono::{DateTime, Utc};
@@ -443,15 +443,20 @@ pub(super) fn write(
                 header = self::header(&report)?;
             }
         }
-        // Both from `results.jsonl`, at once.
+        // Both from `results.jsonl`, at once; the page with the stories that fit it.
         let text = ResultsText {
             header: &header,
             lines: &lines_path,
             older: &kept.older,
+            cut: &[],
         };
+        let cut = page_cuts(&kept.stories, PAGE_STORIES);
         let html_path = dir.join("report.html");
         let (json, html) = std::thread::scope(|scope| {
-            let html = scope.spawn(|| put(&html_path, |w| page::write(w, &mut text.clone(), None)));
+            let html = scope.spawn(|| {
+                let mut page_text = ResultsText { cut: &cut, ..text };
+                put(&html_path, |w| page::write(w, &mut page_text, None))
+            });
             let json = put(&report_path, |w| text.write(w, usize::MAX));
             (json, html.join())
         });
@@ -472,6 +477,9 @@ struct Kept {
     aggregate: Aggregate,
     /// Per kept line, in order: whether it is of an older run.
     older: Vec<bool>,
+    /// Per kept line, in order: whether the case passed, and where its story is
+    /// ([`Counted::story`]).
+    stories: Vec<(bool, Option<(usize, usize)>)>,
     /// The entries, when asked for.
     cases: Vec<Entry>,
 }
@@ -544,6 +552,7 @@ fn lines(
         counted.finished_at = latest.finished_at;
         kept.aggregate.add(&counted);
         kept.older.push(counted.older);
+        kept.stories.push((counted.passed, counted.story));
         if let Some(mut entry) = entry {
             entry.older = counted.older;
             kept.cases.push(entry);
@@ -585,14 +594,39 @@ fn unchanged_time(path: &Path, header: &str) -> Option<DateTime<Utc>> {
     Some(DateTime::parse_from_rfc3339(time).ok()?.to_utc())
 }
 
+/// How many bytes of stories (input, output, calls) `report.html` embeds at most: failing
+/// cases' first, then passing ones', in case order ([`aggregate::page_stories`]). Every case has
+/// its row, verdicts and diffs; a case left out says where its story is. A browser holds the
+/// embedded JSON as one string: at 100,000 cases of 5 KB stories the whole (546 MB) was past
+/// what Chromium opens, and the page came up empty.
+pub(super) const PAGE_STORIES: usize = 128 << 20;
+
+/// Per line: the story span to cut from the page's copy, `None` to embed the line whole.
+pub(super) fn page_cuts(
+    stories: &[(bool, Option<(usize, usize)>)],
+    budget: usize,
+) -> Vec<Option<(usize, usize)>> {
+    let sizes: Vec<(bool, usize)> = stories
+        .iter()
+        .map(|&(passed, span)| (passed, span.map_or(0, |(from, to)| to - from)))
+        .collect();
+    aggregate::page_stories(&sizes, budget)
+        .into_iter()
+        .zip(stories)
+        .map(|(embedded, &(_, span))| span.filter(|_| !embedded))
+        .collect()
+}
+
 /// The report's JSON as `report.json` holds it: the header as serde writes it, and in place of
 /// its empty cases the lines of `results.jsonl` (`lines`), those of another run than the latest
-/// marked older (`older`, one flag per line).
-#[derive(Clone)]
+/// marked older (`older`, one flag per line), those with a span in `cut` (the page's) without
+/// their story.
+#[derive(Clone, Copy)]
 struct ResultsText<'a> {
     header: &'a str,
     lines: &'a Path,
     older: &'a [bool],
+    cut: &'a [Option<(usize, usize)>],
 }
 
 impl ResultsText<'_> {
@@ -610,11 +644,16 @@ impl ResultsText<'_> {
             w.write_all(b"\"cases\": [\n    ")?;
             let file = std::fs::File::open(self.lines)?;
             let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
-            let mut line = Vec::new();
+            let (mut line, mut short) = (Vec::new(), Vec::new());
             for (i, older) in older.iter().enumerate() {
                 line.clear();
                 reader.read_until(b'\n', &mut line)?;
-                let Some(body) = line.strip_suffix(b"\n").and_then(|l| l.strip_prefix(b"{")) else {
+                let mut whole = line.strip_suffix(b"\n");
+                if let (Some(text), Some(Some(span))) = (whole, self.cut.get(i)) {
+                    aggregate::without_story(text, *span, &mut short);
+                    whole = Some(&short);
+                }
+                let Some(body) = whole.and_then(|l| l.strip_prefix(b"{")) else {
                     return Err(std::io::Error::other(format!(
                         "{}: line {} is not the one just written",
                         self.lines.display(),
@@ -683,5 +722,80 @@ mod tests {
             without_generated_at(a),
             without_generated_at(&b.replace("1\n}", "2\n}"))
         );
+    }
+
+    /// The page's copy of the report: with a budget for one story, the failing case keeps its
+    /// story and the passing ones are embedded without theirs, marked; `report.json`'s copy
+    /// (no cut) keeps every story.
+    #[test]
+    fn the_page_embeds_the_stories_that_fit_failing_cases_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines_path = dir.path().join("results.jsonl");
+        let line = |case: &str, passed: bool| {
+            let entry: Entry = serde_json::from_value(serde_json::json!({
+                "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+                "case": case, "test": format!("s::{case}"), "fixture": "/m/fixtures/s/a.json",
+                "passed": passed, "score": 1.0, "recording": "replayed", "evaluators": [],
+                "input": {"message": format!("input of {case}")},
+                "output": {"reply": "x".repeat(100)},
+                "recording_path": format!("fixtures/s/recordings/{case}.json"), "run": "r1",
+                "finished_at": "2026-01-01T00:00:00Z",
+            }))
+            .unwrap();
+            serde_json::to_string(&entry).unwrap()
+        };
+        let lines = [line("a", true), line("b", false), line("c", true)];
+        std::fs::write(&lines_path, lines.join("\n") + "\n").unwrap();
+        let mut buf = Vec::new();
+        let stories: Vec<_> = lines
+            .iter()
+            .map(|l| {
+                let counted = Counted::read(l.as_bytes(), &mut buf).unwrap();
+                (counted.passed, counted.story)
+            })
+            .collect();
+        let one_story = stories[1].1.map(|(from, to)| to - from).unwrap();
+        let report = Report {
+            format: FORMAT,
+            generated_at: Utc::now(),
+            latest_run: None,
+            totals: Default::default(),
+            suites: Vec::new(),
+            unreadable_entries: Vec::new(),
+            cases: Vec::new(),
+        };
+        let header = header(&report).unwrap();
+        let older = [false; 3];
+        let cut = page_cuts(&stories, one_story);
+        let text = ResultsText {
+            header: &header,
+            lines: &lines_path,
+            older: &older,
+            cut: &[],
+        };
+        let read = |text: ResultsText| {
+            let mut out = Vec::new();
+            text.write(&mut out, usize::MAX).unwrap();
+            serde_json::from_slice::<Report>(&out).unwrap().cases
+        };
+        let page = read(ResultsText { cut: &cut, ..text });
+        let left_out: Vec<bool> = page.iter().map(|c| c.story_left_out).collect();
+        assert_eq!(left_out, [true, false, true]);
+        assert_eq!(
+            page[1].input,
+            Some(serde_json::json!({"message": "input of b"}))
+        );
+        assert_eq!(
+            (page[0].input.is_none(), page[0].output.is_none()),
+            (true, true)
+        );
+        assert_eq!(
+            page[2].recording_path.as_deref(),
+            Some("fixtures/s/recordings/c.json")
+        );
+        let whole = read(text);
+        assert!(whole
+            .iter()
+            .all(|c| !c.story_left_out && c.output.is_some()));
     }
 }

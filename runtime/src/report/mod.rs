@@ -174,6 +174,11 @@ pub struct Entry {
     /// case did not run in the latest one). Never written in journals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub older: bool,
+    /// In `report.html`'s embedded copy only: the case's `input`, `output` and `calls` are left
+    /// out, the page having embedded as many stories as it holds (failing cases' first); they
+    /// are in `report.json` and `results.jsonl`. Never written in journals or `report.json`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub story_left_out: bool,
 }
 
 impl Entry {
@@ -249,6 +254,7 @@ impl Entry {
             recording_path: result.recording_path.clone(),
             finished_at: Utc::now(),
             older: false,
+            story_left_out: false,
         }
     }
 }
@@ -861,19 +867,61 @@ impl Report {
         }
     }
 
-    /// The HTML page: one file, no network ([`page::render`] of this report's JSON).
+    /// The HTML page: one file, no network ([`page::render`] of this report's JSON, with the
+    /// stories that fit the page, as the fold writes it).
     pub fn to_html(&self) -> String {
-        page::render(&serde_json::to_string(self).unwrap_or_default(), None)
+        page::render(&self.page_json(), None)
     }
 
     /// The HTML page with a comparison against a baseline below the summary
     /// (`cargo proposal-eval report --compare BASE`).
     pub fn to_html_compared(&self, comparison: &compare::Comparison) -> String {
         let comparison = serde_json::to_string(comparison).unwrap_or_default();
-        page::render(
-            &serde_json::to_string(self).unwrap_or_default(),
-            Some(&comparison),
-        )
+        page::render(&self.page_json(), Some(&comparison))
+    }
+
+    /// The report's JSON as the page embeds it: each case as `record` writes it, the stories
+    /// that do not fit [`fold::PAGE_STORIES`] left out ([`aggregate::page_stories`]). Each case
+    /// is written twice (its story's size, then the text), so that only the page is held.
+    fn page_json(&self) -> String {
+        let line = |case: &Entry| serde_json::to_vec(case).unwrap_or_default();
+        let spans: Vec<(bool, Option<(usize, usize)>)> = self
+            .cases
+            .iter()
+            .map(|case| (case.passed, aggregate::story_span(&line(case))))
+            .collect();
+        let cut = fold::page_cuts(&spans, fold::PAGE_STORIES);
+        let header = Report {
+            format: self.format,
+            generated_at: self.generated_at,
+            latest_run: self.latest_run.clone(),
+            totals: self.totals.clone(),
+            suites: self.suites.clone(),
+            unreadable_entries: self.unreadable_entries.clone(),
+            cases: Vec::new(),
+        };
+        let header = serde_json::to_string(&header).unwrap_or_default();
+        let Some(open) = header.strip_suffix("[]}") else {
+            return serde_json::to_string(self).unwrap_or_default();
+        };
+        let mut out = open.as_bytes().to_vec();
+        out.push(b'[');
+        let mut short = Vec::new();
+        for (i, (case, cut)) in self.cases.iter().zip(&cut).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let whole = line(case);
+            match cut {
+                Some(span) => {
+                    aggregate::without_story(&whole, *span, &mut short);
+                    out.extend_from_slice(&short);
+                }
+                None => out.extend_from_slice(&whole),
+            }
+        }
+        out.extend_from_slice(b"]}");
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 

@@ -546,8 +546,14 @@
       '" id="case-close">Close (Esc)</a></div>' + (c.description ? "<p>" + esc(c.description) + "</p>" : "") +
       '<dl class="facts">' + facts.map(([k, v]) => "<dt>" + k + "</dt><dd>" + v + "</dd>").join("") + "</dl>";
     if (c.failure) html += '<section id="failure"><h3>Failure</h3>' + diffText(c.failure) + "</section>";
-    html += '<div class="two"><section id="case-input"><h3>Input</h3>' + json(c.input) + "</section>" +
-      '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
+    if (c.story_left_out) {
+      html += '<p id="story-left-out" class="muted">This case\u2019s input, output and model calls are not in this page: ' +
+        "it holds the stories of as many cases as it can open with (failing cases first). They are in " +
+        "<code>report.json</code> and <code>results.jsonl</code>, beside this page.</p>";
+    } else {
+      html += '<div class="two"><section id="case-input"><h3>Input</h3>' + json(c.input) + "</section>" +
+        '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
+    }
     html += '<section id="evaluators"><h3>Evaluators</h3>' + ((c.evaluators || []).map(evaluatorBlock).join("") ||
       '<p class="muted">none ran</p>') + "</section>";
     html += trajectoryBlock(c) + callsBlock(c);
