@@ -683,6 +683,34 @@ impl Comparison {
 
     /// The terminal form.
     pub fn to_text(&self) -> String {
+        let mut out = self.text_head();
+        for (title, rows) in self.text_sections() {
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "\n{title}:");
+            for row in rows {
+                out.push_str(&row);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\n{}; {} unchanged",
+            self.summary_line(),
+            self.unchanged
+        );
+        let _ = writeln!(
+            out,
+            "overall: {} at alpha {} (McNemar {})",
+            self.overall.verdict,
+            self.alpha,
+            confidence::p_text(self.overall.p_value)
+        );
+        out
+    }
+
+    /// The terminal form's first lines: the two reports, the counts, the paired statistics.
+    fn text_head(&self) -> String {
         let mut out = String::new();
         let (b, n) = (&self.base, &self.new);
         let _ = writeln!(
@@ -709,146 +737,75 @@ impl Comparison {
             &self.overall,
             &self.suites,
         ));
-        let case_line = |c: &CaseChange| {
-            let mut line = format!(
-                "  {} ({}/{}): {} -> {}, score {} -> {}",
-                c.test,
-                c.package,
-                c.binary,
-                verdict(c.base_passed),
-                verdict(c.new_passed),
-                maybe_score(c.base_score),
-                maybe_score(c.new_score)
-            );
-            if let Some(why) = &c.why {
-                let _ = write!(line, "\n      {why}");
-            }
-            line.push('\n');
-            line
-        };
-        let mut section = |title: String, rows: Vec<String>| {
-            if rows.is_empty() {
-                return;
-            }
-            let _ = writeln!(out, "\n{title}:");
-            for row in rows {
-                out.push_str(&row);
-            }
-        };
-        section(
-            format!("regressions ({})", self.regressions.len()),
-            self.regressions.iter().map(case_line).collect(),
-        );
-        section(
-            format!("fixes ({})", self.fixes.len()),
-            self.fixes.iter().map(case_line).collect(),
-        );
-        section(
-            format!(
-                "score changes of at least {} ({})",
-                self.min_delta,
-                self.score_changes.len()
-            ),
-            self.score_changes
-                .iter()
-                .map(|c| {
-                    format!(
-                        "  {:>6}  {} ({}/{}): {} -> {}\n",
-                        signed(c.delta.unwrap_or(0.0)),
-                        c.test,
-                        c.package,
-                        c.binary,
-                        maybe_score(c.base_score),
-                        maybe_score(c.new_score)
-                    )
-                })
-                .collect(),
-        );
-        section(
-            format!("accuracy per field ({})", self.field_changes.len()),
-            self.field_changes
-                .iter()
-                .map(|f| {
-                    let acc = |a: Option<f64>, (h, t): (usize, usize)| match a {
-                        Some(a) => format!("{} ({h}/{t})", percent(a)),
-                        None => "not scored".into(),
-                    };
-                    format!(
-                        "  {:>9}  {} in {} ({}/{}): {} -> {}\n",
-                        f.delta.map_or_else(|| "new/gone".into(), points),
-                        f.path,
-                        f.suite,
-                        f.package,
-                        f.binary,
-                        acc(f.base_accuracy, f.base_hits),
-                        acc(f.new_accuracy, f.new_hits)
-                    )
-                })
-                .collect(),
-        );
-        section(
-            format!("repeats ({})", self.repeats.len()),
-            self.repeats
-                .iter()
-                .map(|r| {
-                    format!(
-                        "  {} ({}/{}): {} -> {}\n",
-                        r.suite,
-                        r.package,
-                        r.binary,
-                        rates(r.base.as_ref()),
-                        rates(r.new.as_ref())
-                    )
-                })
-                .collect(),
-        );
-        section(
-            format!("flaky ({})", self.flaky.len()),
-            self.flaky
-                .iter()
-                .map(|c| {
-                    format!(
-                        "  {} ({}/{}): {}{}\n",
-                        c.test,
-                        c.package,
-                        c.binary,
-                        c.new_samples.as_deref().unwrap_or(""),
-                        if c.was_flaky {
-                            "; flaky before too"
-                        } else {
-                            "; newly flaky"
-                        }
-                    )
-                })
-                .collect(),
-        );
-        let listed = |c: &CaseChange| format!("  {} ({}/{})\n", c.test, c.package, c.binary);
-        section(
-            format!("added ({})", self.added.len()),
-            self.added.iter().map(listed).collect(),
-        );
-        section(
-            format!("removed ({})", self.removed.len()),
-            self.removed.iter().map(listed).collect(),
-        );
-        let _ = writeln!(
-            out,
-            "\n{}; {} unchanged",
-            self.summary_line(),
-            self.unchanged
-        );
-        let _ = writeln!(
-            out,
-            "overall: {} at alpha {} (McNemar {})",
-            self.overall.verdict,
-            self.alpha,
-            confidence::p_text(self.overall.p_value)
-        );
         out
+    }
+
+    /// The terminal form's lists, each a title and its lines (an empty list is not shown).
+    fn text_sections(&self) -> [(String, Vec<String>); 8] {
+        let lines = |rows: &[CaseChange], line: fn(&CaseChange) -> String| -> Vec<String> {
+            rows.iter().map(line).collect()
+        };
+        [
+            (
+                format!("regressions ({})", self.regressions.len()),
+                lines(&self.regressions, text_case),
+            ),
+            (
+                format!("fixes ({})", self.fixes.len()),
+                lines(&self.fixes, text_case),
+            ),
+            (
+                format!(
+                    "score changes of at least {} ({})",
+                    self.min_delta,
+                    self.score_changes.len()
+                ),
+                lines(&self.score_changes, text_score),
+            ),
+            (
+                format!("accuracy per field ({})", self.field_changes.len()),
+                self.field_changes.iter().map(text_field).collect(),
+            ),
+            (
+                format!("repeats ({})", self.repeats.len()),
+                self.repeats.iter().map(text_repeat).collect(),
+            ),
+            (
+                format!("flaky ({})", self.flaky.len()),
+                lines(&self.flaky, text_flaky),
+            ),
+            (
+                format!("added ({})", self.added.len()),
+                lines(&self.added, text_listed),
+            ),
+            (
+                format!("removed ({})", self.removed.len()),
+                lines(&self.removed, text_listed),
+            ),
+        ]
     }
 
     /// The form for a pull-request comment (GitHub-flavoured markdown).
     pub fn to_markdown(&self) -> String {
+        let mut out = self.markdown_head();
+        for (title, rows) in [("Regressions", &self.regressions), ("Fixes", &self.fixes)] {
+            if !rows.is_empty() {
+                let _ = writeln!(out, "\n#### {title} ({})\n", rows.len());
+                markdown_cases(&mut out, rows);
+            }
+        }
+        // The long lists fold away: a pull request shows the regressions first.
+        for (title, body) in self.markdown_details() {
+            let _ = write!(
+                out,
+                "\n<details><summary>{title}</summary>\n\n{body}\n</details>\n"
+            );
+        }
+        out
+    }
+
+    /// The markdown form's heading, verdict and table of counts, and the paired statistics.
+    fn markdown_head(&self) -> String {
         let mut out = String::new();
         let (b, n) = (&self.base, &self.new);
         let _ = writeln!(
@@ -905,37 +862,12 @@ impl Comparison {
             &self.suites,
             md_cell,
         ));
-        let case_table = |out: &mut String, rows: &[CaseChange]| {
-            out.push_str("| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n");
-            for c in rows {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} → {} | {} → {} | {} |",
-                    md_code(&c.test),
-                    md_cell(&format!("{}/{}", c.package, c.binary)),
-                    verdict(c.base_passed),
-                    verdict(c.new_passed),
-                    maybe_score(c.base_score),
-                    maybe_score(c.new_score),
-                    md_cell(c.why.as_deref().unwrap_or(""))
-                );
-            }
-        };
-        if !self.regressions.is_empty() {
-            let _ = writeln!(out, "\n#### Regressions ({})\n", self.regressions.len());
-            case_table(&mut out, &self.regressions);
-        }
-        if !self.fixes.is_empty() {
-            let _ = writeln!(out, "\n#### Fixes ({})\n", self.fixes.len());
-            case_table(&mut out, &self.fixes);
-        }
-        // The long lists fold away: a pull request shows the regressions first.
-        let mut details = |title: String, body: String| {
-            let _ = write!(
-                out,
-                "\n<details><summary>{title}</summary>\n\n{body}\n</details>\n"
-            );
-        };
+        out
+    }
+
+    /// The markdown form's folded lists, each a summary and its body; empty ones left out.
+    fn markdown_details(&self) -> Vec<(String, String)> {
+        let mut details = Vec::new();
         if !self.score_changes.is_empty() {
             let mut body =
                 String::from("| change | case | binary | score |\n|---:|---|---|---:|\n");
@@ -950,64 +882,32 @@ impl Comparison {
                     maybe_score(c.new_score)
                 );
             }
-            details(
+            details.push((
                 format!(
                     "Score changes of at least {} ({})",
                     self.min_delta,
                     self.score_changes.len()
                 ),
                 body,
-            );
+            ));
         }
         if !self.field_changes.is_empty() {
             let mut body = String::from(
                 "| change | field | suite | baseline | now |\n|---:|---|---|---:|---:|\n",
             );
             for f in &self.field_changes {
-                let acc = |a: Option<f64>, (h, t): (usize, usize)| match a {
-                    Some(a) => format!("{} ({h}/{t})", percent(a)),
-                    None => "–".into(),
-                };
-                let _ = writeln!(
-                    body,
-                    "| {} | {} | {} | {} | {} |",
-                    f.delta.map_or_else(|| "new/gone".into(), points),
-                    md_code(&f.path),
-                    md_cell(&format!("{} ({}/{})", f.suite, f.package, f.binary)),
-                    acc(f.base_accuracy, f.base_hits),
-                    acc(f.new_accuracy, f.new_hits)
-                );
+                body.push_str(&markdown_field(f));
             }
-            details(
+            details.push((
                 format!("Accuracy per field ({})", self.field_changes.len()),
                 body,
-            );
+            ));
         }
         if !self.repeats.is_empty() || !self.flaky.is_empty() {
-            let mut body = String::new();
-            for r in &self.repeats {
-                let _ = writeln!(
-                    body,
-                    "- {}: {} → {}",
-                    md_cell(&format!("{} ({}/{})", r.suite, r.package, r.binary)),
-                    rates(r.base.as_ref()),
-                    rates(r.new.as_ref())
-                );
-            }
-            for c in &self.flaky {
-                let _ = writeln!(
-                    body,
-                    "- flaky: {}: {}{}",
-                    md_code(&c.test),
-                    md_cell(c.new_samples.as_deref().unwrap_or("")),
-                    if c.was_flaky {
-                        " (flaky before too)"
-                    } else {
-                        " (newly flaky)"
-                    }
-                );
-            }
-            details(format!("Repeats ({} flaky)", self.flaky.len()), body);
+            details.push((
+                format!("Repeats ({} flaky)", self.flaky.len()),
+                self.markdown_repeats(),
+            ));
         }
         for (title, rows) in [("Added", &self.added), ("Removed", &self.removed)] {
             if rows.is_empty() {
@@ -1023,9 +923,37 @@ impl Comparison {
                     )
                 })
                 .collect();
-            details(format!("{title} ({})", rows.len()), body);
+            details.push((format!("{title} ({})", rows.len()), body));
         }
-        out
+        details
+    }
+
+    /// The repeated suites' rates and the flaky cases, as a markdown list.
+    fn markdown_repeats(&self) -> String {
+        let mut body = String::new();
+        for r in &self.repeats {
+            let _ = writeln!(
+                body,
+                "- {}: {} → {}",
+                md_cell(&format!("{} ({}/{})", r.suite, r.package, r.binary)),
+                rates(r.base.as_ref()),
+                rates(r.new.as_ref())
+            );
+        }
+        for c in &self.flaky {
+            let _ = writeln!(
+                body,
+                "- flaky: {}: {}{}",
+                md_code(&c.test),
+                md_cell(c.new_samples.as_deref().unwrap_or("")),
+                if c.was_flaky {
+                    " (flaky before too)"
+                } else {
+                    " (newly flaky)"
+                }
+            );
+        }
+        body
     }
 
     fn summary_line_after_regressions(&self) -> String {
@@ -1039,6 +967,123 @@ impl Comparison {
             self.unchanged
         )
     }
+}
+
+/// A regression's or a fix's lines in the terminal form, its reason below it.
+fn text_case(c: &CaseChange) -> String {
+    let mut line = format!(
+        "  {} ({}/{}): {} -> {}, score {} -> {}",
+        c.test,
+        c.package,
+        c.binary,
+        verdict(c.base_passed),
+        verdict(c.new_passed),
+        maybe_score(c.base_score),
+        maybe_score(c.new_score)
+    );
+    if let Some(why) = &c.why {
+        let _ = write!(line, "\n      {why}");
+    }
+    line.push('\n');
+    line
+}
+
+/// A score change's line in the terminal form.
+fn text_score(c: &CaseChange) -> String {
+    format!(
+        "  {:>6}  {} ({}/{}): {} -> {}\n",
+        signed(c.delta.unwrap_or(0.0)),
+        c.test,
+        c.package,
+        c.binary,
+        maybe_score(c.base_score),
+        maybe_score(c.new_score)
+    )
+}
+
+/// A field's accuracy: `75.0% (3/4)`, or `none` when it was not scored.
+fn accuracy(a: Option<f64>, (hits, total): (usize, usize), none: &str) -> String {
+    match a {
+        Some(a) => format!("{} ({hits}/{total})", percent(a)),
+        None => none.into(),
+    }
+}
+
+/// A field's change in the terminal form.
+fn text_field(f: &FieldChange) -> String {
+    format!(
+        "  {:>9}  {} in {} ({}/{}): {} -> {}\n",
+        f.delta.map_or_else(|| "new/gone".into(), points),
+        f.path,
+        f.suite,
+        f.package,
+        f.binary,
+        accuracy(f.base_accuracy, f.base_hits, "not scored"),
+        accuracy(f.new_accuracy, f.new_hits, "not scored")
+    )
+}
+
+/// A repeated suite's rates in the terminal form.
+fn text_repeat(r: &RepeatChange) -> String {
+    format!(
+        "  {} ({}/{}): {} -> {}\n",
+        r.suite,
+        r.package,
+        r.binary,
+        rates(r.base.as_ref()),
+        rates(r.new.as_ref())
+    )
+}
+
+/// A flaky case's line in the terminal form.
+fn text_flaky(c: &CaseChange) -> String {
+    format!(
+        "  {} ({}/{}): {}{}\n",
+        c.test,
+        c.package,
+        c.binary,
+        c.new_samples.as_deref().unwrap_or(""),
+        if c.was_flaky {
+            "; flaky before too"
+        } else {
+            "; newly flaky"
+        }
+    )
+}
+
+/// An added or removed case's line in the terminal form.
+fn text_listed(c: &CaseChange) -> String {
+    format!("  {} ({}/{})\n", c.test, c.package, c.binary)
+}
+
+/// A table of regressions or fixes in the markdown form.
+fn markdown_cases(out: &mut String, rows: &[CaseChange]) {
+    out.push_str("| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n");
+    for c in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} → {} | {} → {} | {} |",
+            md_code(&c.test),
+            md_cell(&format!("{}/{}", c.package, c.binary)),
+            verdict(c.base_passed),
+            verdict(c.new_passed),
+            maybe_score(c.base_score),
+            maybe_score(c.new_score),
+            md_cell(c.why.as_deref().unwrap_or(""))
+        );
+    }
+}
+
+/// A field's change as a row of the markdown form's table.
+fn markdown_field(f: &FieldChange) -> String {
+    format!(
+        "| {} | {} | {} | {} | {} |\n",
+        f.delta.map_or_else(|| "new/gone".into(), points),
+        md_code(&f.path),
+        md_cell(&format!("{} ({}/{})", f.suite, f.package, f.binary)),
+        accuracy(f.base_accuracy, f.base_hits, "–"),
+        accuracy(f.new_accuracy, f.new_hits, "–")
+    )
 }
 
 /// Text in a markdown table cell: `|` escaped, line breaks and HTML out.
