@@ -42,7 +42,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};
-use proposal_eval::__internal::llm_judge::{Judgement, RecordedVerdict};
+use proposal_eval::__internal::llm_judge::{JudgeCall, Judgement, RecordedVerdict};
 use proposal_eval::__internal::recording::{input_digest, Interaction, Recording, Sample};
 use proposal_eval::config::LlmJudgeConfig;
 use proposal_eval::rubric::{Rubric, BUILTIN_TEMPLATE};
@@ -143,9 +143,14 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
                 key_sha256: key.key_sha256,
                 parts: key.parts,
                 recorded_at: at,
-                calls: vec![Interaction::new(question.request(), response, at)],
+                calls: vec![JudgeCall::of(Interaction::new(
+                    question.request(),
+                    response,
+                    at,
+                ))],
                 verdicts,
             }
+            .without_requests()
         });
         Recording {
             format: 2,

@@ -54,8 +54,14 @@ pub const SAMPLES_FORMAT: u32 = 3;
 /// The format of a recording that holds a rubric judge's part (`judge`): format 3 with `judge`.
 /// Only a recording with a judge part is written in it, so every other recording stays as it
 /// was, and a version that knows no judge refuses such a file as newer instead of dropping its
-/// verdicts. The newest format this version reads.
+/// verdicts. Its judge calls keep their whole requests; [`JUDGE_CALLS_FORMAT`] is written now.
 pub const JUDGE_FORMAT: u32 = 4;
+
+/// The format this version writes for a recording with a judge part: format 4 whose judge calls
+/// keep their request's SHA-256 (`request_sha256`) in place of the request, the whole prompt,
+/// which every replay scanned to skip it ([`judgement`]). Format 4 is still read. The newest
+/// format this version reads.
+pub const JUDGE_CALLS_FORMAT: u32 = 5;
 
 /// The largest input (canonical JSON, in bytes) a recording keeps a copy of, for the diff a
 /// stale recording shows. A larger input is recorded by its hash only: the request that carries
@@ -311,7 +317,7 @@ pub(crate) struct Written<'a> {
 impl Serialize for Recording {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let format = if self.judge.is_some() {
-            self.format.max(JUDGE_FORMAT)
+            self.format.max(JUDGE_CALLS_FORMAT)
         } else if self.samples.len() > 1 {
             self.format.max(SAMPLES_FORMAT)
         } else {
@@ -465,13 +471,30 @@ pub(crate) struct ForReplay {
 impl ForReplay {
     /// A recording read whole, for the replay.
     fn whole(mut recording: Recording) -> ForReplay {
-        let judge = recording.judge.take().map(Into::into);
+        let judge = recording.judge.take().map(|judge| {
+            let mut judge = judgement::ReplayedJudgement::from(judge);
+            // A whole read makes a format-4 judgement format 5's, its key from its parts.
+            judge.format = JUDGE_CALLS_FORMAT;
+            judge
+        });
         ForReplay {
             recording,
             digests: None,
             judge,
         }
     }
+}
+
+/// A recording and its judge part as a replay reads them, the judge part told the recording's
+/// format (which says how its key was made).
+fn with_format(
+    (recording, judge): (Recording, Option<judgement::ReplayedJudgement>),
+) -> (Recording, Option<judgement::ReplayedJudgement>) {
+    let judge = judge.map(|mut judge| {
+        judge.format = recording.format;
+        judge
+    });
+    (recording, judge)
 }
 
 /// An interaction as a large recording is read for replay: its request hashed.
@@ -538,7 +561,7 @@ pub fn input_digest(input: &Value) -> (String, u64) {
     hasher.finish()
 }
 
-fn is_sha256(text: &str) -> bool {
+pub(crate) fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -697,11 +720,14 @@ impl Recording {
         bytes: &[u8],
         file: &Path,
     ) -> Result<(Recording, Option<R>), RecordingError> {
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement> =
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::ReadJudgement> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
         let (mut recording, judge) = Recording::from_raw(raw, file)?;
-        recording.judge = judge;
+        recording.judge = judge
+            .map(|j| j.checked(recording.format))
+            .transpose()
+            .map_err(|message| damaged(file, message))?;
         Ok((recording, review))
     }
 
@@ -724,7 +750,7 @@ impl Recording {
         if raw.review.is_some() {
             return Recording::parse(bytes, file).map(|r| (r, None));
         }
-        Recording::from_raw(raw, file)
+        Recording::from_raw(raw, file).map(with_format)
     }
 
     /// The recording a file read as `raw` holds, its keys checked, and its judge part apart
@@ -842,7 +868,7 @@ impl Recording {
             review: None::<IgnoredAny>,
             judge: raw.judge,
         };
-        let (recording, judge) = Recording::from_raw(raw, file).ok()?;
+        let (recording, judge) = Recording::from_raw(raw, file).ok().map(with_format)?;
         Some(ForReplay {
             recording,
             digests: Some(RequestDigests {
@@ -903,7 +929,7 @@ impl Recording {
         }
         self.input_sha256 = Some(current.input_sha256.clone());
         self.format = if self.judge.is_some() {
-            JUDGE_FORMAT
+            JUDGE_CALLS_FORMAT
         } else {
             FORMAT
         };
@@ -913,18 +939,19 @@ impl Recording {
     /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
     /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
-        let judged = self.judge.iter_mut().flat_map(|j| &mut j.calls);
-        for interaction in self
-            .samples
-            .iter_mut()
-            .flat_map(|s| &mut s.interactions)
-            .chain(judged)
-        {
+        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
-            if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
-                *query = redactor.redact_query(query);
+            redact_query(&mut interaction.http, redactor);
+        }
+        for call in self.judge.iter_mut().flat_map(|j| &mut j.calls) {
+            // The hash kept is of the request as it is recorded: redacted.
+            if let Some(request) = &mut call.request {
+                redactor.redact(request);
+                call.request_sha256 = judgement::request_sha256(request);
             }
+            redactor.redact(&mut call.response);
+            redact_query(&mut call.http, redactor);
         }
     }
 
@@ -984,6 +1011,13 @@ impl Recording {
             None => put_back(value.get_mut("interactions")),
         }
         value
+    }
+}
+
+/// Takes what `redactor` redacts out of an HTTP call's query string.
+fn redact_query(http: &mut Option<HttpExchange>, redactor: &Redactor) {
+    if let Some(query) = http.as_mut().and_then(|h| h.query.as_mut()) {
+        *query = redactor.redact_query(query);
     }
 }
 
@@ -1066,12 +1100,12 @@ fn check_format(format: Option<&Value>, file: &Path) -> Result<(), RecordingErro
             }
         },
     };
-    if format > u64::from(JUDGE_FORMAT) {
+    if format > u64::from(JUDGE_CALLS_FORMAT) {
         return Err(RecordingError {
             at: Located::file(
                 file,
                 format!(
-                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_FORMAT}): upgrade proposal-eval"
+                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_CALLS_FORMAT}): upgrade proposal-eval"
                 ),
             ),
             kind: RecordingErrorKind::Newer { format },
@@ -1346,14 +1380,17 @@ mod tests {
             temperature: 0.0,
             samples: 1,
         };
-        recording.judge = Some(judgement::Judgement {
-            key_sha256: "5".repeat(64),
-            parts: parts.clone(),
-            recorded_at: at,
-            calls: vec![call],
-            verdicts: verdicts.clone(),
-        });
-        recording.format = JUDGE_FORMAT;
+        recording.judge = Some(
+            judgement::Judgement {
+                key_sha256: "5".repeat(64),
+                parts: parts.clone(),
+                recorded_at: at,
+                calls: vec![judgement::JudgeCall::of(call)],
+                verdicts: verdicts.clone(),
+            }
+            .without_requests(),
+        );
+        recording.format = JUDGE_CALLS_FORMAT;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.json");
         recording.write(&file).unwrap();
@@ -1368,7 +1405,7 @@ mod tests {
             assert_eq!(responses(&read.recording), responses(&recording));
             let judge = read.judge.expect("the judge part");
             assert_eq!(judge.key_sha256, "5".repeat(64));
-            assert_eq!(judge.parts, parts);
+            assert_eq!(judge.format, JUDGE_CALLS_FORMAT);
             assert_eq!(judge.verdicts, verdicts);
             let costs: Vec<_> = judge
                 .calls
@@ -1387,6 +1424,100 @@ mod tests {
         let error = Recording::read_for_replay(&file).unwrap_err();
         assert_eq!(error.kind(), RecordingErrorKind::Damaged);
         assert_eq!(error, Recording::read(&file).unwrap_err());
+    }
+
+    /// A judge call keeps its request's hash (of the request redacted, as it would be
+    /// recorded); the request itself only while it is there (a pending file). A format-4 file,
+    /// whose calls hold their requests, still reads, and is rewritten as format 5 with the
+    /// hashes alone; a call of the wrong shape for its format is damage, named.
+    #[test]
+    fn a_judge_call_keeps_its_requests_hash_and_format_4_still_reads() {
+        let input = json!({"message": "hi"});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let request =
+            json!({"model": "j", "api_key": "k", "messages": [{"content": "Judge \"this\""}]});
+        let call = judgement::JudgeCall::of(Interaction::new(
+            request.clone(),
+            json!({"verdicts": []}),
+            at,
+        ));
+        assert_eq!(call.request_sha256, judgement::request_sha256(&request));
+        let mut recording = Recording::new("a".into(), at, &now, &input, vec![]);
+        recording.judge = Some(judgement::Judgement {
+            key_sha256: "5".repeat(64),
+            parts: judgement::KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: "2".repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "j".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: vec![call],
+            verdicts: vec![],
+        });
+        recording.format = JUDGE_CALLS_FORMAT;
+        recording.redact(&Redactor::default());
+        let redacted = json!({"model": "j", "api_key": "<redacted>", "messages": [{"content": "Judge \"this\""}]});
+        let judged = |r: &Recording| r.judge.clone().unwrap().calls.remove(0);
+        assert_eq!(judged(&recording).request, Some(redacted.clone()));
+        let hash = judgement::request_sha256(&redacted);
+        assert_eq!(judged(&recording).request_sha256, hash);
+
+        // As a pending file holds it (the request kept), and as a committed one (its hash).
+        let with_request = recording.to_pretty();
+        assert!(with_request.contains("\"format\": 5"), "{with_request}");
+        let file = Path::new("r.json");
+        assert_eq!(
+            Recording::parse(with_request.as_bytes(), file).unwrap(),
+            recording
+        );
+        let mut committed = recording.clone();
+        committed.judge = committed.judge.map(judgement::Judgement::without_requests);
+        let text = committed.to_pretty();
+        assert!(!text.contains("Judge"), "{text}");
+        assert!(
+            text.contains(&format!("\"request_sha256\": \"{hash}\"")),
+            "{text}"
+        );
+        assert_eq!(Recording::parse(text.as_bytes(), file).unwrap(), committed);
+
+        // Format 4: the request, no hash; read with the hash made, rewritten as format 5.
+        let hash_line = format!("        \"request_sha256\": \"{hash}\",\n");
+        let format_4 = with_request
+            .replace(&hash_line, "")
+            .replace("\"format\": 5", "\"format\": 4");
+        assert_ne!(format_4, with_request);
+        let read = Recording::parse(format_4.as_bytes(), file).unwrap();
+        assert_eq!((read.format, judged(&read).request), (4, None));
+        assert_eq!(judged(&read).request_sha256, hash);
+        // Its key made from its parts, as format 5 makes it: a rewrite stays fresh.
+        let judge = read.judge.as_ref().unwrap();
+        assert_eq!(judge.key_sha256, judge.parts.key_sha256());
+        let key_line = |key: &str| format!("\"key_sha256\": \"{key}\"");
+        let rewritten = text.replace(&key_line(&"5".repeat(64)), &key_line(&judge.key_sha256));
+        assert_ne!(rewritten, text);
+        assert_eq!(read.to_pretty(), rewritten);
+
+        let damage = |text: &str| {
+            Recording::parse(text.as_bytes(), file)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            damage(&text.replace(&hash_line, "")),
+            "damaged recording: r.json: `judge.calls[0]` has no `request_sha256`; fix it, or delete the file and re-record the case"
+        );
+        assert_eq!(
+            damage(&with_request.replace("\"format\": 5", "\"format\": 4")),
+            "damaged recording: r.json: `judge.calls[0]` has `request_sha256`, a key of format 5, not of format 4; fix it, or delete the file and re-record the case"
+        );
+        assert!(damage(&text.replace(&hash, "abc"))
+            .contains("`judge.calls[0].request_sha256` is not 64 lowercase hex digits"));
     }
 
     fn current(input: &Value, fixture_sha: &str) -> CaseSources {
@@ -1536,10 +1667,10 @@ mod tests {
         )
         .to_pretty();
         let err = |text: &str| Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
-        let upgrade = "r.json: made by a newer proposal-eval (format 5; this version reads up to 4): upgrade proposal-eval";
-        let newer = text.replace("\"format\": 2", "\"format\": 5");
+        let upgrade = "r.json: made by a newer proposal-eval (format 6; this version reads up to 5): upgrade proposal-eval";
+        let newer = text.replace("\"format\": 2", "\"format\": 6");
         assert_eq!(err(&newer).to_string(), upgrade);
-        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 5 });
+        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 6 });
         // Keys and shapes this version does not know: still the upgrade.
         let newer = newer.replace(
             "\"case\": \"a\"",

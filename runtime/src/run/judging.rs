@@ -136,33 +136,43 @@ impl RubricStep<'_> {
         if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
             return Ok(None);
         }
-        let rejudge = self
-            .record_command
-            .replacen("RECORD=1 ", "RECORD=stale ", 1);
-        let shown = self.suite.relative(self.recording_file);
+        // Made only on the way to a failure: a replay that uses its verdicts needs neither.
+        let rejudge = || {
+            self.record_command
+                .replacen("RECORD=1 ", "RECORD=stale ", 1)
+        };
+        let shown = || self.suite.relative(self.recording_file);
         let Some(j) = recorded else {
             if matches!(self.record, RecordMode::Stale | RecordMode::All) {
                 return Ok(None);
             }
             let place = if self.recording_file.exists() {
-                format!(" in {shown}")
+                format!(" in {}", shown())
             } else {
                 String::new()
             };
             return Err(format!(
-                "no recorded judge verdicts for this case's rubric{place}; record them: {rejudge}"
+                "no recorded judge verdicts for this case's rubric{place}; record them: {}",
+                rejudge()
             ));
         };
         let note = |j: &ReplayedJudgement| {
             self.note_calls(j.calls.iter().map(|c| (c.usage.as_ref(), c.latency_ms)));
         };
-        if j.key_sha256 == question.key_sha256() {
+        let current = if j.format == crate::recording::JUDGE_FORMAT {
+            question.key_sha256_format_4()
+        } else {
+            question.key_sha256()
+        };
+        if j.key_sha256 == current {
             note(&j);
             return Ok(Some(Judged::of(rubric, &j.verdicts)));
         }
-        let what = llm_judge::changes(&j.parts, &question.key().parts).join(", ");
         let message = format!(
-            "stale judge verdicts in {shown}: what they judged changed: {what}\nre-judge just this case (the agent's recorded answers are kept): {rejudge}"
+            "stale judge verdicts in {}: what they judged changed: {}\nre-judge just this case (the agent's recorded answers are kept): {}",
+            shown(),
+            self.what_changed(question),
+            rejudge()
         );
         match (self.record, self.config.recording.validation) {
             (RecordMode::Stale | RecordMode::All, _) => Ok(None),
@@ -177,6 +187,25 @@ impl RubricStep<'_> {
                 Ok(Some(Judged::of(rubric, &j.verdicts)))
             }
         }
+    }
+
+    /// What changed since the recorded judgement, whose key is not `question`'s, in words: its
+    /// parts, read from the recording whole (a replay skips them).
+    fn what_changed(&self, question: &Question<'_>) -> String {
+        let recorded = match Recording::read(self.recording_file) {
+            Ok(Some(Recording {
+                judge: Some(judge), ..
+            })) => judge.parts,
+            Ok(_) => return "the judge part is gone from the recording".into(),
+            Err(e) => return format!("the judge part does not read whole ({e})"),
+        };
+        let changes = llm_judge::changes(&recorded, &question.parts());
+        if changes.is_empty() {
+            // Only a hand-edited key or parts gets here.
+            return "nothing its parts name: `judge.key_sha256` does not agree with `judge.parts`"
+                .into();
+        }
+        changes.join(", ")
     }
 
     /// Notes the judge's calls whose verdicts the case uses, by their usage and latency.
@@ -236,6 +265,9 @@ impl RubricStep<'_> {
         }
         recording.judge = Some(judgement);
         recording.redact(&redactor);
+        // A committed recording keeps each judge request's hash, not the prompt (a pending one
+        // keeps both, for the reviewer).
+        recording.judge = recording.judge.map(llm_judge::Judgement::without_requests);
         recording.write_moved(self.recording_file).map_err(|e| {
             format!(
                 "cannot write the recording {}: {e}",
