@@ -33,18 +33,6 @@ fn sha256_hex(text: &str) -> String {
     format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
-/// Lowercase hex of a digest, without a `format!` per byte.
-fn hex(digest: impl AsRef<[u8]>) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = digest.as_ref();
-    let mut out = String::with_capacity(digest.len() * 2);
-    for &b in digest {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
-}
-
 /// SHA-256 of values' canonical JSON, written into one buffer that each value reuses: no text
 /// of a value is allocated for its own.
 #[derive(Default)]
@@ -57,7 +45,7 @@ impl Hashes {
         self.buffer.clear();
         // Writing JSON to a `Vec` cannot fail.
         let _ = serde_json::to_writer(&mut self.buffer, value);
-        hex(Sha256::digest(&self.buffer))
+        crate::recording::judgement::hex(Sha256::digest(&self.buffer))
     }
 
     fn of_value(&mut self, value: &Value) -> String {
@@ -172,7 +160,7 @@ impl Question<'_> {
             hasher.update(value);
         }
         hasher.update("}");
-        hex(hasher.finalize())
+        crate::recording::judgement::hex(hasher.finalize())
     }
 
     /// The chat completion request of one judge call.
@@ -337,6 +325,19 @@ pub(crate) enum Judged {
 impl Judged {
     /// Grades `rubric` by `verdicts`.
     pub(crate) fn of(rubric: &Rubric, verdicts: &[RecordedVerdict]) -> Judged {
+        let verdicts = verdicts
+            .iter()
+            .map(|v| Verdict {
+                id: v.id,
+                holds: v.holds,
+                reason: v.reason.clone(),
+            })
+            .collect();
+        Judged::of_verdicts(rubric, verdicts)
+    }
+
+    /// Grades `rubric` by `verdicts`, in the statements' order.
+    pub(crate) fn of_verdicts(rubric: &Rubric, verdicts: Vec<Verdict>) -> Judged {
         let statements = rubric.statements();
         if verdicts.len() != statements.len() {
             return Judged::Error(format!(
@@ -345,14 +346,6 @@ impl Judged {
                 statements.len()
             ));
         }
-        let verdicts: Vec<Verdict> = verdicts
-            .iter()
-            .map(|v| Verdict {
-                id: v.id,
-                holds: v.holds,
-                reason: v.reason.clone(),
-            })
-            .collect();
         Judged::Verdict(rubric::grade(&statements, &verdicts))
     }
 }

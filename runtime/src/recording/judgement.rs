@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 /// The judge part of a recording: what was judged (its key), the judge's calls and the
 /// verdicts they decided (the majority, one per statement).
@@ -154,9 +155,47 @@ impl KeyParts {
     /// The key of these parts, as format 5 records it: the SHA-256 of their canonical JSON. It
     /// changes exactly when one of them does.
     pub fn key_sha256(&self) -> String {
-        let parts = serde_json::to_value(self).unwrap_or(Value::Null);
-        crate::recording::input_digest(&parts).0
+        // The canonical JSON written straight from the fields, in the sorted order of their
+        // names, rather than through a `Value` that sorts them.
+        #[derive(Serialize)]
+        struct Sorted<'a> {
+            input_sha256: &'a str,
+            model: &'a str,
+            output_sha256: &'a str,
+            prompt_sha256: &'a str,
+            rubric_sha256: &'a str,
+            samples: u32,
+            temperature: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            trajectory_sha256: Option<&'a str>,
+        }
+        let sorted = Sorted {
+            input_sha256: &self.input_sha256,
+            model: &self.model,
+            output_sha256: &self.output_sha256,
+            prompt_sha256: &self.prompt_sha256,
+            rubric_sha256: &self.rubric_sha256,
+            samples: self.samples,
+            temperature: self.temperature,
+            trajectory_sha256: self.trajectory_sha256.as_deref(),
+        };
+        let mut text = Vec::with_capacity(512);
+        // Writing JSON to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut text, &sorted);
+        hex(Sha256::digest(&text))
     }
+}
+
+/// Lowercase hex of a digest, without a `format!` per byte.
+pub(crate) fn hex(digest: impl AsRef<[u8]>) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = digest.as_ref();
+    let mut out = String::with_capacity(digest.len() * 2);
+    for &b in digest {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 /// The judge part as a file holds it, in either format: checked and made a [`Judgement`] by
@@ -265,7 +304,30 @@ pub(crate) struct ReplayedJudgement {
     #[serde(rename = "recorded_at")]
     _recorded_at: DateTime<Utc>,
     pub calls: Vec<ReplayedCall>,
-    pub verdicts: Vec<RecordedVerdict>,
+    pub verdicts: Vec<ReplayedVerdict>,
+}
+
+/// A recorded verdict as a replay reads it: what grading uses (the statement's text is the
+/// rubric's, so it is skipped).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplayedVerdict {
+    id: usize,
+    #[serde(rename = "statement")]
+    _statement: IgnoredAny,
+    holds: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+impl From<ReplayedVerdict> for proposal_eval_engine::rubric::Verdict {
+    fn from(v: ReplayedVerdict) -> Self {
+        proposal_eval_engine::rubric::Verdict {
+            id: v.id,
+            holds: v.holds,
+            reason: v.reason,
+        }
+    }
 }
 
 /// A judge call as a replay reads it: its cost; the rest is skipped.
@@ -310,7 +372,16 @@ impl From<Judgement> for ReplayedJudgement {
                     usage: call.usage,
                 })
                 .collect(),
-            verdicts: judgement.verdicts,
+            verdicts: judgement
+                .verdicts
+                .into_iter()
+                .map(|v| ReplayedVerdict {
+                    id: v.id,
+                    _statement: IgnoredAny,
+                    holds: v.holds,
+                    reason: v.reason,
+                })
+                .collect(),
         }
     }
 }

@@ -1406,7 +1406,19 @@ mod tests {
             let judge = read.judge.expect("the judge part");
             assert_eq!(judge.key_sha256, "5".repeat(64));
             assert_eq!(judge.format, JUDGE_CALLS_FORMAT);
-            assert_eq!(judge.verdicts, verdicts);
+            let graded: Vec<proposal_eval_engine::rubric::Verdict> =
+                judge.verdicts.into_iter().map(Into::into).collect();
+            let recorded: Vec<_> = verdicts
+                .iter()
+                .map(|v| (v.id, v.holds, v.reason.clone()))
+                .collect();
+            assert_eq!(
+                graded
+                    .into_iter()
+                    .map(|v| (v.id, v.holds, v.reason))
+                    .collect::<Vec<_>>(),
+                recorded
+            );
             let costs: Vec<_> = judge
                 .calls
                 .iter()

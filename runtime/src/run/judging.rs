@@ -166,7 +166,7 @@ impl RubricStep<'_> {
         };
         if j.key_sha256 == current {
             note(&j);
-            return Ok(Some(Judged::of(rubric, &j.verdicts)));
+            return Ok(Some(replayed_verdicts(rubric, j)));
         }
         let message = format!(
             "stale judge verdicts in {}: what they judged changed: {}\nre-judge just this case (the agent's recorded answers are kept): {}",
@@ -180,11 +180,11 @@ impl RubricStep<'_> {
             (_, Validation::Warn) => {
                 eprintln!("warning: {}: {message}", self.name);
                 note(&j);
-                Ok(Some(Judged::of(rubric, &j.verdicts)))
+                Ok(Some(replayed_verdicts(rubric, j)))
             }
             (_, Validation::Skip) => {
                 note(&j);
-                Ok(Some(Judged::of(rubric, &j.verdicts)))
+                Ok(Some(replayed_verdicts(rubric, j)))
             }
         }
     }
@@ -275,6 +275,11 @@ impl RubricStep<'_> {
             )
         })
     }
+}
+
+/// `rubric` graded by the verdicts of the replayed judgement `j`.
+fn replayed_verdicts(rubric: &Rubric, j: ReplayedJudgement) -> Judged {
+    Judged::of_verdicts(rubric, j.verdicts.into_iter().map(Into::into).collect())
 }
 
 /// How many of a verdict's statements pass, and the line of each that does not.
