@@ -35,9 +35,17 @@ fn sha256_hex(text: &str) -> String {
 
 /// SHA-256 of values' canonical JSON, written into one buffer that each value reuses: no text
 /// of a value is allocated for its own.
-#[derive(Default)]
 struct Hashes {
     buffer: Vec<u8>,
+}
+
+impl Default for Hashes {
+    fn default() -> Hashes {
+        // Room for a usual output at once, so the buffer seldom grows as it is written.
+        Hashes {
+            buffer: Vec::with_capacity(8 * 1024),
+        }
+    }
 }
 
 impl Hashes {

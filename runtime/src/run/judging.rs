@@ -86,14 +86,15 @@ impl RubricStep<'_> {
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Judged, String> {
         let judge = &self.config.judge;
-        let template = match &judge.prompt {
-            None => crate::rubric::BUILTIN_TEMPLATE.to_string(),
+        let template: std::borrow::Cow<'static, str> = match &judge.prompt {
+            None => crate::rubric::BUILTIN_TEMPLATE.into(),
             Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file))
                 .map_err(|e| {
                     format!(
                         "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
                     )
-                })?,
+                })?
+                .into(),
         };
         let question = Question {
             rubric,
