@@ -288,8 +288,8 @@ impl ReadCall {
 
 /// The judge part as a replay reads it: what the replay uses (the key, the verdicts, each
 /// call's latency and usage). The key's parts (needed only to name what changed, from a whole
-/// read then), the calls' requests (or their hashes) and responses are checked to be JSON and
-/// skipped, not built. A recording is only rewritten from a whole read
+/// read then), the times, the calls' requests (or their hashes) and responses are checked to be
+/// JSON and skipped, not built. A recording is only rewritten from a whole read
 /// ([`crate::recording::Recording::read`]), so skipping them here loses nothing.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -302,7 +302,7 @@ pub(crate) struct ReplayedJudgement {
     #[serde(rename = "parts")]
     _parts: IgnoredAny,
     #[serde(rename = "recorded_at")]
-    _recorded_at: DateTime<Utc>,
+    _recorded_at: IgnoredAny,
     pub calls: Vec<ReplayedCall>,
     pub verdicts: Vec<ReplayedVerdict>,
 }
@@ -341,7 +341,7 @@ pub(crate) struct ReplayedCall {
     #[serde(rename = "response")]
     _response: IgnoredAny,
     #[serde(rename = "recorded_at")]
-    _recorded_at: DateTime<Utc>,
+    _recorded_at: IgnoredAny,
     #[serde(default, rename = "http")]
     _http: Option<IgnoredAny>,
     /// See [`JudgeCall::latency_ms`].
@@ -358,7 +358,7 @@ impl From<Judgement> for ReplayedJudgement {
             format: 0,
             key_sha256: judgement.key_sha256,
             _parts: IgnoredAny,
-            _recorded_at: judgement.recorded_at,
+            _recorded_at: IgnoredAny,
             calls: judgement
                 .calls
                 .into_iter()
@@ -366,7 +366,7 @@ impl From<Judgement> for ReplayedJudgement {
                     _request_sha256: Some(IgnoredAny),
                     _request: call.request.map(|_| IgnoredAny),
                     _response: IgnoredAny,
-                    _recorded_at: call.recorded_at,
+                    _recorded_at: IgnoredAny,
                     _http: call.http.map(|_| IgnoredAny),
                     latency_ms: call.latency_ms,
                     usage: call.usage,
