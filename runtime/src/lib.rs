@@ -191,7 +191,7 @@ pub mod __internal {
     }
     // cli tests (`review`) and runtime/benches/rubric.rs: a recorded judge part built by hand.
     pub mod llm_judge {
-        pub use crate::llm_judge::{Judgement, KeyParts, RecordedVerdict};
+        pub use crate::llm_judge::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
     }
     // cli `generate`: the generator command run as a child process.
     pub mod process {

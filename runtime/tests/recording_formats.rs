@@ -190,11 +190,11 @@ fn a_newer_format_says_to_upgrade() {
     let _cargo = lock();
     let example = Example::new();
     let mut r = read_json(&example, &recording(RAISE));
-    r["format"] = json!(5);
+    r["format"] = json!(6);
     r["made_by"] = json!("a later version");
     write_json(&example, &recording(RAISE), &r);
     let want = format!(
-        "{}: made by a newer proposal-eval (format 5; this version reads up to 4): upgrade proposal-eval",
+        "{}: made by a newer proposal-eval (format 6; this version reads up to 5): upgrade proposal-eval",
         recording(RAISE)
     );
     for envs in [&[FORBID][..], &[FORBID, ("RECORD", "stale")][..]] {

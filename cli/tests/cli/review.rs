@@ -517,7 +517,7 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
     record(&env, "shop", &[]);
     let file = env.path("suite/recordings/shop.json");
     let mut committed = Recording::read(&file).unwrap().unwrap();
-    // As a recording with a judge part is written: format 4, depending on the input.
+    // As a recording with a judge part is written: format 5, depending on the input.
     committed.sources.clear();
     committed.input_sha256 = Some(
         proposal_eval::__internal::recording::input_digest(&json!({ "message": "a laptop" })).0,

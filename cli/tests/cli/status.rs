@@ -113,7 +113,7 @@ fn check_fails_on_stale_orphaned_or_unreadable_only() {
     assert_eq!(out.code, 1);
     assert!(
         out.stdout.contains(
-            "suite/recordings/never_calls.json: made by a newer proposal-eval (format 9; this version reads up to 4): upgrade proposal-eval"
+            "suite/recordings/never_calls.json: made by a newer proposal-eval (format 9; this version reads up to 5): upgrade proposal-eval"
         ),
         "{}",
         out.stdout

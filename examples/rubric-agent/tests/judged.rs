@@ -146,9 +146,20 @@ fn records_then_replays() -> Result<(), Failed> {
         return Err("the recording holds the API key".into());
     }
     let recording: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    if recording["format"] != 4 || !recording["judge"]["key_sha256"].is_string() {
+    if recording["format"] != 5 || !recording["judge"]["key_sha256"].is_string() {
         return Err(format!(
-            "a recording with a judge part is format 4 with judge.key_sha256:\n{text}"
+            "a recording with a judge part is format 5 with judge.key_sha256:\n{text}"
+        )
+        .into());
+    }
+    // The judge's call is kept by its request's hash; the prompt is not in the recording.
+    let call = &recording["judge"]["calls"][0];
+    if !call["request_sha256"].is_string()
+        || call.get("request").is_some()
+        || text.contains("0. Recommends")
+    {
+        return Err(format!(
+            "a committed judge call keeps request_sha256, not the request (the prompt):\n{text}"
         )
         .into());
     }
@@ -327,7 +338,7 @@ fn repeated() -> Result<(), Failed> {
     let holds: Vec<&Value> = (0..3)
         .map(|k| &recording["samples"][k]["judge"]["verdicts"][1]["holds"])
         .collect();
-    if recording["format"] != 4 || recording.get("judge").is_some() || holds != [false, true, false]
+    if recording["format"] != 5 || recording.get("judge").is_some() || holds != [false, true, false]
     {
         return Err(format!(
             "each of 3 samples should keep its own judge part (samples[k].judge), the second's forbidden statement holding:\n{recording:#}"
@@ -532,6 +543,15 @@ fn review() -> Result<(), Failed> {
     if verdict["holds"] != true || verdict["reason"] != "SKU-456 is discontinued" {
         return Err(
             format!("the pending file does not hold the new verdicts:\n{pending:#}").into(),
+        );
+    }
+    // The pending file keeps the judge's whole request, for the reviewer to read the prompt.
+    let prompt = pending["judge"]["calls"][0]["request"]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    if !prompt.contains("0. Recommends exactly one laptop that is in stock") {
+        return Err(
+            format!("the pending file does not hold the judge's prompt:\n{pending:#}").into(),
         );
     }
     Ok(())

@@ -12,12 +12,12 @@ pub mod config;
 
 use crate::recording::model::ModelFactory;
 use chrono::Utc;
-use proposal_eval_engine::json::canonical_json;
+use proposal_eval_engine::json::{canonical_json, Sorted};
 use proposal_eval_engine::rubric::{self, Rubric, RubricVerdict, Verdict};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-pub use crate::recording::judgement::{Judgement, KeyParts, RecordedVerdict};
+pub use crate::recording::judgement::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
 pub use config::LlmJudgeConfig;
 
 /// A key and its parts.
@@ -33,12 +33,32 @@ fn sha256_hex(text: &str) -> String {
     format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
-/// The canonical JSON texts of a question's parts, made once for the key and the parts' hashes.
-struct CanonicalParts {
-    rubric: String,
-    output: String,
-    input: String,
-    trajectory: Option<String>,
+/// SHA-256 of values' canonical JSON, written into one buffer that each value reuses: no text
+/// of a value is allocated for its own.
+struct Hashes {
+    buffer: Vec<u8>,
+}
+
+impl Default for Hashes {
+    fn default() -> Hashes {
+        // Room for a usual output at once, so the buffer seldom grows as it is written.
+        Hashes {
+            buffer: Vec::with_capacity(8 * 1024),
+        }
+    }
+}
+
+impl Hashes {
+    fn of(&mut self, value: &impl serde::Serialize) -> String {
+        self.buffer.clear();
+        // Writing JSON to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut self.buffer, value);
+        crate::recording::judgement::hex(Sha256::digest(&self.buffer))
+    }
+
+    fn of_value(&mut self, value: &Value) -> String {
+        self.of(&Sorted(value))
+    }
 }
 
 /// What the judge is asked about one output, and with which settings.
@@ -57,76 +77,89 @@ pub struct Question<'a> {
     pub config: &'a LlmJudgeConfig,
 }
 
+/// The rubric as its hash is made: `{"forbidden": [...], "required": [...]}`, keys in order.
+#[derive(serde::Serialize)]
+struct RubricLists<'a> {
+    forbidden: &'a [String],
+    required: &'a [String],
+}
+
 impl Question<'_> {
     /// The model name in the key and the request (`""` when `[judge] model` is not set).
     fn model(&self) -> &str {
         self.config.model.as_deref().unwrap_or("")
     }
 
-    /// The key of the verdicts on this question.
+    /// The key of the verdicts on this question, as this version records it.
     ///
-    /// `key_sha256` hashes the canonical JSON of `{"statements", "output", "input", "prompt",
-    /// "model", "temperature", "samples"}` (and `"trajectory"` when included). That text is fed
-    /// to the hash from the parts' canonical texts, in sorted key order, so that the output and
-    /// the input are made canonical once, for their own hashes and for the whole.
+    /// `key_sha256` is the SHA-256 of the canonical JSON of the key's parts: the SHA-256 of the
+    /// statements, the output, the input, the trajectory (when included) and the prompt
+    /// template, and the model, temperature and samples as values. It changes exactly when one
+    /// of them does, and the large parts are hashed once (the built-in template once per
+    /// process), not fed whole into a second hash.
     pub fn key(&self) -> JudgeKey {
-        let canonical = self.canonical_parts();
+        let parts = self.parts();
         JudgeKey {
-            key_sha256: self.key_sha256_of(&canonical),
-            parts: KeyParts {
-                rubric_sha256: sha256_hex(&canonical.rubric),
-                output_sha256: sha256_hex(&canonical.output),
-                input_sha256: sha256_hex(&canonical.input),
-                trajectory_sha256: canonical.trajectory.as_deref().map(sha256_hex),
-                prompt_sha256: sha256_hex(self.template),
-                model: self.model().to_string(),
-                temperature: self.config.temperature,
-                samples: self.config.samples,
-            },
+            key_sha256: parts.key_sha256(),
+            parts,
         }
     }
 
-    /// [`JudgeKey::key_sha256`] alone: what a replay compares with the recorded key. The
-    /// parts' own hashes are only needed to name what changed, or to record a judgement.
+    /// [`JudgeKey::key_sha256`] alone.
     pub fn key_sha256(&self) -> String {
-        self.key_sha256_of(&self.canonical_parts())
+        self.key().key_sha256
     }
 
-    fn canonical_parts(&self) -> CanonicalParts {
-        CanonicalParts {
-            rubric: canonical_json(
-                &json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden }),
-            ),
-            output: canonical_json(self.output),
-            input: canonical_json(self.input),
-            trajectory: self.trajectory.map(canonical_json),
+    /// The key's parts.
+    pub fn parts(&self) -> KeyParts {
+        let mut hashes = Hashes::default();
+        KeyParts {
+            rubric_sha256: hashes.of(&RubricLists {
+                forbidden: &self.rubric.forbidden,
+                required: &self.rubric.required,
+            }),
+            output_sha256: hashes.of_value(self.output),
+            input_sha256: hashes.of_value(self.input),
+            trajectory_sha256: self.trajectory.map(|t| hashes.of_value(t)),
+            prompt_sha256: self.template_sha256(),
+            model: self.model().to_string(),
+            temperature: self.config.temperature,
+            samples: self.config.samples,
         }
     }
 
-    fn key_sha256_of(&self, canonical: &CanonicalParts) -> String {
-        let text = |v: Value| v.to_string();
-        // The built-in template as a JSON string, escaped once per process, not once per case.
+    /// SHA-256 of the template's bytes; the built-in template's once per process.
+    fn template_sha256(&self) -> String {
         static BUILTIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        let custom;
-        let prompt = if self.template == rubric::BUILTIN_TEMPLATE {
-            BUILTIN.get_or_init(|| text(json!(rubric::BUILTIN_TEMPLATE)))
-        } else {
-            custom = text(json!(self.template));
-            &custom
-        };
+        if self.template == rubric::BUILTIN_TEMPLATE {
+            return BUILTIN
+                .get_or_init(|| sha256_hex(rubric::BUILTIN_TEMPLATE))
+                .clone();
+        }
+        sha256_hex(self.template)
+    }
+
+    /// The key as format 4 recorded it: the SHA-256 of the canonical JSON of `{"statements",
+    /// "output", "input", "prompt", "model", "temperature", "samples"}` (and `"trajectory"` when
+    /// included), the texts themselves rather than their hashes. A format-4 judgement is fresh
+    /// while this is its key.
+    pub fn key_sha256_format_4(&self) -> String {
+        let text = |v: &Value| canonical_json(v);
         let mut hasher = Sha256::new();
         let mut first = true;
+        let rubric =
+            json!({ "required": self.rubric.required, "forbidden": self.rubric.forbidden });
         for (key, value) in [
-            ("input", canonical.input.as_str()),
-            ("model", &text(json!(self.model()))),
-            ("output", &canonical.output),
-            ("prompt", prompt.as_str()),
-            ("samples", &text(json!(self.config.samples))),
-            ("statements", &canonical.rubric),
-            ("temperature", &text(json!(self.config.temperature))),
+            ("input", text(self.input)),
+            ("model", text(&json!(self.model()))),
+            ("output", text(self.output)),
+            ("prompt", text(&json!(self.template))),
+            ("samples", text(&json!(self.config.samples))),
+            ("statements", text(&rubric)),
+            ("temperature", text(&json!(self.config.temperature))),
         ]
         .into_iter()
-        .chain(canonical.trajectory.as_deref().map(|t| ("trajectory", t)))
+        .chain(self.trajectory.map(|t| ("trajectory", text(t))))
         {
             hasher.update(if first { "{\"" } else { ",\"" });
             first = false;
@@ -135,7 +168,7 @@ impl Question<'_> {
             hasher.update(value);
         }
         hasher.update("}");
-        format!("{:x}", hasher.finalize())
+        crate::recording::judgement::hex(hasher.finalize())
     }
 
     /// The chat completion request of one judge call.
@@ -221,7 +254,10 @@ pub(crate) fn judge_live(
     }
     let calls = llm
         .take_recorded()
-        .ok_or_else(|| "judge error: a judge call failed".to_string())?;
+        .ok_or_else(|| "judge error: a judge call failed".to_string())?
+        .into_iter()
+        .map(JudgeCall::of)
+        .collect();
     let key = question.key();
     let verdicts = rubric::majority(&samples)
         .into_iter()
@@ -297,6 +333,19 @@ pub(crate) enum Judged {
 impl Judged {
     /// Grades `rubric` by `verdicts`.
     pub(crate) fn of(rubric: &Rubric, verdicts: &[RecordedVerdict]) -> Judged {
+        let verdicts = verdicts
+            .iter()
+            .map(|v| Verdict {
+                id: v.id,
+                holds: v.holds,
+                reason: v.reason.clone(),
+            })
+            .collect();
+        Judged::of_verdicts(rubric, verdicts)
+    }
+
+    /// Grades `rubric` by `verdicts`, in the statements' order.
+    pub(crate) fn of_verdicts(rubric: &Rubric, verdicts: Vec<Verdict>) -> Judged {
         let statements = rubric.statements();
         if verdicts.len() != statements.len() {
             return Judged::Error(format!(
@@ -305,14 +354,6 @@ impl Judged {
                 statements.len()
             ));
         }
-        let verdicts: Vec<Verdict> = verdicts
-            .iter()
-            .map(|v| Verdict {
-                id: v.id,
-                holds: v.holds,
-                reason: v.reason.clone(),
-            })
-            .collect();
         Judged::Verdict(rubric::grade(&statements, &verdicts))
     }
 }
@@ -336,8 +377,8 @@ mod tests {
         }
     }
 
-    /// The key as the recordings made so far hashed it: the canonical JSON of one object.
-    fn key_as_recorded(q: &Question<'_>) -> String {
+    /// The key as format 4 hashed it: the canonical JSON of one object.
+    fn key_as_format_4_recorded(q: &Question<'_>) -> String {
         let mut whole = json!({
             "statements": { "required": q.rubric.required, "forbidden": q.rubric.forbidden },
             "output": q.output,
@@ -353,8 +394,24 @@ mod tests {
         sha256_hex(&canonical_json(&whole))
     }
 
+    /// The parts as both formats record them: each the SHA-256 of its canonical JSON.
+    fn parts_as_recorded(q: &Question<'_>) -> KeyParts {
+        KeyParts {
+            rubric_sha256: sha256_hex(&canonical_json(
+                &json!({ "required": q.rubric.required, "forbidden": q.rubric.forbidden }),
+            )),
+            output_sha256: sha256_hex(&canonical_json(q.output)),
+            input_sha256: sha256_hex(&canonical_json(q.input)),
+            trajectory_sha256: q.trajectory.map(|t| sha256_hex(&canonical_json(t))),
+            prompt_sha256: sha256_hex(q.template),
+            model: q.model().to_string(),
+            temperature: q.config.temperature,
+            samples: q.config.samples,
+        }
+    }
+
     #[test]
-    fn the_key_is_the_one_recordings_hold() {
+    fn the_key_is_the_hash_of_its_parts_and_format_4_keys_still_match() {
         let rubric = Rubric {
             required: vec!["Keeps \"EUR\"".into(), "B".into()],
             forbidden: vec!["C\u{7}".into()],
@@ -365,19 +422,27 @@ mod tests {
             samples: 3,
             ..Default::default()
         };
-        let output = json!([{"z": 1, "a": [1.5, {"y": null, "b": "x"}]}]);
+        let output = json!([{"z": 1, "a": [1.5, {"y": null, "b": "x\u{1f}"}]}]);
         let trajectory = json!([{"tool": "lookup", "args": {"sku": "S-1"}}]);
+        let default = LlmJudgeConfig::default();
         let mut q = question(&rubric, &output, &config);
         q.input = &output;
         q.template = "Judge {{output}}\n\t\"quoted\"";
-        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
-        assert_eq!(q.key_sha256(), key_as_recorded(&q));
-        q.trajectory = Some(&trajectory);
-        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
-        assert_eq!(q.key_sha256(), key_as_recorded(&q));
-        let default = LlmJudgeConfig::default();
-        let q = question(&rubric, &output, &default);
-        assert_eq!(q.key().key_sha256, key_as_recorded(&q));
+        let mut with_trajectory = question(&rubric, &output, &config);
+        with_trajectory.trajectory = Some(&trajectory);
+        for q in [q, with_trajectory, question(&rubric, &output, &default)] {
+            let parts = parts_as_recorded(&q);
+            let whole = sha256_hex(&canonical_json(&serde_json::to_value(&parts).unwrap()));
+            assert_eq!(
+                q.key(),
+                JudgeKey {
+                    key_sha256: whole.clone(),
+                    parts
+                }
+            );
+            assert_eq!(q.key_sha256(), whole);
+            assert_eq!(q.key_sha256_format_4(), key_as_format_4_recorded(&q));
+        }
     }
 
     #[test]

@@ -2,18 +2,29 @@
 //! judge's calls and the verdicts they decided. The judge that makes it is
 //! `crate::llm_judge`; this is only the recorded format, so a recording reads it without the
 //! judge.
+//!
+//! A judge call keeps the SHA-256 of its request (`request_sha256`), not the request: the
+//! request is the prompt (the template with the input, the output and the statements put in),
+//! which each replay would otherwise scan to skip, and which can be made again from what the key
+//! names. Only a pending recording (`RECORD=review`) keeps the whole request, for the reviewer.
+//! Format 4 kept the request in every call; it is still read, its calls' requests hashed.
 
 use crate::recording::usage::Usage;
-use crate::recording::Interaction;
+use crate::recording::{HttpExchange, Interaction};
 use chrono::{DateTime, Utc};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 /// The judge part of a recording: what was judged (its key), the judge's calls and the
 /// verdicts they decided (the majority, one per statement).
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Judgement {
     /// SHA-256 of the canonical JSON of the statements, the output, the input, the trajectory
     /// (when included), the prompt template, the model, the temperature and the samples.
@@ -23,9 +34,80 @@ pub struct Judgement {
     /// When the judge was called.
     pub recorded_at: DateTime<Utc>,
     /// The judge's calls, one per sample.
-    pub calls: Vec<Interaction>,
+    pub calls: Vec<JudgeCall>,
     /// The verdict on each statement, in order (the majority over the samples).
     pub verdicts: Vec<RecordedVerdict>,
+}
+
+/// One call of the judge, as recorded: its request by its SHA-256, its whole response.
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields, transform = format_4_calls)
+)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JudgeCall {
+    /// Lowercase hex SHA-256 of the request's canonical JSON (sorted keys, no white space), as
+    /// it was sent, redacted as a recorded request is. Always there from format 5 on; a
+    /// format-4 call has `request` instead.
+    pub request_sha256: String,
+    /// The whole request (the prompt): kept only in a pending recording (`RECORD=review`), for
+    /// the reviewer, and in every call of a format-4 recording; a committed recording of format
+    /// 5 keeps its hash alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Value>,
+    /// What the judge answered.
+    pub response: Value,
+    /// When the answer came.
+    pub recorded_at: DateTime<Utc>,
+    /// The HTTP side of the call, when it went through `llm.base_url()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpExchange>,
+    /// Milliseconds the live call took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+    /// The tokens the call used, when the response reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// The schema of a judge call admits format 4's too, whose calls hold `request` and no
+/// `request_sha256` (the reader checks which a file's format requires).
+#[cfg(feature = "schema")]
+fn format_4_calls(schema: &mut schemars::Schema) {
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|key| key != "request_sha256");
+    }
+}
+
+impl JudgeCall {
+    /// The call `interaction` made, its request kept and hashed.
+    pub fn of(interaction: Interaction) -> JudgeCall {
+        JudgeCall {
+            request_sha256: request_sha256(&interaction.request),
+            request: Some(interaction.request),
+            response: interaction.response,
+            recorded_at: interaction.recorded_at,
+            http: interaction.http,
+            latency_ms: interaction.latency_ms,
+            usage: interaction.usage,
+        }
+    }
+}
+
+/// The SHA-256 a judge call keeps of its request.
+pub fn request_sha256(request: &Value) -> String {
+    crate::recording::input_digest(request).0
+}
+
+impl Judgement {
+    /// The judge part as a committed recording keeps it: each call's request by its hash alone.
+    pub fn without_requests(mut self) -> Judgement {
+        for call in &mut self.calls {
+            call.request = None;
+        }
+        self
+    }
 }
 
 /// The judge's verdict on one statement, as recorded: with the statement's text, so that a
@@ -69,37 +151,203 @@ pub struct KeyParts {
     pub samples: u32,
 }
 
-/// The judge part as a replay reads it: what the replay uses (the key, its parts, the verdicts,
-/// each call's latency and usage). The calls' requests and responses (the whole prompt, each
-/// time) are checked to be JSON and skipped, not built. A recording is only rewritten from a
-/// whole read ([`crate::recording::Recording::read`]), so skipping them here loses nothing.
+impl KeyParts {
+    /// The key of these parts, as format 5 records it: the SHA-256 of their canonical JSON. It
+    /// changes exactly when one of them does.
+    pub fn key_sha256(&self) -> String {
+        // The canonical JSON written straight from the fields, in the sorted order of their
+        // names, rather than through a `Value` that sorts them.
+        #[derive(Serialize)]
+        struct Sorted<'a> {
+            input_sha256: &'a str,
+            model: &'a str,
+            output_sha256: &'a str,
+            prompt_sha256: &'a str,
+            rubric_sha256: &'a str,
+            samples: u32,
+            temperature: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            trajectory_sha256: Option<&'a str>,
+        }
+        let sorted = Sorted {
+            input_sha256: &self.input_sha256,
+            model: &self.model,
+            output_sha256: &self.output_sha256,
+            prompt_sha256: &self.prompt_sha256,
+            rubric_sha256: &self.rubric_sha256,
+            samples: self.samples,
+            temperature: self.temperature,
+            trajectory_sha256: self.trajectory_sha256.as_deref(),
+        };
+        let mut text = Vec::with_capacity(512);
+        // Writing JSON to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut text, &sorted);
+        hex(Sha256::digest(&text))
+    }
+}
+
+/// Lowercase hex of a digest, without a `format!` per byte.
+pub(crate) fn hex(digest: impl AsRef<[u8]>) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = digest.as_ref();
+    let mut out = String::with_capacity(digest.len() * 2);
+    for &b in digest {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// The judge part as a file holds it, in either format: checked and made a [`Judgement`] by
+/// [`ReadJudgement::checked`] once the recording's format is known.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadJudgement {
+    key_sha256: String,
+    parts: KeyParts,
+    recorded_at: DateTime<Utc>,
+    calls: Vec<ReadCall>,
+    verdicts: Vec<RecordedVerdict>,
+}
+
+/// A judge call as a file holds it: format 4 with `request`, format 5 with `request_sha256`
+/// (and `request` in a pending recording).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadCall {
+    request_sha256: Option<String>,
+    request: Option<Value>,
+    response: Value,
+    recorded_at: DateTime<Utc>,
+    #[serde(default)]
+    http: Option<HttpExchange>,
+    #[serde(default)]
+    latency_ms: Option<f64>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+impl ReadJudgement {
+    /// The judgement of a recording of format `format`; `Err` names what is malformed, for a
+    /// "damaged recording" error. A format-4 judgement is made format 5's: each call's request
+    /// hashed and not kept, and its key made from its parts. Format 4 hashed the texts the parts
+    /// are the hashes of, so the two keys name the same judgement; a replay of a format-4 file
+    /// still compares the key it holds ([`crate::llm_judge::Question::key_sha256_format_4`]).
+    pub(crate) fn checked(self, format: u32) -> Result<Judgement, String> {
+        let calls = self
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| call.checked(format, i))
+            .collect::<Result<_, _>>()?;
+        let key_sha256 = if format == crate::recording::JUDGE_FORMAT {
+            self.parts.key_sha256()
+        } else {
+            self.key_sha256
+        };
+        Ok(Judgement {
+            key_sha256,
+            parts: self.parts,
+            recorded_at: self.recorded_at,
+            calls,
+            verdicts: self.verdicts,
+        })
+    }
+}
+
+impl ReadCall {
+    fn checked(self, format: u32, i: usize) -> Result<JudgeCall, String> {
+        let at = format!("`judge.calls[{i}]`");
+        let (request_sha256, request) = match (format, self.request_sha256, self.request) {
+            (4, Some(_), _) => {
+                return Err(format!(
+                    "{at} has `request_sha256`, a key of format 5, not of format 4"
+                ))
+            }
+            (4, None, Some(request)) => (request_sha256(&request), None),
+            (4, None, None) => return Err(format!("{at} has no `request`")),
+            (_, None, _) => return Err(format!("{at} has no `request_sha256`")),
+            (_, Some(hash), _) if !crate::recording::is_sha256(&hash) => {
+                return Err(format!(
+                    "`judge.calls[{i}].request_sha256` is not 64 lowercase hex digits"
+                ))
+            }
+            (_, Some(hash), request) => (hash, request),
+        };
+        Ok(JudgeCall {
+            request_sha256,
+            request,
+            response: self.response,
+            recorded_at: self.recorded_at,
+            http: self.http,
+            latency_ms: self.latency_ms,
+            usage: self.usage,
+        })
+    }
+}
+
+/// The judge part as a replay reads it: what the replay uses (the key, the verdicts, each
+/// call's latency and usage). The key's parts (needed only to name what changed, from a whole
+/// read then), the times, the calls' requests (or their hashes) and responses are checked to be
+/// JSON and skipped, not built. A recording is only rewritten from a whole read
+/// ([`crate::recording::Recording::read`]), so skipping them here loses nothing.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReplayedJudgement {
+    /// The format of the recording it was read from, which says how its key was made (set by
+    /// the reader).
+    #[serde(skip)]
+    pub format: u32,
     pub key_sha256: String,
-    pub parts: KeyParts,
+    #[serde(rename = "parts")]
+    _parts: IgnoredAny,
     #[serde(rename = "recorded_at")]
-    _recorded_at: DateTime<Utc>,
+    _recorded_at: IgnoredAny,
     pub calls: Vec<ReplayedCall>,
-    pub verdicts: Vec<RecordedVerdict>,
+    pub verdicts: Vec<ReplayedVerdict>,
+}
+
+/// A recorded verdict as a replay reads it: what grading uses (the statement's text is the
+/// rubric's, so it is skipped).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplayedVerdict {
+    id: usize,
+    #[serde(rename = "statement")]
+    _statement: IgnoredAny,
+    holds: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+impl From<ReplayedVerdict> for proposal_eval_engine::rubric::Verdict {
+    fn from(v: ReplayedVerdict) -> Self {
+        proposal_eval_engine::rubric::Verdict {
+            id: v.id,
+            holds: v.holds,
+            reason: v.reason,
+        }
+    }
 }
 
 /// A judge call as a replay reads it: its cost; the rest is skipped.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReplayedCall {
-    #[serde(rename = "request")]
-    _request: IgnoredAny,
+    #[serde(default, rename = "request_sha256")]
+    _request_sha256: Option<IgnoredAny>,
+    #[serde(default, rename = "request")]
+    _request: Option<IgnoredAny>,
     #[serde(rename = "response")]
     _response: IgnoredAny,
     #[serde(rename = "recorded_at")]
-    _recorded_at: DateTime<Utc>,
+    _recorded_at: IgnoredAny,
     #[serde(default, rename = "http")]
     _http: Option<IgnoredAny>,
-    /// See [`Interaction::latency_ms`].
+    /// See [`JudgeCall::latency_ms`].
     #[serde(default)]
     pub latency_ms: Option<f64>,
-    /// See [`Interaction::usage`].
+    /// See [`JudgeCall::usage`].
     #[serde(default)]
     pub usage: Option<Usage>,
 }
@@ -107,22 +355,33 @@ pub(crate) struct ReplayedCall {
 impl From<Judgement> for ReplayedJudgement {
     fn from(judgement: Judgement) -> ReplayedJudgement {
         ReplayedJudgement {
+            format: 0,
             key_sha256: judgement.key_sha256,
-            parts: judgement.parts,
-            _recorded_at: judgement.recorded_at,
+            _parts: IgnoredAny,
+            _recorded_at: IgnoredAny,
             calls: judgement
                 .calls
                 .into_iter()
                 .map(|call| ReplayedCall {
-                    _request: IgnoredAny,
+                    _request_sha256: Some(IgnoredAny),
+                    _request: call.request.map(|_| IgnoredAny),
                     _response: IgnoredAny,
-                    _recorded_at: call.recorded_at,
+                    _recorded_at: IgnoredAny,
                     _http: call.http.map(|_| IgnoredAny),
                     latency_ms: call.latency_ms,
                     usage: call.usage,
                 })
                 .collect(),
-            verdicts: judgement.verdicts,
+            verdicts: judgement
+                .verdicts
+                .into_iter()
+                .map(|v| ReplayedVerdict {
+                    id: v.id,
+                    _statement: IgnoredAny,
+                    holds: v.holds,
+                    reason: v.reason,
+                })
+                .collect(),
         }
     }
 }

@@ -56,8 +56,14 @@ pub const SAMPLES_FORMAT: u32 = 3;
 /// The format of a recording that holds a rubric judge's part (`judge`): format 3 with `judge`.
 /// Only a recording with a judge part is written in it, so every other recording stays as it
 /// was, and a version that knows no judge refuses such a file as newer instead of dropping its
-/// verdicts. The newest format this version reads.
+/// verdicts. Its judge calls keep their whole requests; [`JUDGE_CALLS_FORMAT`] is written now.
 pub const JUDGE_FORMAT: u32 = 4;
+
+/// The format this version writes for a recording with a judge part: format 4 whose judge calls
+/// keep their request's SHA-256 (`request_sha256`) in place of the request, the whole prompt,
+/// which every replay scanned to skip it ([`judgement`]). Format 4 is still read. The newest
+/// format this version reads.
+pub const JUDGE_CALLS_FORMAT: u32 = 5;
 
 /// The largest input (canonical JSON, in bytes) a recording keeps a copy of, for the diff a
 /// stale recording shows. A larger input is recorded by its hash only: the request that carries
@@ -252,7 +258,7 @@ impl HttpExchange {
 
 /// One sample of a case: the model calls of one run of its code.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
     /// The model calls, in order.
@@ -329,7 +335,7 @@ pub(crate) struct Written<'a> {
 impl Serialize for Recording {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let format = if self.judged() {
-            self.format.max(JUDGE_FORMAT)
+            self.format.max(JUDGE_CALLS_FORMAT)
         } else if self.samples.len() > 1 {
             self.format.max(SAMPLES_FORMAT)
         } else {
@@ -484,10 +490,17 @@ pub(crate) struct ForReplay {
 impl ForReplay {
     /// A recording read whole, for the replay.
     fn whole(mut recording: Recording) -> ForReplay {
+        // A whole read makes a format-4 judgement format 5's, its key from its parts.
         let judges = recording
             .take_judgements()
             .into_iter()
-            .map(|j| j.map(Into::into))
+            .map(|j| {
+                j.map(|j| {
+                    let mut judge = judgement::ReplayedJudgement::from(j);
+                    judge.format = JUDGE_CALLS_FORMAT;
+                    judge
+                })
+            })
             .collect();
         ForReplay {
             recording,
@@ -506,11 +519,20 @@ trait ReadSample {
     fn into_parts(self) -> (Sample, Option<Self::Judge>);
 }
 
-impl ReadSample for Sample {
-    type Judge = judgement::Judgement;
-    fn into_parts(mut self) -> (Sample, Option<judgement::Judgement>) {
-        let judge = self.judge.take();
-        (self, judge)
+/// A sample as a whole read reads it: its calls, and its judge part as the file holds it
+/// (checked once the recording's format is known, [`judgement::ReadJudgement::checked`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WholeSample {
+    interactions: Vec<Interaction>,
+    #[serde(default)]
+    judge: Option<judgement::ReadJudgement>,
+}
+
+impl ReadSample for WholeSample {
+    type Judge = judgement::ReadJudgement;
+    fn into_parts(self) -> (Sample, Option<judgement::ReadJudgement>) {
+        (Sample::new(self.interactions), self.judge)
     }
 }
 
@@ -569,6 +591,18 @@ fn judge_places<J>(
         }
     }
     Ok(judges)
+}
+
+/// A recording and each sample's judge part as a replay reads them, each judge part told the
+/// recording's format (which says how its key was made).
+#[allow(clippy::type_complexity)]
+fn with_format(
+    (recording, mut judges): (Recording, Vec<Option<judgement::ReplayedJudgement>>),
+) -> (Recording, Vec<Option<judgement::ReplayedJudgement>>) {
+    for judge in judges.iter_mut().flatten() {
+        judge.format = recording.format;
+    }
+    (recording, judges)
 }
 
 /// An interaction as a large recording is read for replay: its request hashed.
@@ -638,7 +672,7 @@ pub fn input_digest(input: &Value) -> (String, u64) {
     hasher.finish()
 }
 
-fn is_sha256(text: &str) -> bool {
+pub(crate) fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -787,10 +821,22 @@ impl Recording {
     }
 
     /// Keeps `judgement` as the judge part on sample `k`'s output, where
-    /// [`Recording::judgement`] reads it, which makes a recording of format 2 or 3 one of
-    /// format 4 ([`Recording::migrated`] brings a format-1 one there); `false` (and nothing
+    /// [`Recording::judgement`] reads it, which makes a recording of format 2, 3 or 4 one of
+    /// format 5 ([`Recording::migrated`] brings a format-1 one there); `false` (and nothing
     /// kept) when there is no sample `k`.
     pub fn set_judgement(&mut self, k: usize, judgement: judgement::Judgement) -> bool {
+        if !self.place_judgement(k, judgement) {
+            return false;
+        }
+        if self.format >= FORMAT {
+            self.format = self.format.max(JUDGE_CALLS_FORMAT);
+        }
+        true
+    }
+
+    /// Puts `judgement` on sample `k`, the format left as it is; `false` when there is no
+    /// sample `k`.
+    fn place_judgement(&mut self, k: usize, judgement: judgement::Judgement) -> bool {
         match self.samples.len() {
             1 if k == 0 => self.judge = Some(judgement),
             _ => match self.samples.get_mut(k) {
@@ -798,10 +844,17 @@ impl Recording {
                 None => return false,
             },
         }
-        if self.format >= FORMAT {
-            self.format = self.format.max(JUDGE_FORMAT);
-        }
         true
+    }
+
+    /// Leaves each judge call's request out (its hash stays), on every judge part: what a
+    /// committed recording keeps ([`judgement::Judgement::without_requests`]).
+    pub(crate) fn drop_judge_requests(&mut self) {
+        let judges =
+            std::iter::once(&mut self.judge).chain(self.samples.iter_mut().map(|s| &mut s.judge));
+        for judge in judges {
+            *judge = judge.take().map(judgement::Judgement::without_requests);
+        }
     }
 
     /// Whether any sample has a judge part (which makes the recording format 4).
@@ -823,7 +876,7 @@ impl Recording {
     fn put_judgements(&mut self, judges: Vec<Option<judgement::Judgement>>) {
         for (k, judge) in judges.into_iter().enumerate() {
             if let Some(judge) = judge {
-                self.set_judgement(k, judge);
+                self.place_judgement(k, judge);
             }
         }
     }
@@ -848,10 +901,15 @@ impl Recording {
         bytes: &[u8],
         file: &Path,
     ) -> Result<(Recording, Option<R>), RecordingError> {
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<Sample>, R, judgement::Judgement> =
+        let mut raw: Raw<Value, Vec<Interaction>, Vec<WholeSample>, R, judgement::ReadJudgement> =
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
         let (mut recording, judges) = Recording::from_raw(raw, file)?;
+        let judges = judges
+            .into_iter()
+            .map(|j| j.map(|j| j.checked(recording.format)).transpose())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| damaged(file, message))?;
         recording.put_judgements(judges);
         Ok((recording, review))
     }
@@ -879,7 +937,7 @@ impl Recording {
         if raw.review.is_some() {
             return whole();
         }
-        Recording::from_raw(raw, file)
+        Recording::from_raw(raw, file).map(with_format)
     }
 
     /// The recording a file read as `raw` holds, its keys checked, and each sample's judge
@@ -998,7 +1056,7 @@ impl Recording {
             review: None::<IgnoredAny>,
             judge: raw.judge,
         };
-        let (recording, judges) = Recording::from_raw(raw, file).ok()?;
+        let (recording, judges) = Recording::from_raw(raw, file).ok().map(with_format)?;
         Some(ForReplay {
             recording,
             digests: Some(RequestDigests {
@@ -1058,25 +1116,35 @@ impl Recording {
             self.input = None;
         }
         self.input_sha256 = Some(current.input_sha256.clone());
-        self.format = if self.judged() { JUDGE_FORMAT } else { FORMAT };
+        self.format = if self.judged() {
+            JUDGE_CALLS_FORMAT
+        } else {
+            FORMAT
+        };
         self
     }
 
     /// Takes what `redactor` redacts out of every request, response and HTTP query string, as
     /// is done before a recording is written, so that no credential reaches the file.
     pub fn redact(&mut self, redactor: &Redactor) {
-        // Each sample's calls and its judge's, then the judge's of a recording of one sample.
-        let samples = self.samples.iter_mut().flat_map(|s| {
-            let judged = s.judge.iter_mut().flat_map(|j| &mut j.calls);
-            s.interactions.iter_mut().chain(judged)
-        });
-        let judged = self.judge.iter_mut().flat_map(|j| &mut j.calls);
-        for interaction in samples.chain(judged) {
+        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             redactor.redact(&mut interaction.request);
             redactor.redact(&mut interaction.response);
-            if let Some(query) = interaction.http.as_mut().and_then(|h| h.query.as_mut()) {
-                *query = redactor.redact_query(query);
+            redact_query(&mut interaction.http, redactor);
+        }
+        // The judge's calls: a recording of one sample's, then each sample's.
+        let judges = self
+            .judge
+            .iter_mut()
+            .chain(self.samples.iter_mut().flat_map(|s| &mut s.judge));
+        for call in judges.flat_map(|j| &mut j.calls) {
+            // The hash kept is of the request as it is recorded: redacted.
+            if let Some(request) = &mut call.request {
+                redactor.redact(request);
+                call.request_sha256 = judgement::request_sha256(request);
             }
+            redactor.redact(&mut call.response);
+            redact_query(&mut call.http, redactor);
         }
     }
 
@@ -1136,6 +1204,13 @@ impl Recording {
             None => put_back(value.get_mut("interactions")),
         }
         value
+    }
+}
+
+/// Takes what `redactor` redacts out of an HTTP call's query string.
+fn redact_query(http: &mut Option<HttpExchange>, redactor: &Redactor) {
+    if let Some(query) = http.as_mut().and_then(|h| h.query.as_mut()) {
+        *query = redactor.redact_query(query);
     }
 }
 
@@ -1218,12 +1293,12 @@ fn check_format(format: Option<&Value>, file: &Path) -> Result<(), RecordingErro
             }
         },
     };
-    if format > u64::from(JUDGE_FORMAT) {
+    if format > u64::from(JUDGE_CALLS_FORMAT) {
         return Err(RecordingError {
             at: Located::file(
                 file,
                 format!(
-                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_FORMAT}): upgrade proposal-eval"
+                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_CALLS_FORMAT}): upgrade proposal-eval"
                 ),
             ),
             kind: RecordingErrorKind::Newer { format },
@@ -1499,14 +1574,17 @@ mod tests {
             temperature: 0.0,
             samples: 1,
         };
-        recording.judge = Some(judgement::Judgement {
-            key_sha256: "5".repeat(64),
-            parts: parts.clone(),
-            recorded_at: at,
-            calls: vec![call],
-            verdicts: verdicts.clone(),
-        });
-        recording.format = JUDGE_FORMAT;
+        recording.judge = Some(
+            judgement::Judgement {
+                key_sha256: "5".repeat(64),
+                parts: parts.clone(),
+                recorded_at: at,
+                calls: vec![judgement::JudgeCall::of(call)],
+                verdicts: verdicts.clone(),
+            }
+            .without_requests(),
+        );
+        recording.format = JUDGE_CALLS_FORMAT;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.json");
         recording.write(&file).unwrap();
@@ -1527,8 +1605,20 @@ mod tests {
                 .next()
                 .expect("the judge part");
             assert_eq!(judge.key_sha256, "5".repeat(64));
-            assert_eq!(judge.parts, parts);
-            assert_eq!(judge.verdicts, verdicts);
+            assert_eq!(judge.format, JUDGE_CALLS_FORMAT);
+            let graded: Vec<proposal_eval_engine::rubric::Verdict> =
+                judge.verdicts.into_iter().map(Into::into).collect();
+            let recorded: Vec<_> = verdicts
+                .iter()
+                .map(|v| (v.id, v.holds, v.reason.clone()))
+                .collect();
+            assert_eq!(
+                graded
+                    .into_iter()
+                    .map(|v| (v.id, v.holds, v.reason))
+                    .collect::<Vec<_>>(),
+                recorded
+            );
             let costs: Vec<_> = judge
                 .calls
                 .iter()
@@ -1563,11 +1653,11 @@ mod tests {
                 samples: 1,
             },
             recorded_at: at,
-            calls: vec![Interaction::new(
+            calls: vec![judgement::JudgeCall::of(Interaction::new(
                 json!({"messages": [{"role": "user", "content": format!("judge {key}")}]}),
                 json!({"verdicts": [{"id": 0, "holds": holds, "reason": "r"}]}),
                 at,
-            )],
+            ))],
             verdicts: vec![judgement::RecordedVerdict {
                 id: 0,
                 statement: "Says hi".into(),
@@ -1602,7 +1692,7 @@ mod tests {
         );
         assert_eq!(recording.judge, None);
         let value: Value = serde_json::from_str(&recording.to_pretty()).unwrap();
-        assert_eq!(value["format"], JUDGE_FORMAT);
+        assert_eq!(value["format"], JUDGE_CALLS_FORMAT);
         assert_eq!(value.get("judge"), None);
         assert_eq!(value["samples"][0]["judge"]["key_sha256"], "5".repeat(64));
         assert_eq!(value["samples"][1].get("judge"), None);
@@ -1619,7 +1709,7 @@ mod tests {
         );
         assert_eq!(read.judgement(1), None);
         for limit in [LEAN_READ_OVER, 0] {
-            let replay = Recording::read_for_replay_over(&file, limit)
+            let mut replay = Recording::read_for_replay_over(&file, limit)
                 .unwrap()
                 .unwrap();
             assert!(replay.recording.samples.iter().all(|s| s.judge.is_none()));
@@ -1633,11 +1723,20 @@ mod tests {
                 [Some("5".into()), None, Some("6".into())],
                 "limit {limit}"
             );
-            assert_eq!(
-                replay.judges[2].as_ref().unwrap().verdicts[0].reason,
-                "reason 6"
+            let verdict = proposal_eval_engine::rubric::Verdict::from(
+                replay.judges[2].take().unwrap().verdicts.remove(0),
             );
+            assert_eq!(verdict.reason, "reason 6");
         }
+        // A committed recording keeps no judge request, on any sample.
+        let mut committed = recording.clone();
+        committed.drop_judge_requests();
+        let text = committed.to_pretty();
+        assert!(
+            !text.contains("judge 5") && !text.contains("judge 6"),
+            "{text}"
+        );
+        assert!(text.contains("\"request_sha256\""), "{text}");
         // Redaction reaches each sample's judge calls.
         let mut redacted = recording.clone();
         let config = RecordingConfig {
@@ -1701,8 +1800,9 @@ mod tests {
         );
     }
 
-    /// A committed recording of one sample with a judge part reads and writes back byte for
-    /// byte: its judge part stays the top-level `judge`.
+    /// A committed recording of one sample with a judge part (format 4, written again as
+    /// format 5) keeps its judge part the top-level `judge`, and a format-5 one reads and writes
+    /// back byte for byte; its replay reads the key a whole read gives.
     #[test]
     fn a_judged_recording_of_one_sample_is_written_back_unchanged() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1710,12 +1810,114 @@ mod tests {
         let text = std::fs::read_to_string(&file).unwrap();
         let recording = Recording::parse(text.as_bytes(), &file).unwrap();
         assert!(recording.judgement(0).is_some());
-        assert_eq!(recording.to_pretty(), text);
-        let replay = Recording::read_for_replay(&file).unwrap().unwrap();
+        let rewritten = recording.to_pretty();
+        let value: Value = serde_json::from_str(&rewritten).unwrap();
+        assert_eq!(value["format"], JUDGE_CALLS_FORMAT);
+        assert!(value["judge"].is_object() && value["samples"][0].get("judge").is_none());
+        let again = Recording::parse(rewritten.as_bytes(), &file).unwrap();
+        assert_eq!(again.to_pretty(), rewritten);
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("hello.json");
+        std::fs::write(&copy, &rewritten).unwrap();
+        let replay = Recording::read_for_replay(&copy).unwrap().unwrap();
         assert_eq!(
             replay.judges[0].as_ref().map(|j| &j.key_sha256),
-            recording.judge.as_ref().map(|j| &j.key_sha256)
+            again.judge.as_ref().map(|j| &j.key_sha256)
         );
+    }
+
+    /// A judge call keeps its request's hash (of the request redacted, as it would be
+    /// recorded); the request itself only while it is there (a pending file). A format-4 file,
+    /// whose calls hold their requests, still reads, and is rewritten as format 5 with the
+    /// hashes alone; a call of the wrong shape for its format is damage, named.
+    #[test]
+    fn a_judge_call_keeps_its_requests_hash_and_format_4_still_reads() {
+        let input = json!({"message": "hi"});
+        let now = current(&input, &"a".repeat(64));
+        let at: DateTime<Utc> = "2025-01-15T10:00:00Z".parse().unwrap();
+        let request =
+            json!({"model": "j", "api_key": "k", "messages": [{"content": "Judge \"this\""}]});
+        let call = judgement::JudgeCall::of(Interaction::new(
+            request.clone(),
+            json!({"verdicts": []}),
+            at,
+        ));
+        assert_eq!(call.request_sha256, judgement::request_sha256(&request));
+        let mut recording = Recording::new("a".into(), at, &now, &input, vec![]);
+        recording.judge = Some(judgement::Judgement {
+            key_sha256: "5".repeat(64),
+            parts: judgement::KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: "2".repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "j".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: vec![call],
+            verdicts: vec![],
+        });
+        recording.format = JUDGE_CALLS_FORMAT;
+        recording.redact(&Redactor::default());
+        let redacted = json!({"model": "j", "api_key": "<redacted>", "messages": [{"content": "Judge \"this\""}]});
+        let judged = |r: &Recording| r.judge.clone().unwrap().calls.remove(0);
+        assert_eq!(judged(&recording).request, Some(redacted.clone()));
+        let hash = judgement::request_sha256(&redacted);
+        assert_eq!(judged(&recording).request_sha256, hash);
+
+        // As a pending file holds it (the request kept), and as a committed one (its hash).
+        let with_request = recording.to_pretty();
+        assert!(with_request.contains("\"format\": 5"), "{with_request}");
+        let file = Path::new("r.json");
+        assert_eq!(
+            Recording::parse(with_request.as_bytes(), file).unwrap(),
+            recording
+        );
+        let mut committed = recording.clone();
+        committed.judge = committed.judge.map(judgement::Judgement::without_requests);
+        let text = committed.to_pretty();
+        assert!(!text.contains("Judge"), "{text}");
+        assert!(
+            text.contains(&format!("\"request_sha256\": \"{hash}\"")),
+            "{text}"
+        );
+        assert_eq!(Recording::parse(text.as_bytes(), file).unwrap(), committed);
+
+        // Format 4: the request, no hash; read with the hash made, rewritten as format 5.
+        let hash_line = format!("        \"request_sha256\": \"{hash}\",\n");
+        let format_4 = with_request
+            .replace(&hash_line, "")
+            .replace("\"format\": 5", "\"format\": 4");
+        assert_ne!(format_4, with_request);
+        let read = Recording::parse(format_4.as_bytes(), file).unwrap();
+        assert_eq!((read.format, judged(&read).request), (4, None));
+        assert_eq!(judged(&read).request_sha256, hash);
+        // Its key made from its parts, as format 5 makes it: a rewrite stays fresh.
+        let judge = read.judge.as_ref().unwrap();
+        assert_eq!(judge.key_sha256, judge.parts.key_sha256());
+        let key_line = |key: &str| format!("\"key_sha256\": \"{key}\"");
+        let rewritten = text.replace(&key_line(&"5".repeat(64)), &key_line(&judge.key_sha256));
+        assert_ne!(rewritten, text);
+        assert_eq!(read.to_pretty(), rewritten);
+
+        let damage = |text: &str| {
+            Recording::parse(text.as_bytes(), file)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            damage(&text.replace(&hash_line, "")),
+            "damaged recording: r.json: `judge.calls[0]` has no `request_sha256`; fix it, or delete the file and re-record the case"
+        );
+        assert_eq!(
+            damage(&with_request.replace("\"format\": 5", "\"format\": 4")),
+            "damaged recording: r.json: `judge.calls[0]` has `request_sha256`, a key of format 5, not of format 4; fix it, or delete the file and re-record the case"
+        );
+        assert!(damage(&text.replace(&hash, "abc"))
+            .contains("`judge.calls[0].request_sha256` is not 64 lowercase hex digits"));
     }
 
     fn current(input: &Value, fixture_sha: &str) -> CaseSources {
@@ -1866,10 +2068,10 @@ mod tests {
         )
         .to_pretty();
         let err = |text: &str| Recording::parse(text.as_bytes(), Path::new("r.json")).unwrap_err();
-        let upgrade = "r.json: made by a newer proposal-eval (format 5; this version reads up to 4): upgrade proposal-eval";
-        let newer = text.replace("\"format\": 2", "\"format\": 5");
+        let upgrade = "r.json: made by a newer proposal-eval (format 6; this version reads up to 5): upgrade proposal-eval";
+        let newer = text.replace("\"format\": 2", "\"format\": 6");
         assert_eq!(err(&newer).to_string(), upgrade);
-        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 5 });
+        assert_eq!(err(&newer).kind(), RecordingErrorKind::Newer { format: 6 });
         // Keys and shapes this version does not know: still the upgrade.
         let newer = newer.replace(
             "\"case\": \"a\"",

@@ -69,7 +69,8 @@ pub struct Review {
 /// A pending recording: the recording that `accept` commits, and the review data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pending {
-    /// The recording, exactly as `accept` writes it in place of the committed one.
+    /// The recording, as `accept` writes it in place of the committed one (its judge calls'
+    /// requests left out: they are kept here only, for the reviewer).
     pub recording: Recording,
     /// Both sides' outputs.
     pub review: Review,
@@ -160,8 +161,11 @@ impl Pending {
                     std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
                 )
             })?;
-        pending
-            .recording
+        let mut recording = pending.recording;
+        // The judge's requests stay in the pending file, for the reviewer; the committed
+        // recording keeps their hashes.
+        recording.drop_judge_requests();
+        recording
             .write(&committed)
             .map_err(|e| AcceptError::Io(committed.clone(), e))?;
         std::fs::remove_file(file).map_err(|e| AcceptError::Io(file.to_path_buf(), e))?;
@@ -320,5 +324,55 @@ mod tests {
             Pending::accept(&file),
             Err(AcceptError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound
         ));
+    }
+
+    /// A pending file keeps the judge's whole request (the prompt, for the reviewer); the
+    /// recording `accept` commits keeps its hash alone.
+    #[test]
+    fn a_pending_judge_call_keeps_its_request_and_accept_keeps_its_hash() {
+        use crate::recording::judgement::{JudgeCall, Judgement, KeyParts};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.pending.json");
+        let at = "2025-01-15T10:00:02Z".parse().unwrap();
+        let request = json!({ "messages": [{ "content": "Statements:\n0. Says hi" }] });
+        let mut written = pending();
+        let h = "0".repeat(64);
+        written.recording.judge = Some(Judgement {
+            key_sha256: h.clone(),
+            parts: KeyParts {
+                rubric_sha256: h.clone(),
+                output_sha256: h.clone(),
+                input_sha256: h.clone(),
+                trajectory_sha256: None,
+                prompt_sha256: h,
+                model: "j".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
+            recorded_at: at,
+            calls: vec![JudgeCall::of(Interaction::new(
+                request.clone(),
+                json!({}),
+                at,
+            ))],
+            verdicts: vec![],
+        });
+        written.recording.format = crate::recording::JUDGE_CALLS_FORMAT;
+        written.redact(&Redactor::default());
+        written.clone().write_moved(&file).unwrap();
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("0. Says hi"));
+        assert_eq!(Pending::read(&file).unwrap().unwrap(), written);
+
+        let committed = Pending::accept(&file).unwrap();
+        let text = std::fs::read_to_string(&committed).unwrap();
+        assert!(!text.contains("Says hi"), "{text}");
+        let judge = Recording::read(&committed).unwrap().unwrap().judge.unwrap();
+        assert_eq!(judge.calls[0].request, None);
+        assert_eq!(
+            judge.calls[0].request_sha256,
+            crate::recording::judgement::request_sha256(&request)
+        );
     }
 }

@@ -120,7 +120,7 @@ impl RubricStep<'_> {
                 continue;
             };
             let question = self.question(rubric, output, trajectory.as_ref(), &template);
-            match self.replayed(rubric, recorded, &question, &which(k, count)) {
+            match self.replayed(rubric, recorded, &question, (k, count)) {
                 Ok(Some(judged)) => graded[k] = Some(judged),
                 Ok(None) => ask.push(k),
                 Err(why) => unusable.push((k, why)),
@@ -161,14 +161,16 @@ impl RubricStep<'_> {
     }
 
     /// The judge's prompt template: `[judge] prompt`'s file, else the built-in one.
-    fn template(&self) -> Result<String, String> {
+    fn template(&self) -> Result<std::borrow::Cow<'static, str>, String> {
         match &self.config.judge.prompt {
-            None => Ok(crate::rubric::BUILTIN_TEMPLATE.to_string()),
-            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file)).map_err(|e| {
-                format!(
-                    "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
-                )
-            }),
+            None => Ok(crate::rubric::BUILTIN_TEMPLATE.into()),
+            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file))
+                .map(Into::into)
+                .map_err(|e| {
+                    format!(
+                        "[judge] prompt = {file:?}: cannot read the template ({e}); the path is relative to the crate root"
+                    )
+                }),
         }
     }
 
@@ -200,8 +202,9 @@ impl RubricStep<'_> {
         rubric: &Rubric,
         recorded: Option<ReplayedJudgement>,
         question: &Question<'_>,
-        which: &str,
+        (k, count): (usize, usize),
     ) -> Result<Option<Judged>, Unusable> {
+        let which = which(k, count);
         if matches!(self.used, RecordingUse::Recorded | RecordingUse::Pending) {
             return Ok(None);
         }
@@ -214,11 +217,16 @@ impl RubricStep<'_> {
         let note = |j: &ReplayedJudgement| {
             self.note_calls(j.calls.iter().map(|c| (c.usage.as_ref(), c.latency_ms)));
         };
-        if j.key_sha256 == question.key_sha256() {
+        let current = if j.format == crate::recording::JUDGE_FORMAT {
+            question.key_sha256_format_4()
+        } else {
+            question.key_sha256()
+        };
+        if j.key_sha256 == current {
             note(&j);
-            return Ok(Some(Judged::of(rubric, &j.verdicts)));
+            return Ok(Some(replayed_verdicts(rubric, j)));
         }
-        let what = llm_judge::changes(&j.parts, &question.key().parts).join(", ");
+        let what = self.what_changed(question, k);
         match (self.record, self.config.recording.validation) {
             (RecordMode::Stale | RecordMode::All, _) => Ok(None),
             (_, Validation::Strict) => Err(Unusable::Stale(what)),
@@ -229,11 +237,11 @@ impl RubricStep<'_> {
                     self.stale_message(&format!(": {which}what they judged changed: {what}"))
                 );
                 note(&j);
-                Ok(Some(Judged::of(rubric, &j.verdicts)))
+                Ok(Some(replayed_verdicts(rubric, j)))
             }
             (_, Validation::Skip) => {
                 note(&j);
-                Ok(Some(Judged::of(rubric, &j.verdicts)))
+                Ok(Some(replayed_verdicts(rubric, j)))
             }
         }
     }
@@ -293,6 +301,26 @@ impl RubricStep<'_> {
     fn rejudge_command(&self) -> String {
         self.record_command
             .replacen("RECORD=1 ", "RECORD=stale ", 1)
+    }
+
+    /// What changed since sample `k`'s recorded judgement, whose key is not `question`'s, in
+    /// words: its parts, read from the recording whole (a replay skips them).
+    fn what_changed(&self, question: &Question<'_>, k: usize) -> String {
+        let recorded = match Recording::read(self.recording_file) {
+            Ok(Some(recording)) => match recording.judgement(k) {
+                Some(judge) => judge.parts.clone(),
+                None => return "the judge part is gone from the recording".into(),
+            },
+            Ok(None) => return "the judge part is gone from the recording".into(),
+            Err(e) => return format!("the judge part does not read whole ({e})"),
+        };
+        let changes = llm_judge::changes(&recorded, &question.parts());
+        if changes.is_empty() {
+            // Only a hand-edited key or parts gets here.
+            return "nothing its parts name: `judge.key_sha256` does not agree with `judge.parts`"
+                .into();
+        }
+        changes.join(", ")
     }
 
     /// Notes the judge's calls whose verdicts the case uses, by their usage and latency.
@@ -361,6 +389,9 @@ impl RubricStep<'_> {
         }
         self.keep(&mut recording, judgements);
         recording.redact(&redactor);
+        // A committed recording keeps each judge request's hash, not the prompt (a pending one
+        // keeps both, for the reviewer).
+        recording.judge = recording.judge.map(llm_judge::Judgement::without_requests);
         recording.write_moved(self.recording_file).map_err(|e| {
             format!(
                 "cannot write the recording {}: {e}",
@@ -401,6 +432,11 @@ fn list(numbers: &[usize]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => text.join(""),
     }
+}
+
+/// `rubric` graded by the verdicts of the replayed judgement `j`.
+fn replayed_verdicts(rubric: &Rubric, j: ReplayedJudgement) -> Judged {
+    Judged::of_verdicts(rubric, j.verdicts.into_iter().map(Into::into).collect())
 }
 
 /// How many of a verdict's statements pass, and the line of each that does not.
