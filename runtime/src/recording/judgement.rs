@@ -233,12 +233,13 @@ impl ReadJudgement {
     /// hashed and not kept, and its key made from its parts. Format 4 hashed the texts the parts
     /// are the hashes of, so the two keys name the same judgement; a replay of a format-4 file
     /// still compares the key it holds ([`crate::llm_judge::Question::key_sha256_format_4`]).
-    pub(crate) fn checked(self, format: u32) -> Result<Judgement, String> {
+    /// `place` is where the file keeps it (`judge`, `samples[k].judge`), for the message.
+    pub(crate) fn checked(self, format: u32, place: &str) -> Result<Judgement, String> {
         let calls = self
             .calls
             .into_iter()
             .enumerate()
-            .map(|(i, call)| call.checked(format, i))
+            .map(|(i, call)| call.checked(format, &format!("{place}.calls[{i}]")))
             .collect::<Result<_, _>>()?;
         let key_sha256 = if format == crate::recording::JUDGE_FORMAT {
             self.parts.key_sha256()
@@ -256,8 +257,8 @@ impl ReadJudgement {
 }
 
 impl ReadCall {
-    fn checked(self, format: u32, i: usize) -> Result<JudgeCall, String> {
-        let at = format!("`judge.calls[{i}]`");
+    fn checked(self, format: u32, place: &str) -> Result<JudgeCall, String> {
+        let at = format!("`{place}`");
         let (request_sha256, request) = match (format, self.request_sha256, self.request) {
             (4, Some(_), _) => {
                 return Err(format!(
@@ -269,7 +270,7 @@ impl ReadCall {
             (_, None, _) => return Err(format!("{at} has no `request_sha256`")),
             (_, Some(hash), _) if !crate::recording::is_sha256(&hash) => {
                 return Err(format!(
-                    "`judge.calls[{i}].request_sha256` is not 64 lowercase hex digits"
+                    "`{place}.request_sha256` is not 64 lowercase hex digits"
                 ))
             }
             (_, Some(hash), request) => (hash, request),

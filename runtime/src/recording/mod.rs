@@ -905,9 +905,17 @@ impl Recording {
             parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
         let review = raw.review.take();
         let (mut recording, judges) = Recording::from_raw(raw, file)?;
+        let count = judges.len();
         let judges = judges
             .into_iter()
-            .map(|j| j.map(|j| j.checked(recording.format)).transpose())
+            .enumerate()
+            .map(|(k, j)| {
+                let place = match count {
+                    1 => "judge".to_string(),
+                    _ => format!("samples[{k}].judge"),
+                };
+                j.map(|j| j.checked(recording.format, &place)).transpose()
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|message| damaged(file, message))?;
         recording.put_judgements(judges);
@@ -1728,6 +1736,16 @@ mod tests {
             );
             assert_eq!(verdict.reason, "reason 6");
         }
+        // A damaged judge call is named where the file keeps it.
+        let hash = &recording.judgement(2).unwrap().calls[0].request_sha256;
+        let damaged = recording.to_pretty().replace(hash.as_str(), "abc");
+        let error = Recording::parse(damaged.as_bytes(), Path::new("r.json")).unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "`samples[2].judge.calls[0].request_sha256` is not 64 lowercase hex digits"
+            ),
+            "{error}"
+        );
         // A committed recording keeps no judge request, on any sample.
         let mut committed = recording.clone();
         committed.drop_judge_requests();
