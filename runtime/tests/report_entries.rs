@@ -1,6 +1,7 @@
 //! What a case's report entry holds, through a harness run as a user's test binary: its input
 //! and output, its model calls (the judge's too), its recording's path, the rubric judge's
-//! verdicts and the trajectory's alignment; a repeated case judged sample by sample, whose entry
+//! verdicts (given the case's tool calls, `[judge] include_trajectory`) and the trajectory's
+//! alignment; a repeated case judged sample by sample, whose entry
 //! shows its failing sample's verdicts; and a case whose code returns 30 MB against a
 //! different expected, whose failure is capped at 64 KiB on the terminal and in `report.json`.
 //!
@@ -27,15 +28,19 @@ fn model() -> impl Fn(&Value) -> Result<Value, ModelError> {
 }
 
 /// The judge: the first statement holds, the forbidden one does not; except on the second
-/// sample of the repeated case (its second judge call), where the forbidden one holds.
+/// sample of the repeated case (its second judge call), where the forbidden one holds. The
+/// agent case's first statement holds only when its prompt shows the case's tool calls (the
+/// suite has `[judge] include_trajectory = true`; `audit` is in no input or output).
 fn judge() -> impl Fn(&Value) -> Result<Value, ModelError> {
     static REPEATED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     |request: &Value| {
-        let repeated = request.to_string().contains("SKU-3");
+        let prompt = request.to_string();
+        let repeated = prompt.contains("SKU-3");
         let dissent =
             repeated && REPEATED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1;
+        let sees_trajectory = !prompt.contains("SKU-1") || prompt.contains("audit");
         Ok(json!({ "verdicts": [
-            { "id": 0, "holds": true, "reason": "it names SKU-1" },
+            { "id": 0, "holds": sees_trajectory, "reason": if sees_trajectory { "it names SKU-1" } else { "the prompt shows no tool calls" } },
             { "id": 1, "holds": dissent, "reason": if dissent { "it asks for one" } else { "no password is asked" } },
         ]}))
     }
@@ -90,6 +95,7 @@ fn run_suite(root: &Path) -> String {
     write(
         &root.join("suite/proposal-eval.toml"),
         "evaluators = [\"strict\", \"trajectory\", \"rubric\"]\n\
+         [judge]\ninclude_trajectory = true\n\
          [pricing.\"m-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 2000000\n",
     );
     write(
