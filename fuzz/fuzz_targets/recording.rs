@@ -1,6 +1,7 @@
 //! Recordings (`recordings/**/*.json`): `Recording::parse` and `Recording::read_head` never
 //! panic, on any bytes; a recording that reads has a head that reads too, and what
-//! `to_pretty` writes reads back as the same recording.
+//! `to_pretty` writes reads back as the same recording (a format-4 one with a judge part as
+//! format 5).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -24,8 +25,16 @@ fuzz_target!(|data: &[u8]| {
             other => panic!("the recording parses but its head reads as {other:?}"),
         }
         let written = recording.to_pretty();
+        // The one thing a round trip changes: a format-4 recording with a judge part is written
+        // as format 5 (its judge calls by their requests' hashes, which the read already made).
+        let judged =
+            recording.judge.is_some() || recording.samples.iter().any(|s| s.judge.is_some());
+        let mut expected = recording.clone();
+        if judged && expected.format == 4 {
+            expected.format = 5;
+        }
         match Recording::parse(written.as_bytes(), Path::new("r.json")) {
-            Ok(back) => assert_eq!(&back, recording, "what was written reads back otherwise"),
+            Ok(back) => assert_eq!(back, expected, "what was written reads back otherwise"),
             Err(e) => panic!("what to_pretty wrote does not read back: {e}\n{written}"),
         }
     }
