@@ -151,6 +151,24 @@ pub struct KeyParts {
     pub samples: u32,
 }
 
+#[cfg(test)]
+impl KeyParts {
+    /// Parts for tests: each hash one digit repeated (the output's `output`), one sample at
+    /// temperature 0 with `model`.
+    pub(crate) fn for_tests(output: char, model: &str) -> KeyParts {
+        KeyParts {
+            rubric_sha256: "1".repeat(64),
+            output_sha256: output.to_string().repeat(64),
+            input_sha256: "3".repeat(64),
+            trajectory_sha256: None,
+            prompt_sha256: "4".repeat(64),
+            model: model.into(),
+            temperature: 0.0,
+            samples: 1,
+        }
+    }
+}
+
 impl KeyParts {
     /// The key of these parts, as format 5 records it: the SHA-256 of their canonical JSON. It
     /// changes exactly when one of them does.

@@ -1572,16 +1572,7 @@ mod tests {
             holds: true,
             reason: "it does".into(),
         }];
-        let parts = judgement::KeyParts {
-            rubric_sha256: "1".repeat(64),
-            output_sha256: "2".repeat(64),
-            input_sha256: "3".repeat(64),
-            trajectory_sha256: None,
-            prompt_sha256: "4".repeat(64),
-            model: "judge-1".into(),
-            temperature: 0.0,
-            samples: 1,
-        };
+        let parts = judgement::KeyParts::for_tests('2', "judge-1");
         recording.judge = Some(
             judgement::Judgement {
                 key_sha256: "5".repeat(64),
@@ -1650,16 +1641,7 @@ mod tests {
     fn judged(key: char, holds: bool, at: DateTime<Utc>) -> judgement::Judgement {
         judgement::Judgement {
             key_sha256: key.to_string().repeat(64),
-            parts: judgement::KeyParts {
-                rubric_sha256: "1".repeat(64),
-                output_sha256: key.to_string().repeat(64),
-                input_sha256: "3".repeat(64),
-                trajectory_sha256: None,
-                prompt_sha256: "4".repeat(64),
-                model: "judge-1".into(),
-                temperature: 0.0,
-                samples: 1,
-            },
+            parts: judgement::KeyParts::for_tests(key, "judge-1"),
             recorded_at: at,
             calls: vec![judgement::JudgeCall::of(Interaction::new(
                 json!({"messages": [{"role": "user", "content": format!("judge {key}")}]}),
@@ -1864,16 +1846,7 @@ mod tests {
         let mut recording = Recording::new("a".into(), at, &now, &input, vec![]);
         recording.judge = Some(judgement::Judgement {
             key_sha256: "5".repeat(64),
-            parts: judgement::KeyParts {
-                rubric_sha256: "1".repeat(64),
-                output_sha256: "2".repeat(64),
-                input_sha256: "3".repeat(64),
-                trajectory_sha256: None,
-                prompt_sha256: "4".repeat(64),
-                model: "j".into(),
-                temperature: 0.0,
-                samples: 1,
-            },
+            parts: judgement::KeyParts::for_tests('2', "j"),
             recorded_at: at,
             calls: vec![call],
             verdicts: vec![],
