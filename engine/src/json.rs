@@ -126,7 +126,107 @@ pub fn sorted(value: &Value) -> Value {
 pub fn canonical_json(value: &Value) -> String {
     // Written straight from the value, keys sorted as they are met: the text of
     // `sorted(value).to_string()`, without the sorted copy.
-    serde_json::to_string(&Sorted(value)).expect("a JSON value always serializes")
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    String::from_utf8(out).expect("JSON text of a `Value` is UTF-8")
+}
+
+/// Appends [`canonical_json`]'s text of `value` to `out`: the bytes that are hashed, written
+/// by hand rather than through serde's serializer (the judge's key hashes each output this way,
+/// once per case, so it is on the replay's path). Byte for byte what `serde_json::to_writer`
+/// of [`Sorted`] writes; numbers and strings that need escaping go through serde_json itself.
+///
+/// ```
+/// use proposal_eval_engine::json::{write_canonical, Sorted};
+/// let value = serde_json::json!({"b": [1.5, null, "tab\t"], "a": {"d": true, "c": -3}});
+/// let mut out = Vec::new();
+/// write_canonical(&value, &mut out);
+/// assert_eq!(out, serde_json::to_vec(&Sorted(&value)).unwrap());
+/// assert_eq!(out, br#"{"a":{"c":-3,"d":true},"b":[1.5,null,"tab\t"]}"#);
+/// ```
+pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // serde_json's own number text (integers as they are, floats shortest round-trip).
+        Value::Number(n) => {
+            let _ = serde_json::to_writer(&mut *out, n);
+        }
+        Value::String(s) => write_json_str(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            let entry = |i: usize, k: &str, v: &Value, out: &mut Vec<u8>| {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json_str(k, out);
+                out.push(b':');
+                write_canonical(v, out);
+            };
+            // serde_json's default map keeps its keys sorted; with `preserve_order` they are
+            // in insertion order and sorted here.
+            if maps_are_sorted() || map.keys().zip(map.keys().skip(1)).all(|(a, b)| a <= b) {
+                for (i, (k, v)) in map.iter().enumerate() {
+                    entry(i, k, v, out);
+                }
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    entry(i, k, v, out);
+                }
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Whether serde_json's `Map` keeps its keys sorted (its default, a `BTreeMap`) in this build,
+/// where a dependency may have turned on its `preserve_order` feature: found out once.
+fn maps_are_sorted() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let mut map = Map::new();
+        for key in ["b", "c", "a"] {
+            map.insert(key.to_string(), Value::Null);
+        }
+        map.keys().map(String::as_str).eq(["a", "b", "c"])
+    })
+}
+
+/// Appends `text` as a JSON string, quoted and escaped as serde_json escapes it.
+///
+/// ```
+/// use proposal_eval_engine::json::write_json_str;
+/// let mut out = Vec::new();
+/// write_json_str("say \"hi\"\n", &mut out);
+/// assert_eq!(out, serde_json::to_vec("say \"hi\"\n").unwrap());
+/// ```
+pub fn write_json_str(text: &str, out: &mut Vec<u8>) {
+    // Most strings (keys, hashes, words) need no escape: test every byte without stopping
+    // early, which the compiler turns into a few wide compares, and copy the text whole.
+    let plain = !text.bytes().fold(false, |escape, b| {
+        escape | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if plain {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *out, text);
+    }
 }
 
 /// A value that serializes with the keys of every object in sorted order, whatever map type
@@ -198,6 +298,39 @@ pub fn type_name(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        // Strings of any characters, control characters, quotes and backslashes among them.
+        let text = prop_oneof![".*", "[a-z\"\\\\\u{0}-\u{1f}\u{7f}é😀]{0,12}",];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            text.clone().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((text.clone(), inner), 0..6)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_hand_written_canonical_json_is_serdes_byte_for_byte(value in any_value()) {
+            let mut out = Vec::new();
+            write_canonical(&value, &mut out);
+            proptest::prop_assert_eq!(&out, &serde_json::to_vec(&Sorted(&value)).unwrap());
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), sorted(&value).to_string());
+        }
+    }
 
     #[test]
     fn canonical_json_is_the_sorted_copy_written_compactly() {

@@ -5,7 +5,23 @@
 //! template, the verdicts graded). No judge is called: the rubric side replays. The bar: the
 //! rubric side takes at most 1.2 times the strict side.
 //!
+//! Two shapes of recording, each a pair of suites (`Shape`):
+//! - `replay_1k` (minimal): the agent's request is 4 short keys and its answer the proposals
+//!   alone (a 2.0 KB recording), so the judge part (about as large) weighs as much as the
+//!   agent's part; the judge's answer repeats each statement.
+//! - `replay_1k_agent`: the agent asks as `examples/payments-agent` asks (its system prompt and
+//!   output format, context, a tool, metadata); the judge answers a chat completion with usage in
+//!   the shape the built-in prompt asks for, its latency kept.
+//!
 //! `cargo bench -p proposal-eval --bench rubric -- --warm-up-time 1 --measurement-time 10`
+//!
+//! `RUBRIC_PAIRED=40 cargo bench -p proposal-eval --bench rubric` measures the ratio instead in
+//! rounds that run both sides back to back (the order alternating) and prints the median and
+//! quartiles of the per-round ratio, for each shape. On this 2-core machine a side's time
+//! swings by 30 % from one second to the next (criterion's three runs of one binary's strict
+//! side: 32, 35 and 55 ms), which criterion, measuring one side and then the other, puts into
+//! the ratio; a round's two sides share their second. Checked with both sides on the strict
+//! suite: 1.002x (quartiles 0.97-1.02).
 //!
 //! Measured once (2 cores shared with other builds, so noisy): strict 135 ms, strict+rubric
 //! 249 ms per 1,000 cases: 1.84x, over the bar.
@@ -68,8 +84,23 @@
 //! (range 0.91-1.37) and 1.80x (1.08-2.13); three single criterion runs of main: 1.60x, 1.71x,
 //! 1.24x. The machine's noise is as large as what is measured; the profile's 1.27x is the
 //! number to go by.
+//!
+//! Paired rounds (2026-11-27, lead; `RUBRIC_PAIRED`, 40-50 rounds, the machine otherwise idle):
+//! main at c5f7b19, minimal shape: 1.35x, 1.37x, 1.38x, 1.40x (quartiles about 1.26-1.45); a
+//! build that skips the key altogether (an experiment, not committed): 1.21x, 1.24x. perf of a
+//! paired run, each side's samples counted apart: the rubric side's extra is 0.38 of the strict
+//! side, of which the key 0.12 (the output's and input's canonical JSON and SHA-256: 0.07),
+//! reading the judge part 0.09-0.11, the rest (grading, the fixture's rubric, verdict entries,
+//! dropping) about 0.1. Then the key made cheaper: canonical JSON written by hand
+//! (`proposal_eval_engine::json::write_canonical`, byte for byte serde_json's, a proptest says
+//! so), the key of the parts written by hand, one buffer per thread, and the input's hash taken
+//! from the recording's staleness check (the same SHA-256) instead of made again. Minimal
+//! shape: 1.30x (quartiles 1.26-1.35), 1.30x (1.27-1.33); agent shape: 1.25x (1.22-1.31), 1.24x
+//! (1.20-1.28). perf of the agent shape after it: the extra is 0.26 of the strict side: the key
+//! 0.08, reading the judge part 0.08 (its answer skipped escape by escape), the rest 0.1. Over
+//! the bar in both shapes.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};
 use proposal_eval::__internal::llm_judge::{JudgeCall, Judgement, RecordedVerdict};
 use proposal_eval::__internal::recording::{input_digest, Interaction, Recording, Sample};
@@ -85,8 +116,61 @@ fn input(n: usize) -> Value {
     json!({ "message": format!("Please change the payment of user {n} to {} EUR", 100 + n % 50), "userId": n.to_string() })
 }
 
-fn request(input: &Value) -> Value {
-    json!({ "model": "agent-1", "temperature": 0, "prompt": input["message"], "user": input["userId"] })
+/// The shape of the suites' recordings.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// The agent's request is 4 short keys, its answer the proposals alone; the judge's answer
+    /// repeats each statement, with no usage.
+    Minimal,
+    /// The agent asks as `examples/payments-agent` asks (its system prompt and output format,
+    /// context, a tool, the message, metadata) and is answered with an id and its model; the
+    /// judge answers a chat completion with usage, in the shape the built-in prompt asks for
+    /// (`id`, `holds`, `reason`), its call's latency kept.
+    Agent,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Minimal => "minimal",
+            Shape::Agent => "agent",
+        }
+    }
+}
+
+const SYSTEM_PROMPT: &str = include_str!("../../examples/payments-agent/prompts/system.md");
+const OUTPUT_FORMAT: &str = include_str!("../../examples/payments-agent/prompts/output-format.md");
+
+/// The request the code under test sends.
+fn request(input: &Value, shape: Shape) -> Value {
+    match shape {
+        Shape::Minimal => {
+            json!({ "model": "agent-1", "temperature": 0, "prompt": input["message"], "user": input["userId"] })
+        }
+        Shape::Agent => json!({
+            "model": "agent-1",
+            "temperature": 0,
+            "system": format!("{SYSTEM_PROMPT}\n{OUTPUT_FORMAT}"),
+            "context": { "today": "2025-01-15", "userId": input["userId"], "currency": "EUR" },
+            "tools": [{
+                "name": "get_payment",
+                "description": "The customer's current payment: amount, currency, IBAN.",
+                "parameters": { "paymentId": "string" }
+            }],
+            "messages": [{ "role": "user", "content": input["message"] }],
+            "metadata": { "requestId": format!("req-{}", input["userId"].as_str().unwrap_or("")) },
+        }),
+    }
+}
+
+/// The agent's answer holding `output`.
+fn response(output: &Value, n: usize, shape: Shape) -> Value {
+    match shape {
+        Shape::Minimal => json!({ "proposals": output }),
+        Shape::Agent => {
+            json!({ "id": format!("resp-{n:08x}"), "model": "agent-1", "proposals": output })
+        }
+    }
 }
 
 /// Two proposals of ~25 leaves.
@@ -120,7 +204,7 @@ fn rubric() -> Rubric {
 
 /// A suite folder `name` under `root` of `CASES` cases, each with its recording; with a rubric
 /// and recorded verdicts when `judged`.
-fn write_suite(root: &Path, name: &str, judged: bool) {
+fn write_suite(root: &Path, name: &str, judged: bool, shape: Shape) {
     let dir = root.join(name);
     std::fs::create_dir_all(dir.join("cases")).unwrap();
     std::fs::create_dir_all(dir.join("recordings/cases")).unwrap();
@@ -149,6 +233,7 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
             let question = Question {
                 rubric: &rubric,
                 input: &input,
+                input_sha256: None,
                 output: &output,
                 trajectory: None,
                 template: BUILTIN_TEMPLATE,
@@ -165,18 +250,40 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
                     statement: s.text,
                 })
                 .collect();
-            let answer = json!({ "verdicts": verdicts }).to_string();
-            let response =
-                json!({ "choices": [{ "message": { "role": "assistant", "content": answer } }] });
+            let (response, latency_ms, usage) = match shape {
+                Shape::Minimal => {
+                    let answer = json!({ "verdicts": verdicts }).to_string();
+                    let response = json!({ "choices": [{ "message": { "role": "assistant", "content": answer } }] });
+                    (response, None, None)
+                }
+                Shape::Agent => {
+                    let answer: Vec<Value> = verdicts
+                        .iter()
+                        .map(|v| json!({ "id": v.id, "holds": v.holds, "reason": v.reason }))
+                        .collect();
+                    let response = json!({
+                        "id": format!("chatcmpl-{n:08x}"),
+                        "object": "chat.completion",
+                        "model": "judge-1",
+                        "choices": [{
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": { "role": "assistant", "content": json!({ "verdicts": answer }).to_string() }
+                        }],
+                        "usage": { "prompt_tokens": 1210, "completion_tokens": 64 }
+                    });
+                    let usage = proposal_eval::Usage::new(1210, 64).with_model("judge-1");
+                    (response, Some(850.0 + n as f64), Some(usage))
+                }
+            };
+            let mut call = Interaction::new(question.request(), response, at);
+            call.latency_ms = latency_ms;
+            call.usage = usage;
             Judgement {
                 key_sha256: key.key_sha256,
                 parts: key.parts,
                 recorded_at: at,
-                calls: vec![JudgeCall::of(Interaction::new(
-                    question.request(),
-                    response,
-                    at,
-                ))],
+                calls: vec![JudgeCall::of(call)],
                 verdicts,
             }
             .without_requests()
@@ -190,8 +297,8 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
             input: Some(input.clone()),
             samples: vec![Sample {
                 interactions: vec![Interaction::new(
-                    request(&input),
-                    json!({ "proposals": output }),
+                    request(&input, shape),
+                    response(&output, n, shape),
                     at,
                 )],
                 judge: None,
@@ -204,31 +311,102 @@ fn write_suite(root: &Path, name: &str, judged: bool) {
 }
 
 /// The code under test: asks the model, returns the proposals of its answer.
-fn propose(case: &Case, llm: &mut Llm) -> proposal_eval::Result<Value> {
-    let mut reply = llm.complete(&request(&case.input))?;
+fn propose(case: &Case, llm: &mut Llm, shape: Shape) -> proposal_eval::Result<Value> {
+    let mut reply = llm.complete(&request(&case.input, shape))?;
     Ok(reply["proposals"].take())
 }
 
-fn run_all(suite: &OpenSuite) {
+fn run_all(suite: &OpenSuite, shape: Shape) {
+    let f: fn(&Case, &mut Llm) -> proposal_eval::Result<Value> = match shape {
+        Shape::Minimal => |case, llm| propose(case, llm, Shape::Minimal),
+        Shape::Agent => |case, llm| propose(case, llm, Shape::Agent),
+    };
     for n in 0..CASES {
-        if let Err(failure) = suite.run(&format!("cases/c{n:05}.json"), propose) {
+        if let Err(failure) = suite.run(&format!("cases/c{n:05}.json"), f) {
             panic!("case {n} failed: {failure}");
         }
     }
 }
 
-fn rubric_replay(c: &mut Criterion) {
+/// The two suites of `shape`, written once into a temporary folder (kept while it lives).
+fn open_suites(shape: Shape) -> (tempfile::TempDir, OpenSuite, OpenSuite) {
     let root = tempfile::tempdir().unwrap();
-    write_suite(root.path(), "strict", false);
-    write_suite(root.path(), "judged", true);
+    write_suite(root.path(), "strict", false, shape);
+    write_suite(root.path(), "judged", true, shape);
     let strict = OpenSuite::open(root.path(), Path::new("strict"));
     let judged = OpenSuite::open(root.path(), Path::new("judged"));
-    let mut group = c.benchmark_group("replay_1k");
-    group.sample_size(10);
-    group.bench_function("strict", |b| b.iter(|| run_all(&strict)));
-    group.bench_function("strict+rubric", |b| b.iter(|| run_all(&judged)));
-    group.finish();
+    (root, strict, judged)
+}
+
+fn rubric_replay(c: &mut Criterion) {
+    for shape in [Shape::Minimal, Shape::Agent] {
+        let (_root, strict, judged) = open_suites(shape);
+        let mut group = c.benchmark_group(match shape {
+            Shape::Minimal => "replay_1k",
+            Shape::Agent => "replay_1k_agent",
+        });
+        group.sample_size(10);
+        group.bench_function("strict", |b| b.iter(|| run_all(&strict, shape)));
+        group.bench_function("strict+rubric", |b| b.iter(|| run_all(&judged, shape)));
+        group.finish();
+    }
+}
+
+/// `RUBRIC_PAIRED=N`: N rounds, each running the 1,000 cases of one side and then of the other
+/// (the order alternating), and the ratio taken within the round. A slow minute of the machine
+/// then slows both sides of the rounds it falls on, where criterion, measuring one side and
+/// then the other, puts it into one side. Prints the median ratio and its quartiles.
+fn paired(rounds: usize, shape: Shape) {
+    let (_root, strict, judged) = open_suites(shape);
+    let time = |suite: &OpenSuite| {
+        let start = std::time::Instant::now();
+        run_all(suite, shape);
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    for _ in 0..3 {
+        time(&strict);
+        time(&judged);
+    }
+    let mut rows: Vec<(f64, f64)> = (0..rounds)
+        .map(|r| {
+            if r % 2 == 0 {
+                let s = time(&strict);
+                (s, time(&judged))
+            } else {
+                let j = time(&judged);
+                (time(&strict), j)
+            }
+        })
+        .collect();
+    let quantile = |mut v: Vec<f64>, q: f64| {
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * q).round() as usize]
+    };
+    let ratios: Vec<f64> = rows.iter().map(|(s, j)| j / s).collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    println!(
+        "paired, {} shape, {rounds} rounds: strict {:.1} ms, strict+rubric {:.1} ms (medians); ratio median {:.3}x, quartiles {:.3}-{:.3}x",
+        shape.name(),
+        quantile(rows.iter().map(|r| r.0).collect(), 0.5),
+        quantile(rows.iter().map(|r| r.1).collect(), 0.5),
+        quantile(ratios.clone(), 0.5),
+        quantile(ratios.clone(), 0.25),
+        quantile(ratios, 0.75),
+    );
 }
 
 criterion_group!(benches, rubric_replay);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(rounds) = std::env::var("RUBRIC_PAIRED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        for shape in [Shape::Minimal, Shape::Agent] {
+            paired(rounds, shape);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -12,7 +12,7 @@ pub mod config;
 
 use crate::recording::model::ModelFactory;
 use chrono::Utc;
-use proposal_eval_engine::json::{canonical_json, Sorted};
+use proposal_eval_engine::json::canonical_json;
 use proposal_eval_engine::rubric::{self, Rubric, RubricVerdict, Verdict};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -33,32 +33,31 @@ fn sha256_hex(text: &str) -> String {
     format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
-/// SHA-256 of values' canonical JSON, written into one buffer that each value reuses: no text
-/// of a value is allocated for its own.
-struct Hashes {
-    buffer: Vec<u8>,
+/// SHA-256 of `value`'s canonical JSON, written into a buffer each thread reuses: no text of a
+/// value is allocated for its own.
+fn value_sha256(value: &Value) -> String {
+    with_buffer(|buffer| proposal_eval_engine::json::write_canonical(value, buffer))
 }
 
-impl Default for Hashes {
-    fn default() -> Hashes {
-        // Room for a usual output at once, so the buffer seldom grows as it is written.
-        Hashes {
-            buffer: Vec::with_capacity(8 * 1024),
+/// SHA-256 of what `write` appends to an empty buffer, the thread's own.
+fn with_buffer(write: impl FnOnce(&mut Vec<u8>)) -> String {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|buffer| {
+        // A buffer in use (a hash made while another is made: not done here) is not shared.
+        let mut own = Vec::new();
+        let mut borrowed = buffer.try_borrow_mut();
+        let buffer = borrowed.as_deref_mut().unwrap_or(&mut own);
+        buffer.clear();
+        write(buffer);
+        let hash = crate::recording::judgement::hex(Sha256::digest(&buffer[..]));
+        // A very large value does not keep its room for the rest of the thread's life.
+        if buffer.capacity() > 1 << 20 {
+            *buffer = Vec::new();
         }
-    }
-}
-
-impl Hashes {
-    fn of(&mut self, value: &impl serde::Serialize) -> String {
-        self.buffer.clear();
-        // Writing JSON to a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut self.buffer, value);
-        crate::recording::judgement::hex(Sha256::digest(&self.buffer))
-    }
-
-    fn of_value(&mut self, value: &Value) -> String {
-        self.of(&Sorted(value))
-    }
+        hash
+    })
 }
 
 /// What the judge is asked about one output, and with which settings.
@@ -67,6 +66,9 @@ pub struct Question<'a> {
     pub rubric: &'a Rubric,
     /// The case's input.
     pub input: &'a Value,
+    /// The SHA-256 of `input`'s canonical JSON when the caller has it already (a replay's
+    /// staleness check makes it: the recording's `input_sha256`); made from `input` otherwise.
+    pub input_sha256: Option<&'a str>,
     /// The output judged.
     pub output: &'a Value,
     /// The case's trajectory; `None` unless `[judge] include_trajectory` is on.
@@ -77,11 +79,16 @@ pub struct Question<'a> {
     pub config: &'a LlmJudgeConfig,
 }
 
-/// The rubric as its hash is made: `{"forbidden": [...], "required": [...]}`, keys in order.
-#[derive(serde::Serialize)]
-struct RubricLists<'a> {
-    forbidden: &'a [String],
-    required: &'a [String],
+/// `items` as a JSON array of strings.
+fn write_strings(items: &[String], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        proposal_eval_engine::json::write_json_str(item, out);
+    }
+    out.push(b']');
 }
 
 impl Question<'_> {
@@ -112,15 +119,21 @@ impl Question<'_> {
 
     /// The key's parts.
     pub fn parts(&self) -> KeyParts {
-        let mut hashes = Hashes::default();
         KeyParts {
-            rubric_sha256: hashes.of(&RubricLists {
-                forbidden: &self.rubric.forbidden,
-                required: &self.rubric.required,
+            rubric_sha256: with_buffer(|out| {
+                // `{"forbidden":[...],"required":[...]}`, keys in order.
+                out.extend_from_slice(b"{\"forbidden\":");
+                write_strings(&self.rubric.forbidden, out);
+                out.extend_from_slice(b",\"required\":");
+                write_strings(&self.rubric.required, out);
+                out.push(b'}');
             }),
-            output_sha256: hashes.of_value(self.output),
-            input_sha256: hashes.of_value(self.input),
-            trajectory_sha256: self.trajectory.map(|t| hashes.of_value(t)),
+            output_sha256: value_sha256(self.output),
+            input_sha256: match self.input_sha256 {
+                Some(known) => known.to_string(),
+                None => value_sha256(self.input),
+            },
+            trajectory_sha256: self.trajectory.map(value_sha256),
             prompt_sha256: self.template_sha256(),
             model: self.model().to_string(),
             temperature: self.config.temperature,
@@ -370,6 +383,7 @@ mod tests {
         Question {
             rubric,
             input: &Value::Null,
+            input_sha256: None,
             output,
             trajectory: None,
             template: rubric::BUILTIN_TEMPLATE,
@@ -443,6 +457,25 @@ mod tests {
             assert_eq!(q.key_sha256(), whole);
             assert_eq!(q.key_sha256_format_4(), key_as_format_4_recorded(&q));
         }
+    }
+
+    #[test]
+    fn an_input_hash_given_is_the_one_the_key_would_make() {
+        let rubric = Rubric {
+            required: vec!["A".into()],
+            forbidden: Vec::new(),
+        };
+        let config = LlmJudgeConfig::default();
+        let input = json!({"message": "tab\t and \u{1} and \"quotes\"", "n": [1, 2.5]});
+        let output = json!({"ok": true});
+        let mut q = question(&rubric, &output, &config);
+        q.input = &input;
+        let made = q.key();
+        // The recording's `input_sha256`, as the staleness check makes it.
+        let digest = crate::recording::input_digest(&input).0;
+        q.input_sha256 = Some(&digest);
+        assert_eq!(q.key(), made);
+        assert_eq!(made.parts.input_sha256, digest);
     }
 
     #[test]

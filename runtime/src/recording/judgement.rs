@@ -173,33 +173,35 @@ impl KeyParts {
     /// The key of these parts, as format 5 records it: the SHA-256 of their canonical JSON. It
     /// changes exactly when one of them does.
     pub fn key_sha256(&self) -> String {
-        // The canonical JSON written straight from the fields, in the sorted order of their
-        // names, rather than through a `Value` that sorts them.
-        #[derive(Serialize)]
-        struct Sorted<'a> {
-            input_sha256: &'a str,
-            model: &'a str,
-            output_sha256: &'a str,
-            prompt_sha256: &'a str,
-            rubric_sha256: &'a str,
-            samples: u32,
-            temperature: f64,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            trajectory_sha256: Option<&'a str>,
-        }
-        let sorted = Sorted {
-            input_sha256: &self.input_sha256,
-            model: &self.model,
-            output_sha256: &self.output_sha256,
-            prompt_sha256: &self.prompt_sha256,
-            rubric_sha256: &self.rubric_sha256,
-            samples: self.samples,
-            temperature: self.temperature,
-            trajectory_sha256: self.trajectory_sha256.as_deref(),
-        };
+        // The canonical JSON written by hand from the fields, in the sorted order of their
+        // names: `{"input_sha256":"…","model":"…",…,"temperature":0.0}`.
+        use proposal_eval_engine::json::write_json_str;
         let mut text = Vec::with_capacity(512);
-        // Writing JSON to a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut text, &sorted);
+        fn field(text: &mut Vec<u8>, name: &str, first: bool) {
+            text.extend_from_slice(if first { b"{\"" } else { b",\"" });
+            text.extend_from_slice(name.as_bytes());
+            text.extend_from_slice(b"\":");
+        }
+        field(&mut text, "input_sha256", true);
+        write_json_str(&self.input_sha256, &mut text);
+        field(&mut text, "model", false);
+        write_json_str(&self.model, &mut text);
+        field(&mut text, "output_sha256", false);
+        write_json_str(&self.output_sha256, &mut text);
+        field(&mut text, "prompt_sha256", false);
+        write_json_str(&self.prompt_sha256, &mut text);
+        field(&mut text, "rubric_sha256", false);
+        write_json_str(&self.rubric_sha256, &mut text);
+        field(&mut text, "samples", false);
+        // Writing a number to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut text, &self.samples);
+        field(&mut text, "temperature", false);
+        let _ = serde_json::to_writer(&mut text, &self.temperature);
+        if let Some(trajectory) = &self.trajectory_sha256 {
+            field(&mut text, "trajectory_sha256", false);
+            write_json_str(trajectory, &mut text);
+        }
+        text.push(b'}');
         hex(Sha256::digest(&text))
     }
 }

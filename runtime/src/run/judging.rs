@@ -26,6 +26,9 @@ pub(crate) struct RubricStep<'a> {
     /// The case path (`drafts/eval_x`).
     pub case_path: &'a str,
     pub input: &'a Value,
+    /// The SHA-256 of `input`'s canonical JSON when this run has made it already (the
+    /// recording's staleness check did): the judge key's input part without hashing it again.
+    pub input_sha256: Option<&'a str>,
     /// How the agent's part of the recording was used in this run.
     pub used: RecordingUse,
     pub recording_file: &'a Path,
@@ -186,6 +189,7 @@ impl RubricStep<'_> {
         Question {
             rubric,
             input: self.input,
+            input_sha256: self.input_sha256,
             output,
             trajectory: trajectory.filter(|_| judge.include_trajectory),
             template,

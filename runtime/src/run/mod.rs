@@ -625,7 +625,7 @@ fn execute(
         (recorded_judge, &mut result.calls),
         result.recording,
         (&recording_file, &pending_file),
-        &sources,
+        (&sources, current.get().map(|c| c.input_sha256.as_str())),
     )?;
     // Each sample evaluated on its own; the pass rule decides the case.
     let count = runs.len();
@@ -709,7 +709,10 @@ fn judge_rubric<'s>(
     ),
     used: RecordingUse,
     (recording_file, pending_file): (&Path, &Path),
-    sources: &dyn Fn() -> &'s crate::recording::sources::CaseSources,
+    (sources, input_sha256): (
+        &dyn Fn() -> &'s crate::recording::sources::CaseSources,
+        Option<&str>,
+    ),
 ) -> Result<Vec<Option<crate::llm_judge::Judged>>, String> {
     let Some(rubric) = judging::case_rubric(config, fixture) else {
         return Ok(runs.iter().map(|_| None).collect());
@@ -721,6 +724,7 @@ fn judge_rubric<'s>(
         name,
         case_path: &case.path,
         input: &case.input,
+        input_sha256,
         used,
         recording_file,
         pending_file,
