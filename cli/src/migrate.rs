@@ -21,8 +21,10 @@ A format-1 recording depended on the whole fixture file; the current format (2) 
 the case's input, its sources and the suite's sources, so editing `expected` or
 `description` no longer makes it stale. A fresh format-1 recording is rewritten with the
 same interactions and times. A stale one is left as it is and listed: re-record it
-(`RECORD=stale cargo test`), which writes the current format. Running migrate again changes
-nothing.
+(`RECORD=stale cargo test`), which writes the current format. A fresh recording with a judge
+part in format 4 is rewritten as format 5: each judge call keeps its request's SHA-256
+instead of the request, and the judge key is the hash of its recorded parts (its verdicts
+stay fresh exactly when they were). Running migrate again changes nothing.
 
 Options:
   --check     Write nothing: list what would be migrated, and exit 1 if anything would be
@@ -100,9 +102,9 @@ pub fn run(options: Options) -> Result<i32, String> {
         for recording in done {
             let file = display(&recording.recording);
             match recording.migration {
-                Migration::Migrated { from } => {
+                Migration::Migrated { from, to } => {
                     migrated += 1;
-                    outln!("{verb:<13} {file} (format {from} to {FORMAT})");
+                    outln!("{verb:<13} {file} (format {from} to {to})");
                 }
                 Migration::Current => current += 1,
                 Migration::Stale(changes) => {
@@ -118,7 +120,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         }
     }
     outln!(
-        "{migrated} {verb}, {current} already format {FORMAT}, {stale} stale (left as they are), {unreadable} unreadable"
+        "{migrated} {verb}, {current} already current, {stale} stale (left as they are), {unreadable} unreadable"
     );
     if stale > 0 {
         outln!("re-record the stale ones (that writes format {FORMAT}): `RECORD=stale cargo test`");

@@ -171,7 +171,7 @@ fn migrate_rewrites_a_fresh_format_1_recording_and_replay_still_passes() {
         .filter(|m| {
             matches!(
                 m.migration,
-                proposal_eval::__internal::status::Migration::Migrated { from: 1 }
+                proposal_eval::__internal::status::Migration::Migrated { from: 1, to: 2 }
             )
         })
         .map(|m| m.case.as_str())

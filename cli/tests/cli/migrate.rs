@@ -55,7 +55,7 @@ fn migrates_fresh_format_1_recordings_and_leaves_stale_ones() {
     );
     assert!(
         out.stdout
-            .contains("2 migrated, 0 already format 2, 1 stale (left as they are), 0 unreadable"),
+            .contains("2 migrated, 0 already current, 1 stale (left as they are), 0 unreadable"),
         "{}",
         out.stdout
     );
@@ -97,13 +97,106 @@ fn migrates_fresh_format_1_recordings_and_leaves_stale_ones() {
     assert_eq!(out.code, 0);
     assert!(
         out.stdout
-            .contains("0 migrated, 2 already format 2, 1 stale (left as they are), 0 unreadable"),
+            .contains("0 migrated, 2 already current, 1 stale (left as they are), 0 unreadable"),
         "{}",
         out.stdout
     );
     assert_eq!(env.read("suite/recordings/fresh.json"), text);
     let out = env.run(&["migrate", "--check", "suite"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
+}
+
+/// The committed format-4 recording of `examples/rubric-agent` (a judge part whose call keeps
+/// its whole request), migrated: format 5, the request replaced by its hash, the key the one a
+/// format-5 replay of the same output computes, the verdicts as they were.
+#[test]
+fn migrates_a_fresh_format_4_judged_recording_to_format_5() {
+    use proposal_eval::__internal::case_run::Question;
+    use proposal_eval::__internal::recording::input_digest;
+    use proposal_eval::config::LlmJudgeConfig;
+    use proposal_eval::rubric::{Rubric, BUILTIN_TEMPLATE};
+
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/rubric-agent/fixtures/greetings");
+    let env = crate_with_suite("evaluators = [\"rubric\"]\n");
+    let read = |rel: &str| std::fs::read_to_string(example.join(rel)).unwrap();
+    env.write("suite/hello.json", &read("hello.json"));
+    env.write(
+        "suite/recordings/hello.json",
+        &read("recordings/hello.json"),
+    );
+    let before = env.json("suite/recordings/hello.json");
+    assert_eq!(before["format"], 4);
+
+    let out = env.run(&["migrate", "--check", "suite"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("would migrate suite/recordings/hello.json (format 4 to 5)"),
+        "{}",
+        out.stdout
+    );
+    let out = env.run(&["migrate", "suite"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("migrated      suite/recordings/hello.json (format 4 to 5)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("1 migrated, 0 already current, 0 stale (left as they are), 0 unreadable"),
+        "{}",
+        out.stdout
+    );
+
+    let after = env.json("suite/recordings/hello.json");
+    assert_eq!(after["format"], 5);
+    let (old, new) = (&before["judge"], &after["judge"]);
+    let call = &new["calls"][0];
+    assert!(call.get("request").is_none(), "{call:#}");
+    assert_eq!(
+        call["request_sha256"],
+        // A judge call's request hash is the canonical JSON's SHA-256, as the input's is.
+        input_digest(&old["calls"][0]["request"]).0
+    );
+    assert_eq!(call["response"], old["calls"][0]["response"]);
+    for key in ["verdicts", "parts", "recorded_at"] {
+        assert_eq!(new[key], old[key], "{key}");
+    }
+    assert_eq!(after["samples"], before["samples"]);
+
+    // The case's output (the greetings function of `examples/rubric-agent/tests/macro_judged.rs`)
+    // judged as a replay judges it: format 4 keyed it so, format 5 keys it so now.
+    let rubric: Rubric =
+        serde_json::from_value(env.json("suite/hello.json")["rubric"].clone()).unwrap();
+    let (input, output) = (
+        json!({ "name": "Ada" }),
+        json!({ "reply": "Hello Ada, how can I help?" }),
+    );
+    let config = LlmJudgeConfig::default();
+    let question = Question {
+        rubric: &rubric,
+        input: &input,
+        input_sha256: None,
+        output: &output,
+        trajectory: None,
+        template: BUILTIN_TEMPLATE,
+        config: &config,
+    };
+    assert_eq!(old["key_sha256"], question.key_sha256_format_4());
+    assert_eq!(new["key_sha256"], question.key_sha256());
+
+    let text = env.read("suite/recordings/hello.json");
+    let out = env.run(&["migrate", "suite"]);
+    assert!(
+        out.stdout
+            .contains("0 migrated, 1 already current, 0 stale (left as they are), 0 unreadable"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.read("suite/recordings/hello.json"), text);
 }
 
 #[test]

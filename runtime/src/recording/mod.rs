@@ -862,6 +862,12 @@ impl Recording {
         self.judge.is_some() || self.samples.iter().any(|s| s.judge.is_some())
     }
 
+    /// Whether `migrate` rewrites this recording ([`Recording::migrated`]): format 1, or a judge
+    /// part in format 4 (whose calls keep their whole requests).
+    pub(crate) fn is_older_format(&self) -> bool {
+        self.format < FORMAT || (self.judged() && self.format < JUDGE_CALLS_FORMAT)
+    }
+
     /// Each sample's judge part, taken out of the recording.
     fn take_judgements(&mut self) -> Vec<Option<judgement::Judgement>> {
         let mut judges: Vec<_> = self.samples.iter_mut().map(|s| s.judge.take()).collect();
@@ -1115,7 +1121,9 @@ impl Recording {
 
     /// This recording in this version's format, for a case whose current sources are `current`:
     /// what `migrate` writes. Only a fresh recording is migrated (its answers were given to the
-    /// current sources), so the result is fresh too. The interactions are kept as they are.
+    /// current sources), so the result is fresh too. The interactions are kept as they are. A
+    /// format-4 judge part, read whole, already has what format 5 writes: each call's request's
+    /// hash and the key made from its recorded parts, fresh exactly when the format-4 key was.
     pub fn migrated(mut self, current: &CaseSources) -> Recording {
         if self.format == 1 {
             self.sources.retain(|s| s.path != current.fixture.path);

@@ -367,11 +367,13 @@ impl SuiteStatus {
 /// What `cargo proposal-eval migrate` did, or would do, with one recording.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Migration {
-    /// A fresh format-1 recording, rewritten (or, in a dry run, to be rewritten) as the current
-    /// format.
+    /// A fresh recording of an older format (1; 4, with a judge part), rewritten (or, in a dry
+    /// run, to be rewritten) in the current one.
     Migrated {
         /// The format it had.
         from: u32,
+        /// The format it has now: 2, or 5 for a recording with a judge part.
+        to: u32,
     },
     /// Already in the current format: nothing to do.
     Current,
@@ -415,7 +417,7 @@ pub fn migrate(
                 let shown = suite.relative(e.file());
                 Migration::Unreadable(e.with_file(shown).to_string())
             }
-            Ok(Some(r)) if r.format >= recording::FORMAT => Migration::Current,
+            Ok(Some(r)) if !r.is_older_format() => Migration::Current,
             Ok(Some(r)) => {
                 let current = match &loaded.file {
                     Err(e) => Err(format!("bad fixture: {e}")),
@@ -430,15 +432,17 @@ pub fn migrate(
                             Migration::Stale(changes)
                         } else {
                             let from = r.format;
+                            let r = r.migrated(&current);
+                            let to = r.format;
                             if write {
-                                r.migrated(&current).write(&file).map_err(|e| {
+                                r.write(&file).map_err(|e| {
                                     std::io::Error::new(
                                         e.kind(),
                                         format!("cannot write {}: {e}", suite.relative(&file)),
                                     )
                                 })?;
                             }
-                            Migration::Migrated { from }
+                            Migration::Migrated { from, to }
                         }
                     }
                 }
