@@ -269,6 +269,30 @@ fn recording_path(suite: &Suite, loaded: &LoadedCase, used: RecordingUse) -> Opt
     file.is_file().then(|| suite.workspace_relative(&file))
 }
 
+/// The checks that fail a case before its model is called: a recording made for a case that
+/// can never be compared is wasted, and a case nothing would check fails at once.
+fn check_before_calls(
+    suite: &Suite,
+    config: &SuiteConfig,
+    loaded: &LoadedCase,
+    fixture: &FixtureFile,
+    case_path: &str,
+) -> Result<(), String> {
+    let structured = config
+        .evaluators
+        .iter()
+        .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
+    if let Some(message) =
+        crate::suite::fixture::uncomparable_expected(fixture.expected.as_ref(), structured)
+    {
+        return Err(format!(
+            "bad fixture: {}: {message}",
+            suite.relative(&loaded.path.absolute)
+        ));
+    }
+    expectations_read(suite, config, fixture, case_path)
+}
+
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
 /// its clock set for each run.
 fn execute(
@@ -289,23 +313,8 @@ fn execute(
         .file
         .as_ref()
         .map_err(|e| format!("bad fixture: {e}"))?;
-    // Before any model call: a recording made for a case that can never be compared is wasted.
-    let structured = config
-        .evaluators
-        .iter()
-        .any(|e| matches!(e, Evaluator::Strict | Evaluator::FieldAccuracy));
-    if let Some(message) =
-        crate::suite::fixture::uncomparable_expected(fixture.expected.as_ref(), structured)
-    {
-        return Err(format!(
-            "bad fixture: {}: {message}",
-            suite.relative(&loaded.path.absolute)
-        ));
-    }
-    // A case nothing would check fails before its model is called.
-    expectations_read(suite, config, fixture, &case.path)?;
-    let ignored = fixture.status != Status::Active;
-    let record_command = command(name, true, ignored);
+    check_before_calls(suite, config, loaded, fixture, &case.path)?;
+    let record_command = command(name, true, fixture.status != Status::Active);
     // The source files are checked for every case (a bad `sources` entry fails it even without
     // a recording); the fixture and its input are hashed only when a recording is checked or
     // written, so a case that uses none never pays for it.
@@ -315,42 +324,24 @@ fn execute(
     let sources =
         || current.get_or_init(|| crate::suite::with_digests(loaded, input, files.clone()));
     let recording_file = suite.recording_file(&loaded.path);
-    // `RECORD=1` replaces the recording whatever it holds: it is not read (a large one would be
-    // held while the case records its own).
-    // A replay reads a large recording with its requests hashed, not built (`digests`); the
-    // committed replay of a review compares whole requests.
-    let mut digests = None;
-    // Each sample's judge part, read apart (see `Recording::read_for_replay`).
-    let mut recorded_judge = Vec::new();
-    let mut existing = if !suite.may_hold_recordings() || settings.record == RecordMode::All {
-        Ok(None)
-    } else if settings.record == RecordMode::Review {
-        Recording::read(&recording_file)
-    } else {
-        Recording::read_for_replay(&recording_file).map(|read| {
-            read.map(|read| {
-                digests = read.digests;
-                recorded_judge = read.judges;
-                read.recording
-            })
-        })
-    }
-    .map_err(|e| e.with_file(suite.relative(&recording_file)));
-
-    let review = settings.record == RecordMode::Review;
     let pending_file = pending::pending_file(&recording_file);
+    let step = Step {
+        suite,
+        settings,
+        config,
+        loaded,
+        name,
+        record_command: &record_command,
+        recording_file: &recording_file,
+        pending_file: &pending_file,
+        repeat: settings.repeat.or(config.run.repeat).unwrap_or(1).max(1),
+        sources: &sources,
+    };
+    let (mut existing, digests, recorded_judge) = step.read_existing();
+
     // What the code produces from the committed responses, for `cargo proposal-eval review`.
-    let committed = if review {
-        let case_path = loaded.path.case_path();
-        if let Ok(Some(head)) = Recording::read_head(&pending_file) {
-            if head.case != case_path {
-                return Err(format!(
-                    "{} is the recording of the case `{}`, so it cannot hold this case's pending recording; rename one of the two fixtures to review `{case_path}`",
-                    suite.relative(&pending_file),
-                    head.case
-                ));
-            }
-        }
+    let mut committed = if settings.record == RecordMode::Review {
+        step.check_pending_case()?;
         let existing = std::mem::replace(&mut existing, Ok(None));
         if let Ok(Some(recorded)) = &existing {
             case.now = recorded.recorded_at;
@@ -359,146 +350,16 @@ fn execute(
     } else {
         None
     };
+    let record = step.records(&existing);
 
-    let repeat = settings.repeat.or(config.run.repeat).unwrap_or(1).max(1);
-    let pass = config.run.pass;
-    let record = match settings.record {
-        RecordMode::All | RecordMode::Review => true,
-        RecordMode::Replay => false,
-        RecordMode::Stale => match &existing {
-            Ok(Some(r)) => !r.changes(sources()).is_empty() || r.samples.len() < repeat,
-            // What a newer proposal-eval wrote is not replaced by an older format.
-            Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
-            Err(e) => {
-                // Never silently: the old file may have been edited by hand.
-                eprintln!(
-                    "note: {name}: replacing {} by a new recording; it could not be used: {e}",
-                    suite.relative(&recording_file)
-                );
-                true
-            }
-            Ok(None) => true,
-        },
-    };
-
-    let mut record = record;
-    // Under `RECORD=stale`, a replay whose calls no longer match the recording (the code or its
-    // prompt changed) is stale too: the case runs again, recording.
     // The model calls of every sample (the last attempt's, when `RECORD=stale` records again).
-    let mut usage;
-    let runs = 'run: loop {
-        usage = crate::recording::usage::UsageTotals::default();
-        result.calls.clear();
-        // Each sample's output; the case as the code saw it (the same for every sample).
-        let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
-        if record {
-            result.recording = if review {
-                RecordingUse::Pending
-            } else {
-                RecordingUse::Recorded
-            };
-            let now = Utc::now();
-            case.now = now;
-            let mut samples = Vec::with_capacity(repeat);
-            for _ in 0..repeat {
-                let mut llm = Llm::record(suite.model.clone())
-                    .with_suite(config.http.clone(), config.pricing.clone());
-                let output = call(f, case, &mut llm, true)
-                    .map_err(|e| format!("{e}{}", live_failure(&llm)))?;
-                usage.add(&llm.usage());
-                result.calls.extend(llm.call_log());
-                if let Some(failure) = llm.finish_failure() {
-                    return Err(failure);
-                }
-                if let Err(e) = &output {
-                    // Nothing is recorded: an error is not what the model would answer. A client
-                    // may report a failed call by its status alone (`http status: 502`): the
-                    // proxy's reason is told here.
-                    return Err(format!("{e}{}\n(nothing was recorded)", live_failure(&llm)));
-                }
-                let Some(interactions) = llm.take_recorded() else {
-                    // The code under test swallowed a failed live call: its output is not what
-                    // the model would answer, so nothing is recorded and the case does not pass.
-                    result.recording = RecordingUse::None;
-                    return Err(format!(
-                        "a live model call failed while recording: {}\nnothing was recorded; {}",
-                        llm.model_failure().as_deref().unwrap_or("(no message)"),
-                        if review {
-                            "the committed recording and any pending one are unchanged"
-                        } else if recording_file.exists() {
-                            "the previous recording is unchanged"
-                        } else {
-                            "there is no recording yet"
-                        }
-                    ));
-                };
-                samples.push(recording::Sample::new(interactions));
-                runs.push((output, llm.trajectory()));
-            }
-            let calls = samples.iter().any(|s| !s.interactions.is_empty());
-            if calls && review {
-                let mut pending = Pending {
-                    recording: Recording::of_samples(
-                        loaded.path.case_path().to_string(),
-                        now,
-                        sources(),
-                        input,
-                        samples,
-                    ),
-                    review: Review {
-                        committed,
-                        // The first sample's, as a replay of one sample shows it.
-                        pending: match &runs[0].0 {
-                            Ok(value) => Outcome::Output(value.clone()),
-                            Err(e) => Outcome::Error(e.to_string()),
-                        },
-                    },
-                };
-                pending.redact(&config.recording.redactor());
-                pending
-                    .write_moved(&pending_file)
-                    .map_err(|e| write_failure(suite, &pending_file, "pending recording", e))?;
-            } else if review {
-                // Nothing to review; the committed recording is never touched under review.
-                result.recording = RecordingUse::None;
-                eprintln!(
-                    "note: {name}: the case made no model call, so nothing is pending review{}",
-                    if recording_file.exists() {
-                        format!(
-                            " ({} is unchanged; `RECORD=1` removes it)",
-                            suite.relative(&recording_file)
-                        )
-                    } else {
-                        String::new()
-                    }
-                );
-            } else if calls {
-                let mut recording = Recording::of_samples(
-                    loaded.path.case_path().to_string(),
-                    now,
-                    sources(),
-                    input,
-                    samples,
-                );
-                // Credentials never reach the file; the code under test got the answers unredacted.
-                recording.redact(&config.recording.redactor());
-                recording
-                    .write_moved(&recording_file)
-                    .map_err(|e| write_failure(suite, &recording_file, "recording", e))?;
-            } else {
-                // The case no longer calls the model: an old recording would make replays fail
-                // ("0 calls but the recording has 1") with no way to re-record it away.
-                result.recording = RecordingUse::None;
-                if std::fs::remove_file(&recording_file).is_ok() {
-                    eprintln!(
-                        "note: {name}: removed {}: the case no longer calls the model",
-                        suite.relative(&recording_file)
-                    );
-                }
-            }
-            break 'run runs;
-        }
-        let recorded = match std::mem::replace(&mut existing, Ok(None)) {
+    let mut usage = crate::recording::usage::UsageTotals::default();
+    // The clock the case sees: now while recording, the recording's time while replaying.
+    let runs = if record {
+        case.now = Utc::now();
+        step.record(case, f, result, &mut usage, committed.take())?
+    } else {
+        match existing {
             Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => {
                 return Err(e.to_string())
             }
@@ -508,24 +369,321 @@ fn execute(
                 ))
             }
             Ok(None) => {
-                // No recording: the case runs `repeat` times; a model call fails saying how to
-                // record it.
                 case.now = Utc::now();
-                for _ in 0..repeat {
-                    let mut llm = Llm::missing(record_command.clone())
-                        .with_suite(config.http.clone(), config.pricing.clone());
-                    let output = call(f, case, &mut llm, false)?;
-                    usage.add(&llm.usage());
-                    result.calls.extend(llm.call_log());
-                    if let Some(failure) = llm.finish_failure() {
-                        return Err(failure);
-                    }
-                    runs.push((output, llm.trajectory()));
-                }
-                break 'run runs;
+                step.unrecorded(case, f, result, &mut usage)?
             }
-            Ok(Some(recorded)) => recorded,
+            Ok(Some(recorded)) => {
+                case.now = recorded.recorded_at;
+                match step.replay(recorded, digests, case, f, result, &mut usage)? {
+                    Some(runs) => runs,
+                    // Under `RECORD=stale`, a replay whose calls no longer match the recording
+                    // (the code or its prompt changed) is stale too: the case runs again,
+                    // recording.
+                    None => {
+                        usage = crate::recording::usage::UsageTotals::default();
+                        case.now = Utc::now();
+                        step.record(case, f, result, &mut usage, committed.take())?
+                    }
+                }
+            }
+        }
+    };
+
+    if usage.calls > 0 {
+        result.usage = Some(usage);
+    }
+    let judged = judge_rubric(
+        suite,
+        config,
+        settings.record,
+        (name, &record_command),
+        case,
+        fixture,
+        &runs,
+        (recorded_judge, &mut result.calls),
+        result.recording,
+        (&recording_file, &pending_file),
+        (&sources, current.get().map(|c| c.input_sha256.as_str())),
+    )?;
+    step.evaluate(runs, judged, case, result)
+}
+
+/// What the steps of one case's run share: the suite, its settings and config, the case and its
+/// recording's files.
+struct Step<'a, 's> {
+    suite: &'a Suite,
+    settings: &'a crate::env::Settings,
+    config: &'a SuiteConfig,
+    loaded: &'a LoadedCase,
+    /// The test's name.
+    name: &'a str,
+    /// The command that records this case.
+    record_command: &'a str,
+    recording_file: &'a Path,
+    pending_file: &'a Path,
+    /// How many samples a recording holds.
+    repeat: usize,
+    /// The case's current sources, hashed the first time they are asked for.
+    sources: &'a dyn Fn() -> &'s sources::CaseSources,
+}
+
+impl Step<'_, '_> {
+    /// The case's recording as this run uses it, with its requests' digests and each sample's
+    /// judge part when it was read for replay. `RECORD=1` replaces the recording whatever it
+    /// holds: it is not read (a large one would be held while the case records its own). A
+    /// replay reads a large recording with its requests hashed, not built (`digests`); the
+    /// committed replay of a review compares whole requests.
+    #[allow(clippy::type_complexity)]
+    fn read_existing(
+        &self,
+    ) -> (
+        Result<Option<Recording>, recording::RecordingError>,
+        Option<recording::RequestDigests>,
+        Vec<Option<crate::recording::judgement::ReplayedJudgement>>,
+    ) {
+        let (suite, record, file) = (self.suite, self.settings.record, self.recording_file);
+        let mut digests = None;
+        let mut judges = Vec::new();
+        let existing = if !suite.may_hold_recordings() || record == RecordMode::All {
+            Ok(None)
+        } else if record == RecordMode::Review {
+            Recording::read(file)
+        } else {
+            Recording::read_for_replay(file).map(|read| {
+                read.map(|read| {
+                    digests = read.digests;
+                    judges = read.judges;
+                    read.recording
+                })
+            })
+        }
+        .map_err(|e| e.with_file(suite.relative(file)));
+        (existing, digests, judges)
+    }
+
+    /// Under `RECORD=review`: the pending file, when there is one, is this case's.
+    fn check_pending_case(&self) -> Result<(), String> {
+        let case_path = self.loaded.path.case_path();
+        match Recording::read_head(self.pending_file) {
+            Ok(Some(head)) if head.case != case_path => Err(format!(
+                "{} is the recording of the case `{}`, so it cannot hold this case's pending recording; rename one of the two fixtures to review `{case_path}`",
+                self.suite.relative(self.pending_file),
+                head.case
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether this run records the case, given its recording as read (`existing`).
+    fn records(&self, existing: &Result<Option<Recording>, recording::RecordingError>) -> bool {
+        match self.settings.record {
+            RecordMode::All | RecordMode::Review => true,
+            RecordMode::Replay => false,
+            RecordMode::Stale => match existing {
+                Ok(Some(r)) => {
+                    !r.changes((self.sources)()).is_empty() || r.samples.len() < self.repeat
+                }
+                // What a newer proposal-eval wrote is not replaced by an older format.
+                Err(e) if matches!(e.kind(), RecordingErrorKind::Newer { .. }) => false,
+                Err(e) => {
+                    // Never silently: the old file may have been edited by hand.
+                    eprintln!(
+                        "note: {}: replacing {} by a new recording; it could not be used: {e}",
+                        self.name,
+                        self.suite.relative(self.recording_file)
+                    );
+                    true
+                }
+                Ok(None) => true,
+            },
+        }
+    }
+
+    /// Runs the case `repeat` times against the live model and writes what it answered: the
+    /// recording, or under `RECORD=review` a pending recording (with `committed`, what the code
+    /// made of the committed responses). A case that no longer calls the model loses its
+    /// recording.
+    fn record(
+        &self,
+        case: &Case,
+        f: &CaseFn<'_>,
+        result: &mut CaseResult,
+        usage: &mut crate::recording::usage::UsageTotals,
+        committed: Option<Outcome>,
+    ) -> Result<Vec<SampleRun>, String> {
+        let Step {
+            suite,
+            config,
+            loaded,
+            name,
+            recording_file,
+            pending_file,
+            repeat,
+            sources,
+            ..
+        } = *self;
+        let review = self.settings.record == RecordMode::Review;
+        let input = &case.input;
+        result.calls.clear();
+        let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
+        result.recording = if review {
+            RecordingUse::Pending
+        } else {
+            RecordingUse::Recorded
         };
+        let now = case.now;
+        let mut samples = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let mut llm = Llm::record(suite.model.clone())
+                .with_suite(config.http.clone(), config.pricing.clone());
+            let output =
+                call(f, case, &mut llm, true).map_err(|e| format!("{e}{}", live_failure(&llm)))?;
+            usage.add(&llm.usage());
+            result.calls.extend(llm.call_log());
+            if let Some(failure) = llm.finish_failure() {
+                return Err(failure);
+            }
+            if let Err(e) = &output {
+                // Nothing is recorded: an error is not what the model would answer. A client
+                // may report a failed call by its status alone (`http status: 502`): the
+                // proxy's reason is told here.
+                return Err(format!("{e}{}\n(nothing was recorded)", live_failure(&llm)));
+            }
+            let Some(interactions) = llm.take_recorded() else {
+                // The code under test swallowed a failed live call: its output is not what
+                // the model would answer, so nothing is recorded and the case does not pass.
+                result.recording = RecordingUse::None;
+                return Err(format!(
+                    "a live model call failed while recording: {}\nnothing was recorded; {}",
+                    llm.model_failure().as_deref().unwrap_or("(no message)"),
+                    if review {
+                        "the committed recording and any pending one are unchanged"
+                    } else if recording_file.exists() {
+                        "the previous recording is unchanged"
+                    } else {
+                        "there is no recording yet"
+                    }
+                ));
+            };
+            samples.push(recording::Sample::new(interactions));
+            runs.push((output, llm.trajectory()));
+        }
+        let calls = samples.iter().any(|s| !s.interactions.is_empty());
+        if calls && review {
+            let mut pending = Pending {
+                recording: Recording::of_samples(
+                    loaded.path.case_path().to_string(),
+                    now,
+                    sources(),
+                    input,
+                    samples,
+                ),
+                review: Review {
+                    committed,
+                    // The first sample's, as a replay of one sample shows it.
+                    pending: match &runs[0].0 {
+                        Ok(value) => Outcome::Output(value.clone()),
+                        Err(e) => Outcome::Error(e.to_string()),
+                    },
+                },
+            };
+            pending.redact(&config.recording.redactor());
+            pending
+                .write_moved(pending_file)
+                .map_err(|e| write_failure(suite, pending_file, "pending recording", e))?;
+        } else if review {
+            // Nothing to review; the committed recording is never touched under review.
+            result.recording = RecordingUse::None;
+            eprintln!(
+                "note: {name}: the case made no model call, so nothing is pending review{}",
+                if recording_file.exists() {
+                    format!(
+                        " ({} is unchanged; `RECORD=1` removes it)",
+                        suite.relative(recording_file)
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        } else if calls {
+            let mut recording = Recording::of_samples(
+                loaded.path.case_path().to_string(),
+                now,
+                sources(),
+                input,
+                samples,
+            );
+            // Credentials never reach the file; the code under test got the answers unredacted.
+            recording.redact(&config.recording.redactor());
+            recording
+                .write_moved(recording_file)
+                .map_err(|e| write_failure(suite, recording_file, "recording", e))?;
+        } else {
+            // The case no longer calls the model: an old recording would make replays fail
+            // ("0 calls but the recording has 1") with no way to re-record it away.
+            result.recording = RecordingUse::None;
+            if std::fs::remove_file(recording_file).is_ok() {
+                eprintln!(
+                    "note: {name}: removed {}: the case no longer calls the model",
+                    suite.relative(recording_file)
+                );
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Runs the case `repeat` times with no recording: a model call fails saying how to record
+    /// it.
+    fn unrecorded(
+        &self,
+        case: &Case,
+        f: &CaseFn<'_>,
+        result: &mut CaseResult,
+        usage: &mut crate::recording::usage::UsageTotals,
+    ) -> Result<Vec<SampleRun>, String> {
+        let config = self.config;
+        result.calls.clear();
+        let mut runs: Vec<SampleRun> = Vec::with_capacity(self.repeat);
+        for _ in 0..self.repeat {
+            let mut llm = Llm::missing(self.record_command.to_string())
+                .with_suite(config.http.clone(), config.pricing.clone());
+            let output = call(f, case, &mut llm, false)?;
+            usage.add(&llm.usage());
+            result.calls.extend(llm.call_log());
+            if let Some(failure) = llm.finish_failure() {
+                return Err(failure);
+            }
+            runs.push((output, llm.trajectory()));
+        }
+        Ok(runs)
+    }
+
+    /// Replays each sample of `recorded` (its requests' `digests` when it was read for replay),
+    /// after checking it is fresh. `None`: under `RECORD=stale`, the code's calls no longer
+    /// match the recording, so the case is to be recorded again.
+    fn replay(
+        &self,
+        recorded: Recording,
+        digests: Option<crate::recording::RequestDigests>,
+        case: &Case,
+        f: &CaseFn<'_>,
+        result: &mut CaseResult,
+        usage: &mut crate::recording::usage::UsageTotals,
+    ) -> Result<Option<Vec<SampleRun>>, String> {
+        let Step {
+            suite,
+            settings,
+            config,
+            name,
+            record_command,
+            recording_file,
+            repeat,
+            sources,
+            ..
+        } = *self;
+        let input = &case.input;
+        result.calls.clear();
+        let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
         let validation = config.recording.validation;
         let changes = if validation == Validation::Skip {
             Vec::new()
@@ -537,11 +695,11 @@ fn execute(
         if !changes.is_empty() {
             stale.push(stale_message(
                 suite,
-                &recording_file,
+                recording_file,
                 &changes,
                 recorded.input.as_ref(),
                 input,
-                &record_command,
+                record_command,
                 settings.color,
             ));
         }
@@ -553,7 +711,7 @@ fn execute(
             };
             stale.push(format!(
                 "the recording {} has {} sample(s) and {repeat} are asked for (repeat = {repeat}); record them: {env}{record_command}",
-                suite.relative(&recording_file),
+                suite.relative(recording_file),
                 recorded.samples.len()
             ));
         }
@@ -566,10 +724,9 @@ fn execute(
             eprintln!("warning: {name}: {message}");
             result.recording = RecordingUse::ReplayedStale;
         }
-        case.now = recorded.recorded_at;
         let ignore = &config.recording.ignore_request_paths;
         let sample_count = recorded.samples.len();
-        let mut digests = digests.take();
+        let mut digests = digests;
         for (k, sample) in recorded.samples.into_iter().enumerate() {
             let mut llm = Llm::replay(
                 sample.interactions,
@@ -591,8 +748,7 @@ fn execute(
                 eprintln!(
                     "note: {name}: the code's model calls differ from the recording (the code or its prompt changed); recording it again"
                 );
-                record = true;
-                continue 'run;
+                return Ok(None);
             }
             if let Some(failure) = llm.finish_failure() {
                 let which = if sample_count > 1 {
@@ -608,87 +764,96 @@ fn execute(
             }
             runs.push((output, llm.trajectory()));
         }
-        break 'run runs;
-    };
+        Ok(Some(runs))
+    }
 
-    if usage.calls > 0 {
-        result.usage = Some(usage);
-    }
-    let judged = judge_rubric(
-        suite,
-        config,
-        settings.record,
-        (name, &record_command),
-        case,
-        fixture,
-        &runs,
-        (recorded_judge, &mut result.calls),
-        result.recording,
-        (&recording_file, &pending_file),
-        (&sources, current.get().map(|c| c.input_sha256.as_str())),
-    )?;
-    // Each sample evaluated on its own; the pass rule decides the case.
-    let count = runs.len();
-    let mut verdicts = Vec::with_capacity(count);
-    for ((output, calls), judged) in runs.into_iter().zip(judged) {
-        let mut sample = CaseResult::new(result.name.clone());
-        sample.recording = result.recording;
-        let (verdict, output) = match output {
-            Err(e) => (Err(e.to_string()), None),
-            Ok(actual) => (
-                evaluate(
-                    suite,
-                    config,
-                    settings.color,
-                    fixture,
-                    case,
-                    &actual,
-                    &calls,
-                    name,
-                    judged.as_ref(),
-                    &mut sample,
+    /// Each sample evaluated on its own (with its rubric's verdicts, `judged`); the pass rule
+    /// decides the case. A recording written by this run whose case then fails is said so.
+    fn evaluate(
+        &self,
+        runs: Vec<SampleRun>,
+        judged: Vec<Option<crate::llm_judge::Judged>>,
+        case: &Case,
+        result: &mut CaseResult,
+    ) -> Result<(), String> {
+        let Step {
+            suite,
+            settings,
+            config,
+            loaded,
+            name,
+            recording_file,
+            pending_file,
+            ..
+        } = *self;
+        let fixture = loaded
+            .file
+            .as_ref()
+            .map_err(|e| format!("bad fixture: {e}"))?;
+        let pass = config.run.pass;
+        // Each sample evaluated on its own; the pass rule decides the case.
+        let count = runs.len();
+        let mut verdicts = Vec::with_capacity(count);
+        for ((output, calls), judged) in runs.into_iter().zip(judged) {
+            let mut sample = CaseResult::new(result.name.clone());
+            sample.recording = result.recording;
+            let (verdict, output) = match output {
+                Err(e) => (Err(e.to_string()), None),
+                Ok(actual) => (
+                    evaluate(
+                        suite,
+                        config,
+                        settings.color,
+                        fixture,
+                        case,
+                        &actual,
+                        &calls,
+                        name,
+                        judged.as_ref(),
+                        &mut sample,
+                    ),
+                    Some(actual),
                 ),
-                Some(actual),
-            ),
-        };
-        let trajectory =
-            (!calls.is_empty() || fixture.expected_trajectory.is_some()).then_some(calls);
-        let score = crate::repeat::mean(
-            &sample
-                .evaluators
-                .iter()
-                .map(|e| e.score)
-                .collect::<Vec<_>>(),
-        );
-        verdicts.push((verdict, sample.evaluators, score, trajectory, output));
-    }
-    let verdict = if count == 1 {
-        let (verdict, evaluators, _, trajectory, output) = verdicts.pop().expect("one sample");
-        result.evaluators = evaluators;
-        result.trajectory = trajectory;
-        result.output = output;
-        verdict
-    } else {
-        decide(name, pass, verdicts, result)
-    };
-    // A recording written by a run whose case then fails is said so, never silently kept.
-    verdict.map_err(|message| {
-        if result.recording == RecordingUse::Pending {
-            format!(
-                "{message}
-(the model's new responses are pending review in {} and this case fails on them; the committed recording is unchanged; `cargo proposal-eval review` shows both)",
-                suite.relative(&pending_file)
-            )
-        } else if result.recording == RecordingUse::Recorded {
-            format!(
-                "{message}
-(the model's new responses were recorded in {} and this case fails on them; restore the file from version control to undo)",
-                suite.relative(&recording_file)
-            )
-        } else {
-            message
+            };
+            let trajectory =
+                (!calls.is_empty() || fixture.expected_trajectory.is_some()).then_some(calls);
+            let score = crate::repeat::mean(
+                &sample
+                    .evaluators
+                    .iter()
+                    .map(|e| e.score)
+                    .collect::<Vec<_>>(),
+            );
+            verdicts.push((verdict, sample.evaluators, score, trajectory, output));
         }
-    })
+        let verdict = if count == 1 {
+            let (verdict, evaluators, _, trajectory, output) = verdicts.pop().expect("one sample");
+            result.evaluators = evaluators;
+            result.trajectory = trajectory;
+            result.output = output;
+            verdict
+        } else {
+            decide(name, pass, verdicts, result)
+        };
+        // A recording written by a run whose case then fails is said so, never silently kept.
+        verdict.map_err(|message| {
+            if result.recording == RecordingUse::Pending {
+                format!(
+                    "{message}
+(the model's new responses are pending review in {} and this case fails on them; the committed recording is unchanged; `cargo proposal-eval review` shows both)",
+                    suite.relative(pending_file)
+                )
+            } else if result.recording == RecordingUse::Recorded {
+                format!(
+                    "{message}
+(the model's new responses were recorded in {} and this case fails on them; restore the file from version control to undo)",
+                    suite.relative(recording_file)
+                )
+            } else {
+                message
+            }
+        })
+    }
 }
 
 /// The case's rubric graded on each sample's output (see [`judging`]), one entry per run;
