@@ -99,6 +99,79 @@ fn judge_prints_agreement_kappa_and_disagreements() {
     );
 }
 
+/// A recording of `case` with one sample per list of `samples`, each keeping its own judge part
+/// (`samples[k].judge`, as a repeated case is recorded).
+fn repeated_recording(case: &str, samples: &[&[(&str, bool)]]) -> String {
+    let samples: Vec<_> = samples
+        .iter()
+        .enumerate()
+        .map(|(k, verdicts)| {
+            let mut one: serde_json::Value =
+                serde_json::from_str(&recording(case, verdicts)).unwrap();
+            for v in one["judge"]["verdicts"].as_array_mut().unwrap() {
+                v["reason"] = json!(format!("sample {} says {}", k + 1, v["holds"]));
+            }
+            json!({"interactions": [], "judge": one["judge"]})
+        })
+        .collect();
+    json!({
+        "format": 4,
+        "case": case,
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "sources": [],
+        "input_sha256": H0,
+        "samples": samples,
+    })
+    .to_string()
+}
+
+/// A case recorded with `repeat`: each label is matched with the majority of the samples'
+/// verdicts (the disagreement names the sample whose reason it shows); a tie is no verdict.
+#[test]
+fn judge_matches_a_repeated_case_by_the_majority_of_its_samples() {
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    env.write(
+        "suite/proposal-eval.toml",
+        "[run]\nrepeat = 3\n[judge]\nmodel = \"judge-1\"\n",
+    );
+    env.write(
+        "suite/a.json",
+        "{\"rubric\": {\"required\": [\"A\", \"B\"]}}",
+    );
+    env.write("suite/b.json", "{\"rubric\": {\"required\": [\"C\"]}}");
+    env.write(
+        "suite/recordings/a.json",
+        &repeated_recording(
+            "a",
+            &[
+                &[("A", true), ("B", false)],
+                &[("A", true), ("B", false)],
+                &[("A", false), ("B", true)],
+            ],
+        ),
+    );
+    // Two samples, split: no verdict on C.
+    env.write(
+        "suite/recordings/b.json",
+        &repeated_recording("b", &[&[("C", true)], &[("C", false)]]),
+    );
+    labelled(
+        &env,
+        &[("a", "A", true), ("a", "B", true), ("b", "C", true)],
+    );
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "suite (suite)\n  \
+         3 label(s), 2 with a recorded verdict; agreement 50.0 %; Cohen's kappa 0.00\n  \
+         disagreements:\n    \
+         a: \"B\": labelled holds, the judge says it does not hold (sample 1 of 3: sample 1 says false)\n  \
+         rubric failures fail tests (no [judge] min_agreement)\n"
+    );
+}
+
 #[test]
 fn judge_names_a_bad_label_line_and_a_suite_without_labels() {
     let env = Env::new();
