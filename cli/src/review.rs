@@ -446,11 +446,15 @@ fn show(
     let line = |label: &str, side: Option<&Side>| match side {
         None => outln!("  {label:<10} no recording (accepting creates it)"),
         Some(side) => outln!(
-            "  {label:<10} {} (score {}){}",
+            "  {label:<10} {} (score {}{}){}",
             if side.passed { "passed" } else { "FAILED" },
             side.score
                 .map(proposal_eval::__internal::review::format_score)
                 .unwrap_or_else(|| "-".into()),
+            side.samples
+                .as_ref()
+                .map(|rule| format!("; {rule}"))
+                .unwrap_or_default(),
             side.recorded_at
                 .map(|t| format!(", recorded {}", t.format("%Y-%m-%d %H:%M:%S UTC")))
                 .unwrap_or_default()

@@ -50,6 +50,8 @@ fn pending(env: &Env, case: &str, answer: &str, committed: Option<Value>, pendin
         review: Review {
             committed: committed.map(Outcome::Output),
             pending: Outcome::Output(pending),
+            committed_samples: Vec::new(),
+            pending_samples: Vec::new(),
         },
     }
     .write(&env.path(&format!("suite/recordings/{case}.pending.json")))
@@ -537,6 +539,8 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
         review: Review {
             committed: Some(Outcome::Output(json!({ "reply": "SKU-456" }))),
             pending: Outcome::Output(json!({ "reply": "SKU-123" })),
+            committed_samples: Vec::new(),
+            pending_samples: Vec::new(),
         },
     }
     .write(&env.path("suite/recordings/shop.pending.json"))
@@ -576,6 +580,8 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
         review: Review {
             committed: Some(Outcome::Output(json!({ "reply": "SKU-456" }))),
             pending: Outcome::Output(json!({ "reply": "SKU-123" })),
+            committed_samples: Vec::new(),
+            pending_samples: vec![Outcome::Output(json!({ "reply": "SKU-789" }))],
         },
     }
     .write(&env.path("suite/recordings/shop.pending.json"))
@@ -584,4 +590,12 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let line = "  rubric verdicts, committed -> pending:\n    sample 1 of 2:\n      [0] \"In stock\": holds -> holds\n          committed: SKU-456 is in stock\n          pending:   SKU-123 is listed\n      [1] \"Discontinued\": does not hold -> holds (changed)\n          committed: SKU-456 is current\n          pending:   as before\n    sample 2 of 2:\n      [0] \"In stock\": not judged -> holds (changed)\n          pending:   SKU-789 is listed\n      [1] \"Discontinued\": not judged -> does not hold (changed)\n          pending:   as before\n";
     assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    // Each pending sample is evaluated on its own output with its own verdicts: the second
+    // passes, the first does not (a forbidden statement holds), and the pass rule decides.
+    for line in [
+        "  pending:   FAILED (score 0.75; 1 of 2 samples passed, mean score 0.75 ± 0.25; pass = all needs 2 of 2), recorded 2025-01-15 10:00:00 UTC\n",
+        "  why it fails with the pending responses:\n    1 of 2 samples passed, mean score 0.75 ± 0.25; pass = all needs 2 of 2\n    --- sample 1 of 2:\n    suite/shop: rubric FAILED (score 0.50)\n      [1] forbidden: \"Discontinued\": holds (as before)\n  rubric verdicts",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
 }

@@ -1516,6 +1516,8 @@ mod tests {
             review: pending::Review {
                 committed: None,
                 pending: pending::Outcome::Output(json!([])),
+                committed_samples: Vec::new(),
+                pending_samples: Vec::new(),
             },
         }
         .to_pretty()

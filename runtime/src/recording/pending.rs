@@ -64,6 +64,13 @@ pub struct Review {
     pub committed: Option<Outcome>,
     /// What it produced from the pending responses.
     pub pending: Outcome,
+    /// With a committed recording of several samples (`repeat`): what the code produced
+    /// replaying each sample after the first, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub committed_samples: Vec<Outcome>,
+    /// With several samples recorded: what the code produced on each sample after the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_samples: Vec<Outcome>,
 }
 
 /// A pending recording: the recording that `accept` commits, and the review data.
@@ -81,11 +88,12 @@ impl Pending {
     /// file is written: a pending file may be committed by mistake, so it holds no credential.
     pub fn redact(&mut self, redactor: &Redactor) {
         self.recording.redact(redactor);
-        let outcomes = [
-            Some(&mut self.review.pending),
-            self.review.committed.as_mut(),
-        ];
-        for outcome in outcomes.into_iter().flatten() {
+        let review = &mut self.review;
+        let outcomes = std::iter::once(&mut review.pending)
+            .chain(review.committed.as_mut())
+            .chain(&mut review.committed_samples)
+            .chain(&mut review.pending_samples);
+        for outcome in outcomes {
             if let Outcome::Output(value) = outcome {
                 redactor.redact(value);
             }
@@ -221,6 +229,8 @@ mod tests {
             review: Review {
                 committed: Some(Outcome::Error("request [0] differs".into())),
                 pending: Outcome::Output(json!([{ "password": "hunter2", "x": 2 }])),
+                committed_samples: Vec::new(),
+                pending_samples: Vec::new(),
             },
         }
     }

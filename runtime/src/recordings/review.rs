@@ -32,6 +32,10 @@ pub struct Side {
     /// The rubric judge's verdicts this side's recording holds, one list per sample (each
     /// empty when the sample has no judge part; no list when the recording cannot be read).
     pub verdicts: Vec<Vec<crate::llm_judge::RecordedVerdict>>,
+    /// With several samples evaluated (`repeat`): how many passed and the pass rule that
+    /// decided `passed`, as a test run says it (`2 of 3 samples passed, mean score 0.67 ± 0.33;
+    /// pass = majority needs 2 of 3`).
+    pub samples: Option<String>,
 }
 
 /// A case with a pending recording.
@@ -259,27 +263,37 @@ impl SuiteReview {
                 responses: Vec::new(),
                 recorded_at: None,
                 verdicts: Vec::new(),
+                samples: None,
             }),
             Ok(Some(committed)) => {
-                let outcome = pending.review.committed.clone().unwrap_or_else(|| {
-                    Outcome::Error(
+                let review = &pending.review;
+                let outcomes: Vec<Outcome> = match &review.committed {
+                    Some(first) => std::iter::once(first)
+                        .chain(&review.committed_samples)
+                        .cloned()
+                        .collect(),
+                    None => vec![Outcome::Error(
                         "the committed recording was made after the pending one; record the pending one again to compare them".into(),
-                    )
-                });
+                    )],
+                };
                 Some(side(
                     suite,
                     &loaded,
-                    &outcome,
+                    &outcomes,
                     &committed,
                     committed.recorded_at,
                     color,
                 ))
             }
         };
+        let outcomes: Vec<Outcome> = std::iter::once(&pending.review.pending)
+            .chain(&pending.review.pending_samples)
+            .cloned()
+            .collect();
         let new = side(
             suite,
             &loaded,
-            &pending.review.pending,
+            &outcomes,
             &pending.recording,
             pending.recording.recorded_at,
             color,
@@ -291,11 +305,13 @@ impl SuiteReview {
     }
 }
 
-/// The case evaluated on one side's output, as a test run evaluates it.
+/// The case evaluated on one side's outputs (one per sample, in order), as a test run
+/// evaluates it: each sample on its own, with its own judge verdicts and tool calls, and the
+/// suite's pass rule deciding over several.
 fn side(
     suite: &Suite,
     loaded: &LoadedCase,
-    outcome: &Outcome,
+    outcomes: &[Outcome],
     recording: &Recording,
     now: DateTime<Utc>,
     color: bool,
@@ -321,21 +337,13 @@ fn side(
         responses: Vec::new(),
         recorded_at: Some(now),
         verdicts: verdicts.clone(),
+        samples: None,
     };
     let layer = suite.layer(&loaded.path.relative);
     let (config, fixture) = match (&layer.config, &loaded.file) {
         (Err(e), _) => return failed(format!("bad suite config: {e}")),
         (_, Err(e)) => return failed(format!("bad fixture: {e}")),
         (Ok(config), Ok(fixture)) => (config, fixture),
-    };
-    let actual = match outcome {
-        Outcome::Error(e) => {
-            return Side {
-                responses,
-                ..failed(e.clone())
-            }
-        }
-        Outcome::Output(actual) => actual,
     };
     let name = suite.test_name(&loaded.path);
     let case = Case {
@@ -345,52 +353,99 @@ fn side(
         input: fixture.input.clone(),
         now,
     };
-    let mut result = CaseResult::new(name.clone());
-    result.recording = RecordingUse::Replayed;
-    // The verdicts this side's recording holds on the first sample, whose output this is, when
-    // they are of this output.
-    let judged = crate::run::judging::case_rubric(config, fixture).and_then(|rubric| {
-        let judgement = recording.judgement(0)?;
-        Some(crate::llm_judge::Judged::of(&rubric, &judgement.verdicts))
-    });
-    // The tool calls of the first sample's responses, as a replay of it reads them (steps the
-    // code notes itself are not in a recording).
-    let calls: Vec<crate::trajectory::ToolCall> = recording
-        .samples
-        .first()
-        .into_iter()
-        .flat_map(|s| &s.interactions)
-        .flat_map(|i| crate::trajectory::tool_calls(&i.response))
-        .collect();
-    let verdict = crate::run::evaluate(
-        suite,
-        config,
-        color,
-        fixture,
-        &case,
-        actual,
-        &calls,
-        &name,
-        judged.as_ref(),
-        &mut result,
-    );
-    let score = (!result.evaluators.is_empty()).then(|| {
-        result.evaluators.iter().map(|e| e.score).sum::<f64>() / result.evaluators.len() as f64
-    });
-    Side {
-        passed: verdict.is_ok(),
-        score,
+    let rubric = crate::run::judging::case_rubric(config, fixture);
+    let sample = |k: usize, outcome: &Outcome| -> (Result<(), String>, Option<f64>) {
+        let actual = match outcome {
+            Outcome::Error(e) => return (Err(e.clone()), None),
+            Outcome::Output(actual) => actual,
+        };
+        let mut result = CaseResult::new(name.clone());
+        result.recording = RecordingUse::Replayed;
+        // The verdicts this side's recording holds on this sample, whose output this is.
+        let judged = rubric.as_ref().and_then(|rubric| {
+            let judgement = recording.judgement(k)?;
+            Some(crate::llm_judge::Judged::of(rubric, &judgement.verdicts))
+        });
+        // The tool calls of this sample's responses, as a replay of it reads them (steps the
+        // code notes itself are not in a recording).
+        let calls: Vec<crate::trajectory::ToolCall> = recording
+            .samples
+            .get(k)
+            .into_iter()
+            .flat_map(|s| &s.interactions)
+            .flat_map(|i| crate::trajectory::tool_calls(&i.response))
+            .collect();
+        let verdict = crate::run::evaluate(
+            suite,
+            config,
+            color,
+            fixture,
+            &case,
+            actual,
+            &calls,
+            &name,
+            judged.as_ref(),
+            &mut result,
+        );
+        let score = (!result.evaluators.is_empty()).then(|| {
+            result.evaluators.iter().map(|e| e.score).sum::<f64>() / result.evaluators.len() as f64
+        });
         // The `re-run:` line names `cargo test`, which is not what a reviewer runs next.
-        failure: verdict.err().map(|message| {
+        let verdict = verdict.map_err(|message| {
             message
                 .lines()
                 .filter(|l| !l.starts_with("re-run: "))
                 .collect::<Vec<_>>()
                 .join("\n")
-        }),
+        });
+        (verdict, score)
+    };
+    let runs: Vec<_> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(k, outcome)| sample(k, outcome))
+        .collect();
+    let side = |passed: bool, score: Option<f64>, failure: Option<String>| Side {
+        passed,
+        score,
+        failure,
         responses,
         recorded_at: Some(now),
         verdicts,
+        samples: None,
+    };
+    if let [(verdict, score)] = runs.as_slice() {
+        return side(verdict.is_ok(), *score, verdict.clone().err());
+    }
+    let count = runs.len();
+    let pass = config.run.pass;
+    let samples = crate::repeat::Samples::new(
+        &runs
+            .iter()
+            .map(|(v, score)| (v.is_ok(), *score))
+            .collect::<Vec<_>>(),
+        pass,
+    );
+    let passed = pass.decides(samples.passed, count);
+    let rule = format!(
+        "{}; pass = {pass} needs {} of {count}",
+        samples.describe(),
+        pass.needs(count)
+    );
+    let scores: Vec<f64> = runs.iter().filter_map(|(_, score)| *score).collect();
+    let failures: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (v, _))| {
+            v.as_ref()
+                .err()
+                .map(|m| format!("--- sample {} of {count}:\n{m}", k + 1))
+        })
+        .collect();
+    let failure = (!passed).then(|| format!("{rule}\n{}", failures.join("\n")));
+    Side {
+        samples: Some(rule),
+        ..side(passed, crate::repeat::mean(&scores), failure)
     }
 }
 
@@ -406,6 +461,7 @@ mod tests {
             failure: None,
             responses: Vec::new(),
             recorded_at: None,
+            samples: None,
             verdicts: samples
                 .iter()
                 .map(|verdicts| {

@@ -509,7 +509,7 @@ impl Step<'_, '_> {
         f: &CaseFn<'_>,
         result: &mut CaseResult,
         usage: &mut crate::recording::usage::UsageTotals,
-        committed: Option<Outcome>,
+        committed: Option<Vec<Outcome>>,
     ) -> Result<Vec<SampleRun>, String> {
         let Step {
             suite,
@@ -578,14 +578,7 @@ impl Step<'_, '_> {
                     input,
                     samples,
                 ),
-                review: Review {
-                    committed,
-                    // The first sample's, as a replay of one sample shows it.
-                    pending: match &runs[0].0 {
-                        Ok(value) => Outcome::Output(value.clone()),
-                        Err(e) => Outcome::Error(e.to_string()),
-                    },
-                },
+                review: review_outcomes(committed, &runs),
             };
             pending.redact(&config.recording.redactor());
             pending
@@ -1011,42 +1004,78 @@ fn decide(
     }
 }
 
-/// Under `RECORD=review`: what the code under test produces replaying the committed recording
-/// `existing` (checked for nothing but its calls: it is the "before" of a review), or why it
-/// produces nothing; `None` when there is no committed recording. `case`'s clock is the
-/// recording's.
+/// Under `RECORD=review`: what the code under test produces replaying each sample of the
+/// committed recording `existing` (checked for nothing but its calls: it is the "before" of a
+/// review), or why it produces nothing; `None` when there is no committed recording. `case`'s
+/// clock is the recording's.
 fn committed_outcome(
     config: &SuiteConfig,
     case: &Case,
     existing: Result<Option<Recording>, recording::RecordingError>,
     f: &CaseFn<'_>,
-) -> Option<Outcome> {
+) -> Option<Vec<Outcome>> {
     let recorded = match existing {
         Ok(None) => return None,
-        Err(e) => return Some(Outcome::Error(e.to_string())),
+        Err(e) => return Some(vec![Outcome::Error(e.to_string())]),
         Ok(Some(recorded)) => recorded,
     };
-    // The first sample, as a replay uses it (moved out: nothing else reads the recording).
-    let first = recorded.samples.into_iter().next().unwrap_or_default();
-    let mut llm = Llm::replay(
-        first.interactions,
-        config.recording.ignore_request_paths.clone(),
-        config.recording.redactor(),
-    );
-    let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(case, &mut llm)));
-    Some(match returned {
-        Err(panic) => Outcome::Error(format!(
-            "the case panicked: {}",
-            crate::panics::message(&*panic)
-        )),
-        Ok(output) => match (llm.finish_failure(), output) {
-            (Some(failure), _) => Outcome::Error(format!(
-                "the committed recording no longer replays: {failure}"
+    let mut samples = recorded.samples;
+    if samples.is_empty() {
+        samples.push(recording::Sample::default());
+    }
+    // Each sample as a replay uses it (moved out: nothing else reads the recording).
+    let outcomes = samples.into_iter().map(|sample| {
+        let mut llm = Llm::replay(
+            sample.interactions,
+            config.recording.ignore_request_paths.clone(),
+            config.recording.redactor(),
+        );
+        let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(case, &mut llm)));
+        match returned {
+            Err(panic) => Outcome::Error(format!(
+                "the case panicked: {}",
+                crate::panics::message(&*panic)
             )),
-            (None, Err(e)) => Outcome::Error(e.to_string()),
-            (None, Ok(value)) => Outcome::Output(value),
-        },
-    })
+            Ok(output) => match (llm.finish_failure(), output) {
+                (Some(failure), _) => Outcome::Error(format!(
+                    "the committed recording no longer replays: {failure}"
+                )),
+                (None, Err(e)) => Outcome::Error(e.to_string()),
+                (None, Ok(value)) => Outcome::Output(value),
+            },
+        }
+    });
+    Some(outcomes.collect())
+}
+
+/// The `review` key of a pending recording: each sample's outcome on the committed responses
+/// (`committed`, when there is a committed recording) and on the pending ones (`runs`).
+fn review_outcomes(committed: Option<Vec<Outcome>>, runs: &[SampleRun]) -> Review {
+    let mut pending_samples: Vec<Outcome> = runs
+        .iter()
+        .map(|(output, _)| match output {
+            Ok(value) => Outcome::Output(value.clone()),
+            Err(e) => Outcome::Error(e.to_string()),
+        })
+        .collect();
+    let pending = if pending_samples.is_empty() {
+        Outcome::Error("the case ran no sample".into())
+    } else {
+        pending_samples.remove(0)
+    };
+    let (committed, committed_samples) = match committed {
+        Some(mut outcomes) if !outcomes.is_empty() => {
+            let first = outcomes.remove(0);
+            (Some(first), outcomes)
+        }
+        _ => (None, Vec::new()),
+    };
+    Review {
+        committed,
+        pending,
+        committed_samples,
+        pending_samples,
+    }
 }
 
 /// A case's failure when its recording or pending file was not written.
