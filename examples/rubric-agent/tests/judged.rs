@@ -469,6 +469,19 @@ fn repeated() -> Result<(), Failed> {
         )
         .into());
     }
+    // And each sample's output on both sides, for `review` to evaluate sample by sample.
+    let review = &pending["review"];
+    for key in ["committed_samples", "pending_samples"] {
+        let outputs = review[key]
+            .as_array()
+            .map(|a| a.iter().filter(|o| o["output"].is_object()).count());
+        if outputs != Some(2) {
+            return Err(format!(
+                "the pending file's `review.{key}` should hold samples 2 and 3's outputs:\n{review:#}"
+            )
+            .into());
+        }
+    }
     Ok(())
 }
 
