@@ -235,10 +235,8 @@ impl Harness {
         }))
     }
 
-    /// [`Harness::run`] past its one generic step, so the rest is compiled once, in this crate.
-    fn run_case_fn(self, f: Arc<SharedCaseFn>) -> ExitCode {
-        let command_line = super::filters::CommandLine::from_env();
-        let args = &command_line.args;
+    /// The suite this harness runs: its folder, config, recordings, model and judge.
+    fn open_suite(self) -> Suite {
         let mut suite = Suite::new(
             crate::env::crate_root(),
             &self.fixtures,
@@ -250,7 +248,14 @@ impl Harness {
             suite.set_built_config(config);
         }
         suite.judge = self.judge;
-        let suite = Arc::new(suite);
+        suite
+    }
+
+    /// [`Harness::run`] past its one generic step, so the rest is compiled once, in this crate.
+    fn run_case_fn(self, f: Arc<SharedCaseFn>) -> ExitCode {
+        let command_line = super::filters::CommandLine::from_env();
+        let args = &command_line.args;
+        let suite = Arc::new(self.open_suite());
         // nextest runs one process per test with `--exact NAME`: when the name maps straight
         // to its fixture file, that file is all there is to find.
         let direct = match (&args.filter, args.exact) {
@@ -321,23 +326,8 @@ impl Harness {
                     _ => true,
                 }
         };
-        // Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses them at
-        // compile time; here the second is a failing test saying so. Found by the names' hashes
-        // first, so only names that repeat are kept as strings.
-        let mut firsts: std::collections::HashMap<String, String> = Default::default();
-        {
-            let mut by_hash: std::collections::HashMap<u64, usize> =
-                std::collections::HashMap::with_capacity(names.len());
-            for (i, name) in names.iter().enumerate() {
-                if let Some(&first) = by_hash.get(&name_hash(name)) {
-                    if names[first] == *name && !firsts.contains_key(name) {
-                        firsts.insert(name.clone(), fixtures[first].clone());
-                    }
-                } else {
-                    by_hash.insert(name_hash(name), i);
-                }
-            }
-        }
+        // Two fixtures that make one test name: the second is a failing test saying so.
+        let firsts = twins(&names, &fixtures);
         // First each test as it will wait for its turn, from the discovery cache's answers;
         // then the cache, the stamps and the list's buffers go, before the test list is made (at
         // 100,000 fixtures they are 20 MB that would otherwise stand beside it at its peak).
@@ -366,82 +356,18 @@ impl Harness {
                 waiting.push((name, Waiting::Twin(message)));
                 continue;
             }
-            // Parsing and hashing wait for the test's own thread; only a fixture that is not in
-            // the discovery cache is read here (and parsed if it may set `status`), to know
-            // whether its test is ignored: below, side by side.
-            let waits = match (&mut cache, stamp) {
-                (Some(cache), Some(Some(stamp))) => match cache.hit(&relative, stamp) {
-                    Some(ignored) => {
-                        Waiting::Case(PendingCase::Unread(relative.into(), ignored, stamp.size()))
-                    }
-                    None => Waiting::Unread(relative, stamp),
-                },
-                // A file that could not be stat'ed is read, and not cached.
-                (Some(_), Some(None)) => {
-                    Waiting::Case(PendingCase::read(&suite, suite.fixture(relative)))
-                }
-                (Some(cache), None) => {
-                    Waiting::Case(cache.pending(&suite, suite.fixture(relative)))
-                }
-                // No discovery (`--exact` named a fixture): that one fixture runs, so it is
-                // parsed once, whole, rather than first for its status.
-                (None, _) => Waiting::Case(PendingCase::Loaded(Box::new(LoadedCase::load(
-                    &suite,
-                    suite.fixture(relative),
-                )))),
-            };
+            let waits = waits(&suite, cache.as_mut(), relative, stamp);
             waiting.push((name, waits));
         }
         drop(stamps);
         read_unread(&suite, &mut waiting);
-        if let Some(mut cache) = cache {
-            for (_, waits) in &waiting {
-                if let Waiting::Read(pending, stamp) = waits {
-                    cache.note(pending.relative(), *stamp, pending);
-                }
-            }
-            cache.save(&unseen);
+        if let Some(cache) = cache {
+            save_cache(cache, &waiting, &unseen);
         }
         drop(unseen);
-        let mut trials = Vec::with_capacity(waiting.len());
-        for (name, waiting) in waiting {
-            let pending = match waiting {
-                Waiting::Twin(message) => {
-                    trials.push(Trial::test(name, move || Err(Failed::from(message))));
-                    continue;
-                }
-                Waiting::Case(pending) | Waiting::Read(pending, _) => pending,
-                // `read_unread` read them all; were one left, it is read here.
-                Waiting::Unread(relative, _) => PendingCase::read(&suite, suite.fixture(relative)),
-            };
-            let ignored = pending.ignored();
-            let (suite, f) = (suite.clone(), f.clone());
-            trials.push(
-                Trial::test(name, move || {
-                    let mut loaded = pending.load(&suite);
-                    let mut result = crate::run::run_case(&suite, &mut loaded, &*f);
-                    crate::report::record(&suite, &mut loaded, &mut result);
-                    crate::recording::progress::case_done();
-                    match result.failure {
-                        None => Ok(()),
-                        Some(message) => Err(Failed::from(message)),
-                    }
-                })
-                .with_ignored_flag(ignored),
-            );
-        }
+        let trials = trials(&suite, &f, waiting);
         let mut args = args.clone();
-        // libtest reads RUST_TEST_THREADS; libtest-mimic does not: the harness does, for it.
-        args.test_threads = args.test_threads.or_else(|| {
-            std::env::var("RUST_TEST_THREADS")
-                .ok()
-                .and_then(|n| n.trim().parse().ok())
-                .filter(|&n: &usize| n > 0)
-        });
-        args.test_threads = crate::env::settings()
-            .ok()
-            .and_then(|s| recording_threads(args.test_threads.is_some(), s, available_cores()))
-            .or(args.test_threads);
+        args.test_threads = test_threads(args.test_threads);
         crate::recording::progress::cases_planned(trials.len());
         let conclusion = libtest_mimic::run(&args, trials);
         // The orphan check and the report's fold read different files: side by side, the run
@@ -457,24 +383,142 @@ impl Harness {
             orphans.map(|o| o.join().unwrap_or_default())
         });
         if let Some(orphans) = orphans {
-            if !orphans.is_empty() {
-                let mut prune = format!("cargo proposal-eval prune {}", suite.relative(&suite.dir));
-                if suite.recordings != suite.dir.join("recordings") {
-                    prune.push_str(&format!(
-                        " --recordings {}",
-                        suite.relative(&suite.recordings)
-                    ));
-                }
-                eprintln!(
-                    "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `{prune} --yes`, run in the crate root):",
-                    orphans.len()
-                );
-                for orphan in orphans {
-                    eprintln!("  {}", suite.relative(&orphan));
-                }
-            }
+            note_orphans(&suite, &orphans);
         }
         conclusion.exit_code()
+    }
+}
+
+/// Two fixtures that make one test name (`a-b.json`, `a_b.json`): the macro refuses them at
+/// compile time; here the second is a failing test saying so. The first fixture of each name
+/// that repeats, found by the names' hashes first, so only names that repeat are kept as
+/// strings.
+fn twins(names: &[String], fixtures: &[String]) -> std::collections::HashMap<String, String> {
+    let mut firsts: std::collections::HashMap<String, String> = Default::default();
+    let mut by_hash: std::collections::HashMap<u64, usize> =
+        std::collections::HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        if let Some(&first) = by_hash.get(&name_hash(name)) {
+            if names[first] == *name && !firsts.contains_key(name) {
+                firsts.insert(name.clone(), fixtures[first].clone());
+            }
+        } else {
+            by_hash.insert(name_hash(name), i);
+        }
+    }
+    firsts
+}
+
+/// How a wanted test waits for its turn. Parsing and hashing wait for the test's own thread;
+/// only a fixture that is not in the discovery cache (`cache`, with the fixture's `stamp`) is
+/// read before the tests start (and parsed if it may set `status`), to know whether its test is
+/// ignored: side by side, by [`read_unread`].
+fn waits(
+    suite: &Suite,
+    cache: Option<&mut StatusCache>,
+    relative: String,
+    stamp: Option<Option<Stamp>>,
+) -> Waiting {
+    match (cache, stamp) {
+        (Some(cache), Some(Some(stamp))) => match cache.hit(&relative, stamp) {
+            Some(ignored) => {
+                Waiting::Case(PendingCase::Unread(relative.into(), ignored, stamp.size()))
+            }
+            None => Waiting::Unread(relative, stamp),
+        },
+        // A file that could not be stat'ed is read, and not cached.
+        (Some(_), Some(None)) => Waiting::Case(PendingCase::read(suite, suite.fixture(relative))),
+        (Some(cache), None) => Waiting::Case(cache.pending(suite, suite.fixture(relative))),
+        // No discovery (`--exact` named a fixture): that one fixture runs, so it is parsed once,
+        // whole, rather than first for its status.
+        (None, _) => Waiting::Case(PendingCase::Loaded(Box::new(LoadedCase::load(
+            suite,
+            suite.fixture(relative),
+        )))),
+    }
+}
+
+/// The discovery cache saved with what was read for this run, keeping the answers of the
+/// fixtures it did not look at (`unseen`).
+fn save_cache(mut cache: StatusCache, waiting: &[(String, Waiting)], unseen: &[String]) {
+    for (_, waits) in waiting {
+        if let Waiting::Read(pending, stamp) = waits {
+            cache.note(pending.relative(), *stamp, pending);
+        }
+    }
+    cache.save(unseen);
+}
+
+/// One libtest-mimic trial per waiting test: a test runs its case (the fixture read and parsed
+/// on its own thread when it was not already) and records its report entry.
+fn trials(
+    suite: &Arc<Suite>,
+    f: &Arc<SharedCaseFn>,
+    waiting: Vec<(String, Waiting)>,
+) -> Vec<Trial> {
+    let mut trials = Vec::with_capacity(waiting.len());
+    for (name, waiting) in waiting {
+        let pending = match waiting {
+            Waiting::Twin(message) => {
+                trials.push(Trial::test(name, move || Err(Failed::from(message))));
+                continue;
+            }
+            Waiting::Case(pending) | Waiting::Read(pending, _) => pending,
+            // `read_unread` read them all; were one left, it is read here.
+            Waiting::Unread(relative, _) => PendingCase::read(suite, suite.fixture(relative)),
+        };
+        let ignored = pending.ignored();
+        let (suite, f) = (suite.clone(), f.clone());
+        trials.push(
+            Trial::test(name, move || {
+                let mut loaded = pending.load(&suite);
+                let mut result = crate::run::run_case(&suite, &mut loaded, &*f);
+                crate::report::record(&suite, &mut loaded, &mut result);
+                crate::recording::progress::case_done();
+                match result.failure {
+                    None => Ok(()),
+                    Some(message) => Err(Failed::from(message)),
+                }
+            })
+            .with_ignored_flag(ignored),
+        );
+    }
+    trials
+}
+
+/// The test threads: `--test-threads`, else `RUST_TEST_THREADS` (libtest reads it;
+/// libtest-mimic does not, so the harness does, for it), limited while recording.
+fn test_threads(asked: Option<usize>) -> Option<usize> {
+    let asked = asked.or_else(|| {
+        std::env::var("RUST_TEST_THREADS")
+            .ok()
+            .and_then(|n| n.trim().parse().ok())
+            .filter(|&n: &usize| n > 0)
+    });
+    crate::env::settings()
+        .ok()
+        .and_then(|s| recording_threads(asked.is_some(), s, available_cores()))
+        .or(asked)
+}
+
+/// Says which recording files have no fixture any more, and the command that removes them.
+fn note_orphans(suite: &Suite, orphans: &[PathBuf]) {
+    if orphans.is_empty() {
+        return;
+    }
+    let mut prune = format!("cargo proposal-eval prune {}", suite.relative(&suite.dir));
+    if suite.recordings != suite.dir.join("recordings") {
+        prune.push_str(&format!(
+            " --recordings {}",
+            suite.relative(&suite.recordings)
+        ));
+    }
+    eprintln!(
+        "note: {} recording file(s) have no fixture any more or are left over from an interrupted write (remove them with `{prune} --yes`, run in the crate root):",
+        orphans.len()
+    );
+    for orphan in orphans {
+        eprintln!("  {}", suite.relative(orphan));
     }
 }
 
