@@ -114,15 +114,11 @@ fn repeated_recording(case: &str, samples: &[&[(&str, bool)]]) -> String {
             json!({"interactions": [], "judge": one["judge"]})
         })
         .collect();
-    json!({
-        "format": 4,
-        "case": case,
-        "recorded_at": "2026-01-01T00:00:00Z",
-        "sources": [],
-        "input_sha256": H0,
-        "samples": samples,
-    })
-    .to_string()
+    // The recording of one sample, its judge part moved into the samples.
+    let mut top: serde_json::Value = serde_json::from_str(&recording(case, &[])).unwrap();
+    top.as_object_mut().unwrap().remove("judge");
+    top["samples"] = json!(samples);
+    top.to_string()
 }
 
 /// A case recorded with `repeat`: each label is matched with the majority of the samples'
