@@ -387,9 +387,8 @@ fn side(
             judged.as_ref(),
             &mut result,
         );
-        let score = (!result.evaluators.is_empty()).then(|| {
-            result.evaluators.iter().map(|e| e.score).sum::<f64>() / result.evaluators.len() as f64
-        });
+        let scores: Vec<f64> = result.evaluators.iter().map(|e| e.score).collect();
+        let score = crate::repeat::mean(&scores);
         // The `re-run:` line names `cargo test`, which is not what a reviewer runs next.
         let verdict = verdict.map_err(|message| {
             message
@@ -417,35 +416,16 @@ fn side(
     if let [(verdict, score)] = runs.as_slice() {
         return side(verdict.is_ok(), *score, verdict.clone().err());
     }
-    let count = runs.len();
-    let pass = config.run.pass;
-    let samples = crate::repeat::Samples::new(
-        &runs
-            .iter()
-            .map(|(v, score)| (v.is_ok(), *score))
-            .collect::<Vec<_>>(),
-        pass,
-    );
-    let passed = pass.decides(samples.passed, count);
-    let rule = format!(
-        "{}; pass = {pass} needs {} of {count}",
-        samples.describe(),
-        pass.needs(count)
+    let decided = crate::run::Decided::of(
+        config.run.pass,
+        runs.iter().map(|(verdict, score)| (verdict, *score)),
     );
     let scores: Vec<f64> = runs.iter().filter_map(|(_, score)| *score).collect();
-    let failures: Vec<String> = runs
-        .iter()
-        .enumerate()
-        .filter_map(|(k, (v, _))| {
-            v.as_ref()
-                .err()
-                .map(|m| format!("--- sample {} of {count}:\n{m}", k + 1))
-        })
-        .collect();
-    let failure = (!passed).then(|| format!("{rule}\n{}", failures.join("\n")));
+    let failure = (!decided.passed)
+        .then(|| format!("{}\n{}", decided.rule, decided.failures.unwrap_or_default()));
     Side {
-        samples: Some(rule),
-        ..side(passed, crate::repeat::mean(&scores), failure)
+        samples: Some(decided.rule),
+        ..side(decided.passed, crate::repeat::mean(&scores), failure)
     }
 }
 

@@ -962,45 +962,86 @@ fn decide(
     verdicts: Vec<SampleVerdict>,
     result: &mut CaseResult,
 ) -> Result<(), String> {
-    let count = verdicts.len();
-    let samples = Samples::new(
-        &verdicts
-            .iter()
-            .map(|(v, _, score, _, _)| (v.is_ok(), *score))
-            .collect::<Vec<_>>(),
+    let decided = Decided::of(
         pass,
+        verdicts
+            .iter()
+            .map(|(verdict, _, score, _, _)| (verdict, *score)),
     );
-    let passed = pass.decides(samples.passed, count);
-    let describe = samples.describe();
-    result.samples = Some(samples);
+    result.samples = Some(decided.samples.clone());
     let first_failing = verdicts.iter().position(|(v, _, _, _, _)| v.is_err());
-    let shown = match (passed, first_failing) {
+    let shown = match (decided.passed, first_failing) {
         (false, Some(i)) => i,
         _ => 0,
     };
-    let mut failures = Vec::new();
-    for (k, (verdict, evaluators, _, trajectory, output)) in verdicts.into_iter().enumerate() {
-        if k == shown {
-            result.evaluators = evaluators;
-            result.trajectory = trajectory;
-            result.output = output;
-        }
-        if let Err(message) = verdict {
-            failures.push(format!("--- sample {} of {count}:\n{message}", k + 1));
-        }
+    if let Some((_, evaluators, _, trajectory, output)) = verdicts.into_iter().nth(shown) {
+        result.evaluators = evaluators;
+        result.trajectory = trajectory;
+        result.output = output;
     }
-    let rule = format!(
-        "{describe}; pass = {pass} needs {} of {count}",
-        pass.needs(count)
-    );
-    if passed {
-        if !failures.is_empty() {
+    if decided.passed {
+        if decided.failures.is_some() {
             // A case that passes although some samples failed is flaky: said, not hidden.
-            eprintln!("note: {name}: flaky: {rule}");
+            eprintln!("note: {name}: flaky: {}", decided.rule);
         }
         Ok(())
     } else {
-        Err(format!("{name}: {rule}\n{}", failures.join("\n")))
+        Err(format!(
+            "{name}: {}\n{}",
+            decided.rule,
+            decided.failures.unwrap_or_default()
+        ))
+    }
+}
+
+/// The pass rule over a repeated case's samples, as a test run and `review` both decide it.
+pub(crate) struct Decided {
+    /// The samples' verdicts and scores.
+    pub samples: Samples,
+    /// Whether the rule passes the case.
+    pub passed: bool,
+    /// `2 of 3 samples passed, mean score 0.67 ± 0.33; pass = majority needs 2 of 3`.
+    pub rule: String,
+    /// Each failing sample's message under `--- sample K of N:`; `None` when none failed.
+    pub failures: Option<String>,
+}
+
+impl Decided {
+    /// `pass` over each sample's verdict and score, in order.
+    pub(crate) fn of<'v>(
+        pass: PassRule,
+        runs: impl Iterator<Item = (&'v Result<(), String>, Option<f64>)>,
+    ) -> Decided {
+        let runs: Vec<_> = runs.collect();
+        let count = runs.len();
+        let samples = Samples::new(
+            &runs
+                .iter()
+                .map(|(v, score)| (v.is_ok(), *score))
+                .collect::<Vec<_>>(),
+            pass,
+        );
+        let passed = pass.decides(samples.passed, count);
+        let rule = format!(
+            "{}; pass = {pass} needs {} of {count}",
+            samples.describe(),
+            pass.needs(count)
+        );
+        let failures: Vec<String> = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, (v, _))| {
+                v.as_ref()
+                    .err()
+                    .map(|m| format!("--- sample {} of {count}:\n{m}", k + 1))
+            })
+            .collect();
+        Decided {
+            samples,
+            passed,
+            rule,
+            failures: (!failures.is_empty()).then(|| failures.join("\n")),
+        }
     }
 }
 
