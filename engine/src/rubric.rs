@@ -353,14 +353,20 @@ pub struct RubricVerdict {
 /// Grades `statements` by `verdicts` (one per statement, in order, as [`parse_answer`] and
 /// [`majority`] give them).
 pub fn grade(statements: &[Statement], verdicts: &[Verdict]) -> RubricVerdict {
+    grade_owned(statements.to_vec(), verdicts.to_vec())
+}
+
+/// [`grade`], taking the statements and the verdicts (the texts move into the verdict instead of
+/// being copied).
+pub fn grade_owned(statements: Vec<Statement>, verdicts: Vec<Verdict>) -> RubricVerdict {
     let graded: Vec<Graded> = statements
-        .iter()
+        .into_iter()
         .zip(verdicts)
         .map(|(statement, verdict)| Graded {
-            statement: statement.clone(),
-            holds: verdict.holds,
             passed: verdict.holds == (statement.kind == Kind::Required),
-            reason: verdict.reason.clone(),
+            statement,
+            holds: verdict.holds,
+            reason: verdict.reason,
         })
         .collect();
     let passed = graded.iter().filter(|g| g.passed).count();

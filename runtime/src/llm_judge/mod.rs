@@ -17,6 +17,7 @@ use proposal_eval_engine::rubric::{self, Rubric, RubricVerdict, Verdict};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::recording::judgement::{HexDigest, KeyText};
 pub use crate::recording::judgement::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
 pub use config::LlmJudgeConfig;
 
@@ -29,18 +30,19 @@ pub struct JudgeKey {
     pub parts: KeyParts,
 }
 
+#[cfg(test)]
 fn sha256_hex(text: &str) -> String {
     format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
 /// SHA-256 of `value`'s canonical JSON, written into a buffer each thread reuses: no text of a
 /// value is allocated for its own.
-fn value_sha256(value: &Value) -> String {
+fn value_sha256(value: &Value) -> HexDigest {
     with_buffer(|buffer| proposal_eval_engine::json::write_canonical(value, buffer))
 }
 
 /// SHA-256 of what `write` appends to an empty buffer, the thread's own.
-fn with_buffer(write: impl FnOnce(&mut Vec<u8>)) -> String {
+fn with_buffer(write: impl FnOnce(&mut Vec<u8>)) -> HexDigest {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -51,13 +53,28 @@ fn with_buffer(write: impl FnOnce(&mut Vec<u8>)) -> String {
         let buffer = borrowed.as_deref_mut().unwrap_or(&mut own);
         buffer.clear();
         write(buffer);
-        let hash = crate::recording::judgement::hex(Sha256::digest(&buffer[..]));
+        let hash = HexDigest::of(Sha256::digest(&buffer[..]));
         // A very large value does not keep its room for the rest of the thread's life.
         if buffer.capacity() > 1 << 20 {
             *buffer = Vec::new();
         }
         hash
     })
+}
+
+/// The digests of a question's large parts (the input's only when the question does not have it).
+struct Digests {
+    rubric: HexDigest,
+    output: HexDigest,
+    input: Option<HexDigest>,
+    trajectory: Option<HexDigest>,
+}
+
+impl Digests {
+    /// The input's digest, when made.
+    fn input_sha256(&self) -> &str {
+        self.input.as_ref().map_or("", HexDigest::as_str)
+    }
 }
 
 /// What the judge is asked about one output, and with which settings.
@@ -112,15 +129,45 @@ impl Question<'_> {
         }
     }
 
-    /// [`JudgeKey::key_sha256`] alone.
+    /// [`JudgeKey::key_sha256`] alone, made from the parts' digests without keeping them (what a
+    /// replay checks on every case).
     pub fn key_sha256(&self) -> String {
-        self.key().key_sha256
+        let digests = self.digests();
+        KeyText {
+            input_sha256: self.input_sha256.unwrap_or_else(|| digests.input_sha256()),
+            model: self.model(),
+            output_sha256: digests.output.as_str(),
+            prompt_sha256: self.template_sha256().as_str(),
+            rubric_sha256: digests.rubric.as_str(),
+            samples: self.config.samples,
+            temperature: self.config.temperature,
+            trajectory_sha256: digests.trajectory.as_ref().map(HexDigest::as_str),
+        }
+        .sha256()
     }
 
     /// The key's parts.
     pub fn parts(&self) -> KeyParts {
+        let digests = self.digests();
         KeyParts {
-            rubric_sha256: with_buffer(|out| {
+            rubric_sha256: digests.rubric.as_str().to_string(),
+            output_sha256: digests.output.as_str().to_string(),
+            input_sha256: self
+                .input_sha256
+                .unwrap_or_else(|| digests.input_sha256())
+                .to_string(),
+            trajectory_sha256: digests.trajectory.as_ref().map(|t| t.as_str().to_string()),
+            prompt_sha256: self.template_sha256().as_str().to_string(),
+            model: self.model().to_string(),
+            temperature: self.config.temperature,
+            samples: self.config.samples,
+        }
+    }
+
+    /// The digests of the rubric, the output, the input (unless given) and the trajectory.
+    fn digests(&self) -> Digests {
+        Digests {
+            rubric: with_buffer(|out| {
                 // `{"forbidden":[...],"required":[...]}`, keys in order.
                 out.extend_from_slice(b"{\"forbidden\":");
                 write_strings(&self.rubric.forbidden, out);
@@ -128,28 +175,24 @@ impl Question<'_> {
                 write_strings(&self.rubric.required, out);
                 out.push(b'}');
             }),
-            output_sha256: value_sha256(self.output),
-            input_sha256: match self.input_sha256 {
-                Some(known) => known.to_string(),
-                None => value_sha256(self.input),
-            },
-            trajectory_sha256: self.trajectory.map(value_sha256),
-            prompt_sha256: self.template_sha256(),
-            model: self.model().to_string(),
-            temperature: self.config.temperature,
-            samples: self.config.samples,
+            output: value_sha256(self.output),
+            input: self
+                .input_sha256
+                .is_none()
+                .then(|| value_sha256(self.input)),
+            trajectory: self.trajectory.map(value_sha256),
         }
     }
 
     /// SHA-256 of the template's bytes; the built-in template's once per process.
-    fn template_sha256(&self) -> String {
-        static BUILTIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    fn template_sha256(&self) -> std::borrow::Cow<'static, HexDigest> {
+        static BUILTIN: std::sync::OnceLock<HexDigest> = std::sync::OnceLock::new();
         if self.template == rubric::BUILTIN_TEMPLATE {
-            return BUILTIN
-                .get_or_init(|| sha256_hex(rubric::BUILTIN_TEMPLATE))
-                .clone();
+            return std::borrow::Cow::Borrowed(
+                BUILTIN.get_or_init(|| HexDigest::of(Sha256::digest(rubric::BUILTIN_TEMPLATE))),
+            );
         }
-        sha256_hex(self.template)
+        std::borrow::Cow::Owned(HexDigest::of(Sha256::digest(self.template)))
     }
 
     /// The key as format 4 recorded it: the SHA-256 of the canonical JSON of `{"statements",
@@ -367,7 +410,7 @@ impl Judged {
                 statements.len()
             ));
         }
-        Judged::Verdict(rubric::grade(&statements, &verdicts))
+        Judged::Verdict(rubric::grade_owned(statements, verdicts))
     }
 }
 
@@ -475,6 +518,7 @@ mod tests {
         let digest = crate::recording::input_digest(&input).0;
         q.input_sha256 = Some(&digest);
         assert_eq!(q.key(), made);
+        assert_eq!(q.key_sha256(), made.key_sha256);
         assert_eq!(made.parts.input_sha256, digest);
     }
 

@@ -173,8 +173,37 @@ impl KeyParts {
     /// The key of these parts, as format 5 records it: the SHA-256 of their canonical JSON. It
     /// changes exactly when one of them does.
     pub fn key_sha256(&self) -> String {
-        // The canonical JSON written by hand from the fields, in the sorted order of their
-        // names: `{"input_sha256":"…","model":"…",…,"temperature":0.0}`.
+        KeyText {
+            input_sha256: &self.input_sha256,
+            model: &self.model,
+            output_sha256: &self.output_sha256,
+            prompt_sha256: &self.prompt_sha256,
+            rubric_sha256: &self.rubric_sha256,
+            samples: self.samples,
+            temperature: self.temperature,
+            trajectory_sha256: self.trajectory_sha256.as_deref(),
+        }
+        .sha256()
+    }
+}
+
+/// A key's parts as texts, borrowed: what [`KeyParts::key_sha256`] hashes, also made by a replay
+/// from the parts' digests without a `KeyParts` of its own.
+pub(crate) struct KeyText<'a> {
+    pub input_sha256: &'a str,
+    pub model: &'a str,
+    pub output_sha256: &'a str,
+    pub prompt_sha256: &'a str,
+    pub rubric_sha256: &'a str,
+    pub samples: u32,
+    pub temperature: f64,
+    pub trajectory_sha256: Option<&'a str>,
+}
+
+impl KeyText<'_> {
+    /// The SHA-256 (hex) of the parts' canonical JSON, written by hand from the fields in the
+    /// sorted order of their names: `{"input_sha256":"…","model":"…",…,"temperature":0.0}`.
+    pub(crate) fn sha256(&self) -> String {
         use proposal_eval_engine::json::write_json_str;
         let mut text = Vec::with_capacity(512);
         fn field(text: &mut Vec<u8>, name: &str, first: bool) {
@@ -183,26 +212,47 @@ impl KeyParts {
             text.extend_from_slice(b"\":");
         }
         field(&mut text, "input_sha256", true);
-        write_json_str(&self.input_sha256, &mut text);
+        write_json_str(self.input_sha256, &mut text);
         field(&mut text, "model", false);
-        write_json_str(&self.model, &mut text);
+        write_json_str(self.model, &mut text);
         field(&mut text, "output_sha256", false);
-        write_json_str(&self.output_sha256, &mut text);
+        write_json_str(self.output_sha256, &mut text);
         field(&mut text, "prompt_sha256", false);
-        write_json_str(&self.prompt_sha256, &mut text);
+        write_json_str(self.prompt_sha256, &mut text);
         field(&mut text, "rubric_sha256", false);
-        write_json_str(&self.rubric_sha256, &mut text);
+        write_json_str(self.rubric_sha256, &mut text);
         field(&mut text, "samples", false);
         // Writing a number to a `Vec` cannot fail.
         let _ = serde_json::to_writer(&mut text, &self.samples);
         field(&mut text, "temperature", false);
         let _ = serde_json::to_writer(&mut text, &self.temperature);
-        if let Some(trajectory) = &self.trajectory_sha256 {
+        if let Some(trajectory) = self.trajectory_sha256 {
             field(&mut text, "trajectory_sha256", false);
             write_json_str(trajectory, &mut text);
         }
         text.push(b'}');
         hex(Sha256::digest(&text))
+    }
+}
+
+/// A SHA-256 digest's lowercase hex, kept on the stack.
+#[derive(Clone)]
+pub(crate) struct HexDigest([u8; 64]);
+
+impl HexDigest {
+    pub(crate) fn of(digest: impl AsRef<[u8]>) -> HexDigest {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [b'0'; 64];
+        for (pair, &b) in out.chunks_exact_mut(2).zip(digest.as_ref()) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 15)];
+        }
+        HexDigest(out)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Hex digits only: ASCII.
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 

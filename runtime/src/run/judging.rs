@@ -40,7 +40,10 @@ pub(crate) struct RubricStep<'a> {
 }
 
 /// The case's rubric when the `rubric` evaluator runs on it.
-pub(crate) fn case_rubric(config: &SuiteConfig, fixture: &FixtureFile) -> Option<Rubric> {
+pub(crate) fn case_rubric<'f>(
+    config: &SuiteConfig,
+    fixture: &'f FixtureFile,
+) -> Option<std::borrow::Cow<'f, Rubric>> {
     if !config.evaluators.contains(&Evaluator::Rubric) {
         return None;
     }

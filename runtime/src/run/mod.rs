@@ -1314,7 +1314,7 @@ pub(crate) fn evaluate(
                         reference_answer: expected.clone(),
                         trajectory: calls.to_vec(),
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
-                        rubric: fixture.rubric(),
+                        rubric: fixture.rubric().map(std::borrow::Cow::into_owned),
                     };
                     let verdict = crate::judge::run(judge, &suite.crate_root, &input);
                     result.evaluators.push(EvaluatorResult {

@@ -68,13 +68,14 @@ pub struct FixtureFile {
 impl FixtureFile {
     /// The case's rubric: `rubric`, else a draft's `draft.assertions`; `None` when neither
     /// has a statement.
-    pub fn rubric(&self) -> Option<crate::rubric::Rubric> {
+    pub fn rubric(&self) -> Option<std::borrow::Cow<'_, crate::rubric::Rubric>> {
+        use std::borrow::Cow;
         let rubric = match (&self.rubric, &self.draft) {
-            (Some(rubric), _) => rubric.clone(),
-            (None, Some(draft)) => crate::rubric::Rubric {
+            (Some(rubric), _) => Cow::Borrowed(rubric),
+            (None, Some(draft)) => Cow::Owned(crate::rubric::Rubric {
                 required: draft.assertions.required.clone(),
                 forbidden: draft.assertions.forbidden.clone(),
-            },
+            }),
             (None, None) => return None,
         };
         (!rubric.is_empty()).then_some(rubric)
