@@ -128,6 +128,94 @@ pub enum Shape {
     Model,
     /// Actual proposals in the fixture's input; see the crate docs.
     NoModel,
+    /// The model shape with a rubric of three statements on every case and its verdicts
+    /// recorded: the same cases, so a run of each measures what the rubric adds.
+    Rubric,
+}
+
+/// The config of a rubric suite: the model shape's, with the `rubric` evaluator and its judge.
+pub fn rubric_config() -> String {
+    CONFIG.replacen(
+        r#"evaluators = ["strict"]"#,
+        "evaluators = [\"strict\", \"rubric\"]\n\n[judge]\nmodel = \"judge-1\"",
+        1,
+    )
+}
+
+/// The rubric every case of the rubric shape carries.
+pub fn rubric() -> proposal_eval::rubric::Rubric {
+    proposal_eval::rubric::Rubric {
+        required: vec![
+            "Updates the quantity of the item the message names".into(),
+            "Keeps the proposal's customer".into(),
+        ],
+        forbidden: vec!["Changes a proposal the message does not name".into()],
+    }
+}
+
+/// Case `n`'s judge part, as recording it with the judge of [`rubric_config`] leaves it: its key
+/// made from what it judged, one call answered as an OpenAI-compatible judge answers the built-in
+/// prompt (a chat completion with usage), and its verdicts.
+fn judgement(
+    n: usize,
+    input: &Value,
+    recorded_at: chrono::DateTime<chrono::Utc>,
+) -> proposal_eval::__internal::llm_judge::Judgement {
+    use proposal_eval::__internal::case_run::Question;
+    use proposal_eval::__internal::llm_judge::{JudgeCall, Judgement, RecordedVerdict};
+    use proposal_eval::__internal::recording::Interaction;
+    let rubric = rubric();
+    let config = proposal_eval::config::LlmJudgeConfig {
+        model: Some("judge-1".into()),
+        ..Default::default()
+    };
+    let output = proposals(n);
+    let question = Question {
+        rubric: &rubric,
+        input,
+        input_sha256: None,
+        output: &output,
+        trajectory: None,
+        template: proposal_eval::rubric::BUILTIN_TEMPLATE,
+        config: &config,
+    };
+    let key = question.key();
+    let verdicts: Vec<RecordedVerdict> = rubric
+        .statements()
+        .into_iter()
+        .map(|s| RecordedVerdict {
+            id: s.id,
+            holds: s.id < 2,
+            reason: format!("the proposals of case {n} show it (statement {})", s.id),
+            statement: s.text,
+        })
+        .collect();
+    let answer: Vec<Value> = verdicts
+        .iter()
+        .map(|v| json!({ "id": v.id, "holds": v.holds, "reason": v.reason }))
+        .collect();
+    let response = json!({
+        "id": format!("chatcmpl-{n:08x}"),
+        "object": "chat.completion",
+        "model": "judge-1",
+        "choices": [{
+            "index": 0,
+            "finish_reason": "stop",
+            "message": { "role": "assistant", "content": json!({ "verdicts": answer }).to_string() }
+        }],
+        "usage": { "prompt_tokens": 2410, "completion_tokens": 96 }
+    });
+    let mut call = Interaction::new(question.request(), response, recorded_at);
+    call.latency_ms = Some(900.0 + (n % 400) as f64);
+    call.usage = Some(proposal_eval::Usage::new(2410, 96).with_model("judge-1"));
+    Judgement {
+        key_sha256: key.key_sha256,
+        parts: key.parts,
+        recorded_at,
+        calls: vec![JudgeCall::of(call)],
+        verdicts,
+    }
+    .without_requests()
 }
 
 /// The fixture file of case `n`, crate-relative under the suite folder.
@@ -160,11 +248,15 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
     let _ = std::fs::remove_dir_all(&building);
     std::fs::create_dir_all(&building)?;
     let root = Path::new(&building);
-    let prompt = if shape == Shape::Model {
+    let prompt = if shape != Shape::NoModel {
         std::fs::create_dir_all("generated/prompts")?;
         std::fs::write("generated/prompts/proposals.md", PROMPT)?;
         let (sha256, bytes) = hash_content(PROMPT.as_bytes());
-        std::fs::write(root.join("proposal-eval.toml"), CONFIG)?;
+        let config = match shape {
+            Shape::Rubric => rubric_config(),
+            _ => CONFIG.to_string(),
+        };
+        std::fs::write(root.join("proposal-eval.toml"), config)?;
         Some(Source {
             path: "generated/prompts/proposals.md".into(),
             sha256,
@@ -179,14 +271,17 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
     for n in 0..count {
         let case = case_path(n);
         let (input, expected) = match shape {
-            Shape::Model => (input(n), proposals(n)),
+            Shape::Model | Shape::Rubric => (input(n), proposals(n)),
             Shape::NoModel => (no_model_input(n), no_model_proposals(n)),
         };
-        let fixture = json!({
+        let mut fixture = json!({
             "description": format!("Generated case {n}: update a proposal"),
             "input": input,
             "expected": expected,
         });
+        if shape == Shape::Rubric {
+            fixture["rubric"] = serde_json::to_value(rubric()).expect("a rubric is JSON");
+        }
         let text = canonical_pretty(&fixture);
         let file = root.join(format!("{case}.json"));
         if n % 100 == 0 {
@@ -210,7 +305,7 @@ pub fn generate(suite: &str, count: usize, shape: Shape) -> std::io::Result<u64>
                 interactions: vec![Interaction::new(request(&input), response(n), recorded_at)],
                 judge: None,
             }],
-            judge: None,
+            judge: (shape == Shape::Rubric).then(|| judgement(n, &input, recorded_at)),
         };
         let rec_text = recording.to_pretty();
         let rec_file = root.join("recordings").join(format!("{case}.json"));
@@ -242,6 +337,7 @@ pub fn suite_for_tests(shape: Shape) -> String {
     let suite = match shape {
         Shape::Model => "generated/ci-model",
         Shape::NoModel => "generated/ci-no-model",
+        Shape::Rubric => "generated/ci-rubric",
     };
     let last = std::path::Path::new(suite).join(format!("{}.json", case_path(CI_CASES - 1)));
     if !last.is_file() {
