@@ -240,6 +240,7 @@ impl KeyText<'_> {
 pub(crate) struct HexDigest([u8; 64]);
 
 impl HexDigest {
+    /// The hex of a 32-byte digest.
     pub(crate) fn of(digest: impl AsRef<[u8]>) -> HexDigest {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = [b'0'; 64];
@@ -256,16 +257,9 @@ impl HexDigest {
     }
 }
 
-/// Lowercase hex of a digest, without a `format!` per byte.
+/// Lowercase hex of a SHA-256 digest, without a `format!` per byte.
 pub(crate) fn hex(digest: impl AsRef<[u8]>) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = digest.as_ref();
-    let mut out = String::with_capacity(digest.len() * 2);
-    for &b in digest {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
+    HexDigest::of(digest).as_str().to_string()
 }
 
 /// The judge part as a file holds it, in either format: checked and made a [`Judgement`] by
