@@ -132,35 +132,27 @@ impl Question<'_> {
     /// [`JudgeKey::key_sha256`] alone, made from the parts' digests without keeping them (what a
     /// replay checks on every case).
     pub fn key_sha256(&self) -> String {
-        let digests = self.digests();
-        KeyText {
-            input_sha256: self.input_sha256.unwrap_or_else(|| digests.input_sha256()),
-            model: self.model(),
-            output_sha256: digests.output.as_str(),
-            prompt_sha256: self.template_sha256().as_str(),
-            rubric_sha256: digests.rubric.as_str(),
-            samples: self.config.samples,
-            temperature: self.config.temperature,
-            trajectory_sha256: digests.trajectory.as_ref().map(HexDigest::as_str),
-        }
-        .sha256()
+        let (digests, prompt) = (self.digests(), self.template_sha256());
+        self.key_text(&digests, &prompt).sha256()
     }
 
     /// The key's parts.
     pub fn parts(&self) -> KeyParts {
-        let digests = self.digests();
-        KeyParts {
-            rubric_sha256: digests.rubric.as_str().to_string(),
-            output_sha256: digests.output.as_str().to_string(),
-            input_sha256: self
-                .input_sha256
-                .unwrap_or_else(|| digests.input_sha256())
-                .to_string(),
-            trajectory_sha256: digests.trajectory.as_ref().map(|t| t.as_str().to_string()),
-            prompt_sha256: self.template_sha256().as_str().to_string(),
-            model: self.model().to_string(),
-            temperature: self.config.temperature,
+        let (digests, prompt) = (self.digests(), self.template_sha256());
+        self.key_text(&digests, &prompt).to_parts()
+    }
+
+    /// The key's parts as texts, borrowed from `digests` and `prompt` (the template's digest).
+    fn key_text<'t>(&'t self, digests: &'t Digests, prompt: &'t HexDigest) -> KeyText<'t> {
+        KeyText {
+            input_sha256: self.input_sha256.unwrap_or_else(|| digests.input_sha256()),
+            model: self.model(),
+            output_sha256: digests.output.as_str(),
+            prompt_sha256: prompt.as_str(),
+            rubric_sha256: digests.rubric.as_str(),
             samples: self.config.samples,
+            temperature: self.config.temperature,
+            trajectory_sha256: digests.trajectory.as_ref().map(HexDigest::as_str),
         }
     }
 

@@ -201,6 +201,20 @@ pub(crate) struct KeyText<'a> {
 }
 
 impl KeyText<'_> {
+    /// The parts, owned.
+    pub(crate) fn to_parts(&self) -> KeyParts {
+        KeyParts {
+            rubric_sha256: self.rubric_sha256.to_string(),
+            output_sha256: self.output_sha256.to_string(),
+            input_sha256: self.input_sha256.to_string(),
+            trajectory_sha256: self.trajectory_sha256.map(str::to_string),
+            prompt_sha256: self.prompt_sha256.to_string(),
+            model: self.model.to_string(),
+            temperature: self.temperature,
+            samples: self.samples,
+        }
+    }
+
     /// The SHA-256 (hex) of the parts' canonical JSON, written by hand from the fields in the
     /// sorted order of their names: `{"input_sha256":"…","model":"…",…,"temperature":0.0}`.
     pub(crate) fn sha256(&self) -> String {
