@@ -23,9 +23,10 @@
 //! let graded = grade(&statements, &verdicts);
 //! assert!(!graded.passed);
 //! assert_eq!(graded.score, 0.5);
+//! // The judge's answer (it holds) and the statement's outcome (a forbidden one fails) apart.
 //! assert_eq!(
 //!     graded.render(),
-//!     "  [1] forbidden: \"Recommends a discontinued SKU\": holds (SKU-123 is discontinued)\n"
+//!     "  [1] forbidden: \"Recommends a discontinued SKU\": answer holds, outcome failed (SKU-123 is discontinued)\n"
 //! );
 //! ```
 
@@ -326,17 +327,57 @@ pub fn majority(samples: &[Vec<Verdict>]) -> Vec<Verdict> {
         .collect()
 }
 
+/// How a judge's samples answered one statement (`[judge] samples` > 1): the answer taken is
+/// the majority.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Votes {
+    /// Samples that answered "holds".
+    pub holds: usize,
+    /// Samples that answered "does not hold".
+    pub does_not_hold: usize,
+}
+
+/// Per statement, how the samples answered: one [`Votes`] per statement, in order.
+///
+/// ```
+/// use proposal_eval_engine::rubric::{votes, Verdict, Votes};
+/// let v = |holds| vec![Verdict { id: 0, holds, reason: String::new() }];
+/// assert_eq!(votes(&[v(true), v(false), v(true)]), vec![Votes { holds: 2, does_not_hold: 1 }]);
+/// ```
+pub fn votes(samples: &[Vec<Verdict>]) -> Vec<Votes> {
+    let Some(first) = samples.first() else {
+        return Vec::new();
+    };
+    (0..first.len())
+        .map(|k| {
+            let holds = samples
+                .iter()
+                .filter(|s| s.get(k).is_some_and(|v| v.holds))
+                .count();
+            Votes {
+                holds,
+                does_not_hold: samples.len() - holds,
+            }
+        })
+        .collect()
+}
+
 /// One statement, graded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Graded {
     /// The statement.
     pub statement: Statement,
-    /// Whether the judge found it holds.
+    /// The judge's answer: whether the statement holds of the output.
     pub holds: bool,
-    /// Whether it passed: a required statement that holds, a forbidden one that does not.
+    /// The statement's outcome: a required statement passes when it holds, a forbidden one
+    /// when it does not.
     pub passed: bool,
     /// The judge's reason.
     pub reason: String,
+    /// How the judge's samples answered, when there were several (`[judge] samples` > 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub votes: Option<Votes>,
 }
 
 /// A rubric's verdict on one output.
@@ -367,6 +408,7 @@ pub fn grade_owned(statements: Vec<Statement>, verdicts: Vec<Verdict>) -> Rubric
             statement,
             holds: verdict.holds,
             reason: verdict.reason,
+            votes: None,
         })
         .collect();
     let passed = graded.iter().filter(|g| g.passed).count();
@@ -381,25 +423,63 @@ pub fn grade_owned(statements: Vec<Statement>, verdicts: Vec<Verdict>) -> Rubric
     }
 }
 
+/// The judge's answer in words: `holds` or `does not hold`.
+pub fn answer_text(holds: bool) -> &'static str {
+    if holds {
+        "holds"
+    } else {
+        "does not hold"
+    }
+}
+
+/// A statement's outcome in words: `passed` or `failed`.
+pub fn outcome_text(passed: bool) -> &'static str {
+    if passed {
+        "passed"
+    } else {
+        "failed"
+    }
+}
+
 impl Graded {
-    /// `[1] forbidden: "text": holds (reason)`.
+    /// `[1] forbidden: "text": answer holds, outcome failed (reason)`: the judge's answer and
+    /// the statement's outcome apart (a forbidden statement passes when it does not hold), with
+    /// the samples' votes when there were several (`answer holds (2 of 3 samples)`).
     pub fn line(&self) -> String {
-        let holds = if self.holds { "holds" } else { "does not hold" };
         let reason = if self.reason.is_empty() {
             String::new()
         } else {
             format!(" ({})", self.reason)
         };
+        let votes = match self.votes {
+            Some(v) => format!(
+                " ({} of {} samples)",
+                if self.holds { v.holds } else { v.does_not_hold },
+                v.holds + v.does_not_hold
+            ),
+            None => String::new(),
+        };
         format!(
-            "[{}] {}: {:?}: {holds}{reason}",
+            "[{}] {}: {:?}: answer {}{votes}, outcome {}{reason}",
             self.statement.id,
             self.statement.kind.name(),
-            self.statement.text
+            self.statement.text,
+            answer_text(self.holds),
+            outcome_text(self.passed)
         )
     }
 }
 
 impl RubricVerdict {
+    /// The same verdict with each statement's `votes` (one per statement, in order), kept only
+    /// where more than one sample voted.
+    pub fn with_votes(mut self, votes: &[Votes]) -> RubricVerdict {
+        for (graded, v) in self.statements.iter_mut().zip(votes) {
+            graded.votes = (v.holds + v.does_not_hold > 1).then_some(*v);
+        }
+        self
+    }
+
     /// The failed statements, one indented line each with the judge's reason.
     pub fn render(&self) -> String {
         self.statements
@@ -554,9 +634,46 @@ mod tests {
         assert!((some.score - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(
             some.render(),
-            "  [0] required: \"A\": does not hold\n  [2] forbidden: \"C\": holds\n"
+            "  [0] required: \"A\": answer does not hold, outcome failed\n  [2] forbidden: \"C\": answer holds, outcome failed\n"
         );
         assert_eq!(grade(&[], &[]).score, 1.0);
+    }
+
+    /// A forbidden statement that does not hold passes, and its line says both; with several
+    /// samples, the line says how many gave the answer taken.
+    #[test]
+    fn a_line_shows_the_answer_apart_from_the_outcome() {
+        let v = |id, holds| Verdict {
+            id,
+            holds,
+            reason: "r".into(),
+        };
+        let s = rubric().statements();
+        let samples = [
+            vec![v(0, true), v(1, true), v(2, false)],
+            vec![v(0, true), v(1, false), v(2, false)],
+            vec![v(0, true), v(1, true), v(2, true)],
+        ];
+        let graded = grade(&s, &majority(&samples)).with_votes(&votes(&samples));
+        let forbidden = &graded.statements[2];
+        assert_eq!((forbidden.holds, forbidden.passed), (false, true));
+        assert_eq!(
+            forbidden.line(),
+            "[2] forbidden: \"C\": answer does not hold (2 of 3 samples), outcome passed (r)"
+        );
+        assert_eq!(
+            forbidden.votes,
+            Some(Votes {
+                holds: 1,
+                does_not_hold: 2
+            })
+        );
+        let one = grade(&s, &samples[0]).with_votes(&votes(&samples[..1]));
+        assert_eq!(one.statements[2].votes, None);
+        assert_eq!(
+            one.statements[2].line(),
+            "[2] forbidden: \"C\": answer does not hold, outcome passed (r)"
+        );
     }
 
     #[test]

@@ -119,9 +119,9 @@
 
 use criterion::{criterion_group, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};
-use proposal_eval::__internal::llm_judge::{JudgeCall, Judgement, RecordedVerdict};
 use proposal_eval::__internal::recording::{input_digest, Interaction, Recording, Sample};
-use proposal_eval::config::LlmJudgeConfig;
+use proposal_eval::__internal::rubric_judge::{JudgeCall, Judgement, RecordedVerdict};
+use proposal_eval::config::RubricJudgeConfig;
 use proposal_eval::rubric::{Rubric, BUILTIN_TEMPLATE};
 use proposal_eval::{Case, Llm};
 use serde_json::{json, Value};
@@ -231,9 +231,9 @@ fn write_suite(root: &Path, name: &str, judged: bool, shape: Shape) {
         "evaluators = [\"strict\"]\n"
     };
     std::fs::write(dir.join("proposal-eval.toml"), config).unwrap();
-    let judge = LlmJudgeConfig {
+    let judge = RubricJudgeConfig {
         model: Some("judge-1".into()),
-        ..LlmJudgeConfig::default()
+        ..RubricJudgeConfig::default()
     };
     let at = "2025-01-15T10:30:00Z".parse().unwrap();
     for n in 0..CASES {

@@ -95,12 +95,12 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod case_result;
+mod code_judge;
 mod env;
 mod files;
 mod front;
-mod judge;
 mod layout;
-mod llm_judge;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod panics;
@@ -109,6 +109,7 @@ mod recording;
 mod recordings;
 mod repeat;
 mod report;
+mod rubric_judge;
 mod run;
 #[cfg(feature = "schema")]
 mod schema;
@@ -151,14 +152,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// assert!(config.field_accuracy.fields.is_empty());
 /// ```
 pub mod config {
-    pub use crate::judge::JudgeConfig;
-    pub use crate::llm_judge::LlmJudgeConfig;
+    pub use crate::code_judge::CodeJudgeConfig;
+    /// The name `[[code_judge]]`'s type had before it was named for the code judge.
+    #[deprecated(note = "renamed CodeJudgeConfig")]
+    pub type JudgeConfig = crate::code_judge::CodeJudgeConfig;
     pub use crate::recording::upstream::{
         HttpConfig, UpstreamName, UpstreamNameError, UpstreamUrl, UpstreamUrlError,
     };
     pub use crate::recording::usage::Pricing;
     pub use crate::recording::{RecordingConfig, Validation};
     pub use crate::repeat::{PassRule, RunConfig};
+    #[allow(deprecated)]
+    pub use crate::rubric_judge::LlmJudgeConfig;
+    pub use crate::rubric_judge::RubricJudgeConfig;
     pub use crate::suite::config::{ConfigError, Evaluator, SuiteConfig};
 }
 
@@ -181,17 +187,20 @@ pub mod __internal {
     pub mod json {
         pub use proposal_eval_engine::json::{canonical_pretty, sorted};
     }
-    // runtime/tests/judge.rs and `judge`'s doctests: a code judge run on its own.
-    pub mod judge {
-        pub use crate::judge::{run, JudgeConfig, JudgeError, JudgeInput, JudgeVerdict};
+    // runtime/tests/code_judge.rs and `code_judge`'s doctests: a code judge run on its own.
+    pub mod code_judge {
+        pub use crate::code_judge::{
+            run, CodeJudgeConfig, CodeJudgeError, CodeJudgeInput, CodeJudgeVerdict,
+        };
     }
-    // cli `judge calibrate`.
+    // cli `judge`.
     pub mod judge_calibration {
-        pub use crate::llm_judge::calibration::{advisory, calibrate, Calibration, LABELS_FILE};
+        pub use crate::rubric_judge::calibration::{advisory, calibrate, Calibration, LABELS_FILE};
     }
-    // cli tests (`review`) and runtime/benches/rubric.rs: a recorded judge part built by hand.
-    pub mod llm_judge {
-        pub use crate::llm_judge::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
+    // cli tests (`review`), runtime/benches/rubric.rs and bench/suite-scale: a recorded judge
+    // part built by hand.
+    pub mod rubric_judge {
+        pub use crate::rubric_judge::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
     }
     // cli `generate`: the generator command run as a child process.
     pub mod process {
@@ -274,7 +283,7 @@ pub mod __internal {
         use std::path::Path;
         use std::sync::Arc;
 
-        pub use crate::llm_judge::{JudgeKey, Question};
+        pub use crate::rubric_judge::{JudgeKey, Question};
 
         /// A suite opened as the harness opens it.
         pub struct OpenSuite(Arc<crate::suite::Suite>);

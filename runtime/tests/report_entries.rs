@@ -27,7 +27,8 @@ fn model() -> impl Fn(&Value) -> Result<Value, ModelError> {
     }
 }
 
-/// The judge: the first statement holds, the forbidden one does not; except on the second
+/// The judge (`j-1`, priced: each call $110): the first statement holds, the forbidden one does
+/// not; except on the second
 /// sample of the repeated case (its second judge call), where the forbidden one holds. The
 /// agent case's first statement holds only when its prompt shows the case's tool calls (the
 /// suite has `[judge] include_trajectory = true`; `audit` is in no input or output).
@@ -39,10 +40,12 @@ fn judge() -> impl Fn(&Value) -> Result<Value, ModelError> {
         let dissent =
             repeated && REPEATED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1;
         let sees_trajectory = !prompt.contains("SKU-1") || prompt.contains("audit");
-        Ok(json!({ "verdicts": [
-            { "id": 0, "holds": sees_trajectory, "reason": if sees_trajectory { "it names SKU-1" } else { "the prompt shows no tool calls" } },
-            { "id": 1, "holds": dissent, "reason": if dissent { "it asks for one" } else { "no password is asked" } },
-        ]}))
+        Ok(
+            json!({ "model": "j-1", "usage": { "prompt_tokens": 100, "completion_tokens": 10 }, "verdicts": [
+                { "id": 0, "holds": sees_trajectory, "reason": if sees_trajectory { "it names SKU-1" } else { "the prompt shows no tool calls" } },
+                { "id": 1, "holds": dissent, "reason": if dissent { "it asks for one" } else { "no password is asked" } },
+            ]}),
+        )
     }
 }
 
@@ -86,6 +89,7 @@ fn main() -> std::process::ExitCode {
     check_big(&case("big"));
     check_agent(&case("agent"));
     check_repeated(&case("repeated/three"));
+    check_totals(&report);
     println!("report_entries: ok");
     std::process::ExitCode::SUCCESS
 }
@@ -95,8 +99,9 @@ fn run_suite(root: &Path) -> String {
     write(
         &root.join("suite/proposal-eval.toml"),
         "evaluators = [\"strict\", \"trajectory\", \"rubric\"]\n\
-         [judge]\ninclude_trajectory = true\n\
-         [pricing.\"m-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 2000000\n",
+         [judge]\ninclude_trajectory = true\nsamples = 3\n\
+         [pricing.\"m-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 2000000\n\
+         [pricing.\"j-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 1000000\n",
     );
     write(
         &root.join("suite/agent.json"),
@@ -114,7 +119,7 @@ fn run_suite(root: &Path) -> String {
     // Three samples, all of which must pass: the second fails its rubric.
     write(
         &root.join("suite/repeated/proposal-eval.toml"),
-        "evaluators = [\"rubric\"]\n[run]\nrepeat = 3\n",
+        "evaluators = [\"rubric\"]\n[run]\nrepeat = 3\n[judge]\nsamples = 1\n",
     );
     write(
         &root.join("suite/repeated/three.json"),
@@ -213,14 +218,30 @@ fn check_agent(agent: &Value) {
     assert_eq!(agent["output"], json!({ "answer": "SKU-1 is in stock" }));
     assert_eq!(agent["recording_path"], "suite/recordings/agent.json");
     let calls = agent["calls"].as_array().unwrap();
-    assert_eq!(calls.len(), 2, "{calls:?}");
+    // The agent's call, then the judge's three (`[judge] samples = 3`).
+    assert_eq!(calls.len(), 4, "{calls:?}");
     assert_eq!(calls[0]["kind"], "complete");
     assert_eq!(calls[0]["model"], "m-1");
     assert_eq!(calls[0]["input_tokens"], 12);
     assert_eq!(calls[0]["output_tokens"], 3);
     assert_eq!(calls[0]["cost_usd"], 12.0 + 6.0);
     assert!(calls[0]["latency_ms"].as_f64().unwrap() >= 0.0);
-    assert_eq!(calls[1]["kind"], "judge");
+    for judge in &calls[1..] {
+        assert_eq!(judge["kind"], "judge");
+        assert_eq!(judge["model"], "j-1");
+        assert_eq!(judge["cost_usd"], 110.0);
+    }
+    // The case's usage counts the judge's calls and cost, split agent / judge.
+    assert_eq!(agent["usage"]["calls"], 4, "{:#}", agent["usage"]);
+    assert_eq!(agent["usage"]["cost_usd"], 18.0 + 330.0);
+    assert_eq!(
+        agent["usage"]["agent"],
+        json!({ "calls": 1, "input_tokens": 12, "output_tokens": 3, "cost_usd": 18.0 })
+    );
+    assert_eq!(
+        agent["usage"]["judge"],
+        json!({ "calls": 3, "input_tokens": 300, "output_tokens": 30, "cost_usd": 330.0 })
+    );
     let evaluator = |name: &str| {
         agent["evaluators"]
             .as_array()
@@ -233,8 +254,10 @@ fn check_agent(agent: &Value) {
     assert_eq!(
         evaluator("rubric")["verdicts"],
         json!([
-            { "statement": "Names the SKU", "passed": true, "reason": "it names SKU-1", "advisory": false },
-            { "statement": "must not: Asks for a password", "passed": true, "reason": "no password is asked", "advisory": false },
+            { "statement": "Names the SKU", "holds": true, "passed": true,
+              "votes": { "holds": 3, "does_not_hold": 0 }, "reason": "it names SKU-1", "advisory": false },
+            { "statement": "must not: Asks for a password", "holds": false, "passed": true,
+              "votes": { "holds": 0, "does_not_hold": 3 }, "reason": "no password is asked", "advisory": false },
         ])
     );
     assert_eq!(
@@ -269,7 +292,33 @@ fn check_repeated(repeated: &Value) {
     );
     assert_eq!(
         repeated["evaluators"][0]["verdicts"][1],
-        json!({ "statement": "must not: Asks for a password", "passed": false, "reason": "it asks for one", "advisory": false }),
+        json!({ "statement": "must not: Asks for a password", "holds": true, "passed": false,
+                "samples": [
+                    { "holds": false, "passed": true },
+                    { "holds": true, "passed": false },
+                    { "holds": false, "passed": true },
+                ],
+                "reason": "it asks for one", "advisory": false }),
         "{repeated:#}"
+    );
+}
+
+/// The suite's totals and `compare` count the judge's calls and cost apart from the agent's:
+/// the agent case's 1 + 3, the repeated case's 3 + 3 (a call of its code and one of the judge
+/// per sample).
+fn check_totals(report: &Value) {
+    let usage = &report["totals"]["usage"];
+    assert_eq!(usage["calls"], 4 + 6, "{usage:#}");
+    assert_eq!(usage["agent"]["calls"], 4, "{usage:#}");
+    assert_eq!(usage["judge"]["calls"], 6, "{usage:#}");
+    assert_eq!(usage["judge"]["cost_usd"], 660.0, "{usage:#}");
+    assert_eq!(usage["cost_usd"], 4.0 * 18.0 + 660.0, "{usage:#}");
+    use proposal_eval::__internal::report::compare::{compare, read_view};
+    let bytes = serde_json::to_vec(report).unwrap();
+    let view = read_view(&bytes).unwrap();
+    let text = compare(&view, "before", &view, "after", 0.01, 0.05).to_text();
+    assert!(
+        text.contains("; agent: calls 4 -> 4, tokens 60 -> 60, cost $72.0000 -> $72.0000; judge: calls 6 -> 6, tokens 660 -> 660, cost $660.0000 -> $660.0000"),
+        "{text}"
     );
 }

@@ -298,8 +298,8 @@ fn a_failing_case_opens_to_its_whole_story() {
     // The judge's verdicts with reasons.
     let rubric = between(case, "data-evaluator=\"rubric\"", "</table>");
     assert!(rubric.contains(
-        "<td>The reply is polite</td><td class=\"fail\">does not hold</td><td>It ends abruptly.</td>"
-    ));
+        "<td>The reply is polite</td><td class=\"answer\">does not hold</td><td class=\"outcome fail\">failed</td><td>It ends abruptly.</td>"
+    ), "{rubric}");
     // The model calls and the recording.
     let calls = between(case, "<section id=\"model-calls\"", "</section>");
     assert!(calls.contains(
@@ -310,6 +310,71 @@ fn a_failing_case_opens_to_its_whole_story() {
         "fixtures/refunds/recordings/partial.json"
     );
     assert!(text_of(&dom, "first-render").starts_with("First screen drawn in "));
+}
+
+/// A `must not` statement shows the judge's answer apart from its outcome: answered "does not
+/// hold", it passed; answered "holds", it failed. Three judge samples show their vote, and a
+/// repeated case each sample's answer.
+#[test]
+fn a_must_not_statement_shows_the_answer_apart_from_the_outcome() {
+    let Some(chromium) = chromium() else { return };
+    let judged = |name: &str, holds: bool| {
+        let mut c = case("shop", name, 1.0, &[]);
+        let passed = !holds;
+        c["passed"] = json!(passed);
+        c["usage"]["agent"] =
+            json!({"calls": 1, "input_tokens": 800, "output_tokens": 200, "cost_usd": 0.0004});
+        c["usage"]["judge"] =
+            json!({"calls": 1, "input_tokens": 400, "output_tokens": 100, "cost_usd": 0.0002});
+        c["evaluators"] = json!([{
+            "evaluator": "rubric", "score": if passed { 1.0 } else { 0.0 }, "passed": passed,
+            "summary": "", "verdicts": [{
+                "statement": "must not: Recommends a discontinued SKU", "holds": holds, "passed": passed,
+                "votes": {"holds": if holds { 2 } else { 1 }, "does_not_hold": if holds { 1 } else { 2 }},
+                "samples": [{"holds": holds, "passed": passed}, null],
+                "reason": "the judge's reason", "advisory": false,
+            }],
+        }]);
+        c
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [judged("not_held", false), judged("held", true)];
+    let url = write_page(
+        dir.path(),
+        "report.html",
+        &render(&report_json(&cases), None),
+    );
+    for (name, answer, outcome, class, votes) in [
+        (
+            "not_held",
+            "does not hold",
+            "passed",
+            "pass",
+            "(1 holds, 2 does not)",
+        ),
+        ("held", "holds", "failed", "fail", "(2 holds, 1 does not)"),
+    ] {
+        let dom = dump_dom(&chromium, &format!("{url}#case=shop::{name}"));
+        let case = between(
+            &dom,
+            "<section id=\"case-detail\"",
+            "<section id=\"summary\"",
+        );
+        let rubric = between(case, "data-evaluator=\"rubric\"", "</table>");
+        let row = format!(
+            "<td>must not: Recommends a discontinued SKU</td><td class=\"answer\">{answer} <span class=\"muted votes\">{votes}</span>"
+        );
+        assert!(rubric.contains(&row), "{name}: no {row}\n{rubric}");
+        let outcome = format!("<td class=\"outcome {class}\">{outcome}</td>");
+        assert!(rubric.contains(&outcome), "{name}: no {outcome}\n{rubric}");
+        let sample = format!("<li>{answer}, <span class=\"{class}\">");
+        assert!(rubric.contains(&sample), "{name}: no {sample}\n{rubric}");
+        // The case's model calls, the judge's apart from the agent's.
+        assert!(
+            case.contains("$0.0006; agent 1 call $0.0004, judge 1 call $0.0002"),
+            "{case}"
+        );
+    }
 }
 
 /// A case whose story the page left out (a large report's page holds as many stories as it

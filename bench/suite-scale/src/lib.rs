@@ -160,12 +160,12 @@ fn judgement(
     n: usize,
     input: &Value,
     recorded_at: chrono::DateTime<chrono::Utc>,
-) -> proposal_eval::__internal::llm_judge::Judgement {
+) -> proposal_eval::__internal::rubric_judge::Judgement {
     use proposal_eval::__internal::case_run::Question;
-    use proposal_eval::__internal::llm_judge::{JudgeCall, Judgement, RecordedVerdict};
     use proposal_eval::__internal::recording::Interaction;
+    use proposal_eval::__internal::rubric_judge::{JudgeCall, Judgement, RecordedVerdict};
     let rubric = rubric();
-    let config = proposal_eval::config::LlmJudgeConfig {
+    let config = proposal_eval::config::RubricJudgeConfig {
         model: Some("judge-1".into()),
         ..Default::default()
     };

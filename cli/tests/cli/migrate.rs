@@ -113,7 +113,7 @@ fn migrates_fresh_format_1_recordings_and_leaves_stale_ones() {
 fn migrates_a_fresh_format_4_judged_recording_to_format_5() {
     use proposal_eval::__internal::case_run::Question;
     use proposal_eval::__internal::recording::input_digest;
-    use proposal_eval::config::LlmJudgeConfig;
+    use proposal_eval::config::RubricJudgeConfig;
     use proposal_eval::rubric::{Rubric, BUILTIN_TEMPLATE};
 
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -175,7 +175,7 @@ fn migrates_a_fresh_format_4_judged_recording_to_format_5() {
         json!({ "name": "Ada" }),
         json!({ "reply": "Hello Ada, how can I help?" }),
     );
-    let config = LlmJudgeConfig::default();
+    let config = RubricJudgeConfig::default();
     let question = Question {
         rubric: &rubric,
         input: &input,

@@ -476,8 +476,10 @@ fn a_damaged_pending_recording_is_named() {
 }
 
 /// A judge part holding `verdicts` (statement, holds, reason).
-fn judgement(verdicts: &[(&str, bool, &str)]) -> proposal_eval::__internal::llm_judge::Judgement {
-    use proposal_eval::__internal::llm_judge::{Judgement, KeyParts, RecordedVerdict};
+fn judgement(
+    verdicts: &[(&str, bool, &str)],
+) -> proposal_eval::__internal::rubric_judge::Judgement {
+    use proposal_eval::__internal::rubric_judge::{Judgement, KeyParts, RecordedVerdict};
     let h = "0".repeat(64);
     Judgement {
         key_sha256: h.clone(),
@@ -552,8 +554,8 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
         "  committed: passed (score 1), recorded 2025-01-15 10:00:00 UTC\n",
         "  pending:   FAILED (score 0.50), recorded 2025-01-15 10:00:00 UTC\n",
         "  regression: passes now, fails with the pending responses\n",
-        "  rubric verdicts, committed -> pending:\n    [0] \"In stock\": holds -> holds\n        committed: SKU-456 is in stock\n        pending:   SKU-123 is listed\n    [1] \"Discontinued\": does not hold -> holds (changed)\n        committed: SKU-456 is current\n        pending:   SKU-123 is discontinued\n",
-        "    [1] forbidden: \"Discontinued\": holds (SKU-123 is discontinued)\n",
+        "  rubric verdicts, committed -> pending:\n    [0] \"In stock\": answer holds -> holds, outcome passed -> passed\n        committed: SKU-456 is in stock\n        pending:   SKU-123 is listed\n    [1] must not: \"Discontinued\": answer does not hold -> holds (changed), outcome passed -> failed\n        committed: SKU-456 is current\n        pending:   SKU-123 is discontinued\n",
+        "    [1] forbidden: \"Discontinued\": answer holds, outcome failed (SKU-123 is discontinued)\n",
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
@@ -588,13 +590,13 @@ fn review_shows_each_rubric_statements_verdict_before_and_after() {
     .unwrap();
     let out = env.run(&["review"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let line = "  rubric verdicts, committed -> pending:\n    sample 1 of 2:\n      [0] \"In stock\": holds -> holds\n          committed: SKU-456 is in stock\n          pending:   SKU-123 is listed\n      [1] \"Discontinued\": does not hold -> holds (changed)\n          committed: SKU-456 is current\n          pending:   as before\n    sample 2 of 2:\n      [0] \"In stock\": not judged -> holds (changed)\n          pending:   SKU-789 is listed\n      [1] \"Discontinued\": not judged -> does not hold (changed)\n          pending:   as before\n";
+    let line = "  rubric verdicts, committed -> pending:\n    sample 1 of 2:\n      [0] \"In stock\": answer holds -> holds, outcome passed -> passed\n          committed: SKU-456 is in stock\n          pending:   SKU-123 is listed\n      [1] must not: \"Discontinued\": answer does not hold -> holds (changed), outcome passed -> failed\n          committed: SKU-456 is current\n          pending:   as before\n    sample 2 of 2:\n      [0] \"In stock\": answer not judged -> holds (changed), outcome none -> passed\n          pending:   SKU-789 is listed\n      [1] must not: \"Discontinued\": answer not judged -> does not hold (changed), outcome none -> passed\n          pending:   as before\n";
     assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     // Each pending sample is evaluated on its own output with its own verdicts: the second
     // passes, the first does not (a forbidden statement holds), and the pass rule decides.
     for line in [
         "  pending:   FAILED (score 0.75; 1 of 2 samples passed, mean score 0.75 ± 0.25; pass = all needs 2 of 2), recorded 2025-01-15 10:00:00 UTC\n",
-        "  why it fails with the pending responses:\n    1 of 2 samples passed, mean score 0.75 ± 0.25; pass = all needs 2 of 2\n    --- sample 1 of 2:\n    suite/shop: rubric FAILED (score 0.50)\n      [1] forbidden: \"Discontinued\": holds (as before)\n  rubric verdicts",
+        "  why it fails with the pending responses:\n    1 of 2 samples passed, mean score 0.75 ± 0.25; pass = all needs 2 of 2\n    --- sample 1 of 2:\n    suite/shop: rubric FAILED (score 0.50)\n      [1] forbidden: \"Discontinued\": answer holds, outcome failed (as before)\n  rubric verdicts",
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }

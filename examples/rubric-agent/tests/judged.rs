@@ -94,6 +94,14 @@ fn main() -> ExitCode {
             review,
         ),
         Trial::test("judged::harness_judge_takes_any_model", own),
+        Trial::test(
+            "judged::a_judge_that_never_answers_fails_the_case_within_its_bound",
+            hung_judge,
+        ),
+        Trial::test(
+            "judged::a_missing_judge_key_names_the_configured_variable",
+            missing_key,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -262,7 +270,7 @@ fn failing_statement() -> Result<(), Failed> {
     let (model, judge) = (agent(), judge(&[0]));
     let out = copy.recording("1", &model, &judge);
     copy.fails_with(&out, &[&format!(
-        "shop/{CASE}: rubric FAILED (score 0.50)\n  [1] forbidden: \"Recommends a discontinued SKU\": holds (SKU-456 is discontinued)\nre-run: cargo test -p rubric-agent --test judged -- {TEST} --exact --include-ignored"
+        "shop/{CASE}: rubric FAILED (score 0.50)\n  [1] forbidden: \"Recommends a discontinued SKU\": answer holds, outcome failed (SKU-456 is discontinued)\nre-run: cargo test -p rubric-agent --test judged -- {TEST} --exact --include-ignored"
     )])
 }
 
@@ -520,7 +528,7 @@ fn calibration() -> Result<(), Failed> {
     ])?;
     copy.passes(&out)?;
     let note = format!(
-        "note: {TEST}: rubric failed (score 0.50), advisory: the test passes because the judge agrees with the human labels at Cohen's kappa 0.00 on 2 label(s), below [judge] min_agreement = 0.8; label the judge's verdicts in {SUITE}/judge-labels.jsonl; `cargo proposal-eval judge` shows the agreement\n  [1] forbidden: \"Recommends a discontinued SKU\": holds (SKU-456 is discontinued)"
+        "note: {TEST}: rubric failed (score 0.50), advisory: the test passes because the judge agrees with the human labels at Cohen's kappa 0.00 on 2 label(s), below [judge] min_agreement = 0.8; label the judge's verdicts in {SUITE}/judge-labels.jsonl; `cargo proposal-eval judge` shows the agreement\n  [1] forbidden: \"Recommends a discontinued SKU\": answer holds, outcome failed (SKU-456 is discontinued)"
     );
     if !out.1.contains(&note) {
         return Err(format!("the output does not say\n{note}\n---- it says:\n{}", out.1).into());
@@ -596,6 +604,69 @@ fn own() -> Result<(), Failed> {
         .into());
     }
     Ok(())
+}
+
+/// `[judge] timeout_s = 2, max_attempts = 1` and a judge that takes the connection and never
+/// answers: the case fails within 10 s, naming the judge, the timeout and the key to raise.
+fn hung_judge() -> Result<(), Failed> {
+    let copy = Copy::new("hung")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    copy.edit(
+        &format!("{SUITE}/proposal-eval.toml"),
+        "model = \"judge-1\"",
+        "model = \"judge-1\"\ntimeout_s = 2\nmax_attempts = 1",
+    )?;
+    // The kernel accepts connections into the backlog; nothing ever reads them or answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let url = format!(
+        "http://{}/v1",
+        silent.local_addr().map_err(|e| e.to_string())?
+    );
+    let model = agent();
+    let started = std::time::Instant::now();
+    let out = copy.run(&[
+        ("RECORD", "1"),
+        ("OPENAI_BASE_URL", &url),
+        (AGENT_URL, &model.url),
+        ("OPENAI_API_KEY", KEY),
+    ])?;
+    let took = started.elapsed();
+    drop(silent);
+    copy.fails_with(
+        &out,
+        &[
+            "judge error: the judge model \"judge-1\" gave no answer after 1 attempt(s) ([judge] max_attempts = 1, each waiting up to [judge] timeout_s = 2 s)",
+            "no complete answer within the timeout of 2 s",
+            "a judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
+        ],
+    )?;
+    if took > std::time::Duration::from_secs(10) {
+        return Err(format!(
+            "the case took {took:?} to fail; the bound is 2 s:\n{}",
+            out.1
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// `[judge] api_key_env = "JUDGE_API_KEY"` unset (and OPENAI_API_KEY set for the agent): the
+/// case fails naming JUDGE_API_KEY, and the judge is not called with another key.
+fn missing_key() -> Result<(), Failed> {
+    let copy = Copy::new("key")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    copy.edit(
+        &format!("{SUITE}/proposal-eval.toml"),
+        "model = \"judge-1\"",
+        "model = \"judge-1\"\napi_key_env = \"JUDGE_API_KEY\"",
+    )?;
+    let (model, judge) = (agent(), judge(&[]));
+    let out = copy.recording("1", &model, &judge);
+    copy.fails_with(
+        &out,
+        &["no API key for the judge model: set JUDGE_API_KEY (the variable [judge] api_key_env names)"],
+    )?;
+    expect_calls(&judge.stop(), 0, "the judge")
 }
 
 fn expect_calls(calls: &[Value], want: usize, who: &str) -> Result<(), Failed> {
@@ -682,6 +753,7 @@ impl Copy {
             .env("CARGO_MANIFEST_DIR", &self.root)
             .env_remove("PROPOSAL_EVAL_RECORD")
             .env_remove("OPENAI_API_KEY")
+            .env_remove("JUDGE_API_KEY")
             .env_remove(EDIT)
             .env("NO_COLOR", "1")
             .current_dir(&self.root)

@@ -1,6 +1,6 @@
 //! The judge part of a recording (`judge`): what was judged (its key and the key's parts), the
 //! judge's calls and the verdicts they decided. The judge that makes it is
-//! `crate::llm_judge`; this is only the recorded format, so a recording reads it without the
+//! `crate::rubric_judge`; this is only the recorded format, so a recording reads it without the
 //! judge.
 //!
 //! A judge call keeps the SHA-256 of its request (`request_sha256`), not the request: the
@@ -310,7 +310,7 @@ impl ReadJudgement {
     /// "damaged recording" error. A format-4 judgement is made format 5's: each call's request
     /// hashed and not kept, and its key made from its parts. Format 4 hashed the texts the parts
     /// are the hashes of, so the two keys name the same judgement; a replay of a format-4 file
-    /// still compares the key it holds ([`crate::llm_judge::Question::key_sha256_format_4`]).
+    /// still compares the key it holds ([`crate::rubric_judge::Question::key_sha256_format_4`]).
     /// `place` is where the file keeps it (`judge`, `samples[k].judge`), for the message.
     pub(crate) fn checked(self, format: u32, place: &str) -> Result<Judgement, String> {
         let calls = self
@@ -409,7 +409,8 @@ impl From<ReplayedVerdict> for proposal_eval_engine::rubric::Verdict {
     }
 }
 
-/// A judge call as a replay reads it: its cost; the rest is skipped.
+/// A judge call as a replay reads it: its cost, and its answer as text (read only when several
+/// samples voted); the rest is skipped.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReplayedCall {
@@ -417,8 +418,8 @@ pub(crate) struct ReplayedCall {
     _request_sha256: Option<IgnoredAny>,
     #[serde(default, rename = "request")]
     _request: Option<IgnoredAny>,
-    #[serde(rename = "response")]
-    _response: IgnoredAny,
+    /// See [`JudgeCall::response`]: its JSON text, checked and not built.
+    pub response: Box<serde_json::value::RawValue>,
     #[serde(rename = "recorded_at")]
     _recorded_at: IgnoredAny,
     #[serde(default, rename = "http")]
@@ -444,7 +445,7 @@ impl From<Judgement> for ReplayedJudgement {
                 .map(|call| ReplayedCall {
                     _request_sha256: Some(IgnoredAny),
                     _request: call.request.map(|_| IgnoredAny),
-                    _response: IgnoredAny,
+                    response: serde_json::value::to_raw_value(&call.response).unwrap_or_default(),
                     _recorded_at: IgnoredAny,
                     _http: call.http.map(|_| IgnoredAny),
                     latency_ms: call.latency_ms,

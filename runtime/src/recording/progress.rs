@@ -21,6 +21,26 @@ static TOKENS: AtomicU64 = AtomicU64::new(0);
 static COST_NANO_USD: AtomicU64 = AtomicU64::new(0);
 static PRICED: AtomicUsize = AtomicUsize::new(0);
 static STARTED: OnceLock<Instant> = OnceLock::new();
+/// Of the calls in flight, the rubric judge's; and the attempt of the latest one to start, as
+/// `attempt << 32 | max_attempts`.
+static JUDGE_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static JUDGE_ATTEMPT: AtomicU64 = AtomicU64::new(0);
+
+/// A rubric judge call in flight, on its `attempt` of `max`: counted apart until dropped.
+pub(crate) struct JudgeCall(());
+
+/// A judge call starts its `attempt` (from 1) of `max`.
+pub(crate) fn judge_call(attempt: u32, max: u32) -> JudgeCall {
+    JUDGE_IN_FLIGHT.fetch_add(1, Relaxed);
+    JUDGE_ATTEMPT.store(u64::from(attempt) << 32 | u64::from(max), Relaxed);
+    JudgeCall(())
+}
+
+impl Drop for JudgeCall {
+    fn drop(&mut self) {
+        JUDGE_IN_FLIGHT.fetch_sub(1, Relaxed);
+    }
+}
 
 /// The harness: how many cases this run selected (the macro front end cannot know).
 pub(crate) fn cases_planned(total: usize) {
@@ -67,6 +87,8 @@ pub(crate) struct Snapshot {
     /// `None` where the number of cases is not known (the macro front end).
     pub(crate) total: Option<usize>,
     pub(crate) in_flight: usize,
+    /// Of `in_flight`, the rubric judge's, with the latest one's attempt and max attempts.
+    pub(crate) judge: Option<(usize, u32, u32)>,
     pub(crate) tokens: u64,
     /// `None` while no call had a price (`[pricing]`).
     pub(crate) cost_usd: Option<f64>,
@@ -79,6 +101,13 @@ impl Snapshot {
             done: DONE.load(Relaxed),
             total: Some(TOTAL.load(Relaxed)).filter(|&t| t > 0),
             in_flight: IN_FLIGHT.load(Relaxed),
+            judge: match JUDGE_IN_FLIGHT.load(Relaxed) {
+                0 => None,
+                n => {
+                    let attempt = JUDGE_ATTEMPT.load(Relaxed);
+                    Some((n, (attempt >> 32) as u32, attempt as u32))
+                }
+            },
             tokens: TOKENS.load(Relaxed),
             cost_usd: (PRICED.load(Relaxed) > 0).then(|| COST_NANO_USD.load(Relaxed) as f64 / 1e9),
             elapsed: STARTED.get().map_or(Duration::ZERO, Instant::elapsed),
@@ -95,8 +124,15 @@ impl Snapshot {
             Some(usd) => format!("~${usd:.4}"),
             None => "cost unknown (no [pricing] for the model)".to_string(),
         };
+        // The judge's calls apart from the agent's, and the attempt the latest one is on.
+        let judge = match self.judge {
+            Some((n, attempt, max)) => {
+                format!(" ({n} of them the judge's, attempt {attempt} of {max})")
+            }
+            None => String::new(),
+        };
         let mut line = format!(
-            "recording: {cases}, {} call(s) in flight, {} tokens, {cost}",
+            "recording: {cases}, {} call(s) in flight{judge}, {} tokens, {cost}",
             self.in_flight, self.tokens
         );
         if let Some(left) = self.time_left() {
@@ -170,6 +206,7 @@ mod tests {
             done: 10,
             total: Some(40),
             in_flight: 8,
+            judge: None,
             tokens: 15234,
             cost_usd: Some(0.01234),
             elapsed: Duration::from_secs(20),
@@ -190,6 +227,14 @@ mod tests {
         assert_eq!(
             unknown.line(),
             "recording: 10 cases done, 8 call(s) in flight, 15234 tokens, cost unknown (no [pricing] for the model)"
+        );
+        let judging = Snapshot {
+            judge: Some((1, 2, 2)),
+            ..snapshot()
+        };
+        assert_eq!(
+            judging.line(),
+            "recording: 10/40 cases, 8 call(s) in flight (1 of them the judge's, attempt 2 of 2), 15234 tokens, ~$0.0123, about 1m 00s left"
         );
         assert_eq!(duration_text(Duration::from_secs(3725)), "1h 02m");
         assert_eq!(duration_text(Duration::from_secs(45)), "45s");

@@ -171,6 +171,43 @@ pub struct UsageTotals {
     /// Calls that report usage of a model with no `[pricing]` entry (their cost is unknown).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unpriced_calls: u64,
+    /// The agent's share (the code under test's calls), when the rubric judge made calls too;
+    /// absent when every call is the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<UsageShare>,
+    /// The rubric judge's share (its calls whose verdicts the cases used, replayed or live);
+    /// absent when it made none. The totals above count both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<UsageShare>,
+}
+
+/// One party's share of the model calls (the agent's or the rubric judge's): how many, their
+/// tokens and their estimated cost.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageShare {
+    /// Calls.
+    pub calls: u64,
+    /// Input tokens, of the calls that report usage.
+    pub input_tokens: u64,
+    /// Output tokens, of the calls that report usage.
+    pub output_tokens: u64,
+    /// Estimated US dollars, of the calls whose model has a `[pricing]` entry; `None` when none
+    /// has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl UsageShare {
+    /// Adds another share.
+    pub fn add(&mut self, other: &UsageShare) {
+        self.calls += other.calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        if let Some(c) = other.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -178,8 +215,34 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl UsageTotals {
-    /// Adds one call.
+    /// Adds one call of the agent's (the code under test's).
     pub fn add_call(
+        &mut self,
+        usage: Option<&Usage>,
+        latency_ms: Option<f64>,
+        pricing: &BTreeMap<String, Pricing>,
+    ) {
+        let mut one = UsageTotals::default();
+        one.count(usage, latency_ms, pricing);
+        self.add(&one);
+    }
+
+    /// Adds one call of the rubric judge's.
+    pub fn add_judge_call(
+        &mut self,
+        usage: Option<&Usage>,
+        latency_ms: Option<f64>,
+        pricing: &BTreeMap<String, Pricing>,
+    ) {
+        let mut one = UsageTotals::default();
+        one.count(usage, latency_ms, pricing);
+        one.judge = Some(one.whole());
+        one.agent = Some(UsageShare::default());
+        self.add(&one);
+    }
+
+    /// Counts one call in the totals (no share).
+    fn count(
         &mut self,
         usage: Option<&Usage>,
         latency_ms: Option<f64>,
@@ -197,8 +260,47 @@ impl UsageTotals {
         }
     }
 
-    /// Adds another total (a case's to its suite's).
+    /// The totals as one share.
+    fn whole(&self) -> UsageShare {
+        UsageShare {
+            calls: self.calls,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cost_usd: self.cost_usd,
+        }
+    }
+
+    /// The agent's share: [`UsageTotals::agent`], or every call when there is no split.
+    pub fn agent_share(&self) -> UsageShare {
+        match (&self.agent, &self.judge) {
+            (Some(agent), _) => agent.clone(),
+            (None, None) => self.whole(),
+            // Only a hand-made value has a judge's share and no agent's.
+            (None, Some(judge)) => UsageShare {
+                calls: self.calls.saturating_sub(judge.calls),
+                input_tokens: self.input_tokens.saturating_sub(judge.input_tokens),
+                output_tokens: self.output_tokens.saturating_sub(judge.output_tokens),
+                cost_usd: self
+                    .cost_usd
+                    .map(|c| (c - judge.cost_usd.unwrap_or(0.0)).max(0.0)),
+            },
+        }
+    }
+
+    /// The rubric judge's share: [`UsageTotals::judge`], or none.
+    pub fn judge_share(&self) -> UsageShare {
+        self.judge.clone().unwrap_or_default()
+    }
+
+    /// Adds another total (a case's to its suite's); the agent / judge split is kept when
+    /// either has a judge's share.
     pub fn add(&mut self, other: &UsageTotals) {
+        let split = (self.judge.is_some() || other.judge.is_some()).then(|| {
+            let (mut agent, mut judge) = (self.agent_share(), self.judge_share());
+            agent.add(&other.agent_share());
+            judge.add(&other.judge_share());
+            (agent, judge)
+        });
         self.calls += other.calls;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -206,6 +308,10 @@ impl UsageTotals {
         self.unpriced_calls += other.unpriced_calls;
         if let Some(c) = other.cost_usd {
             *self.cost_usd.get_or_insert(0.0) += c;
+        }
+        if let Some((agent, judge)) = split {
+            self.agent = Some(agent);
+            self.judge = Some(judge);
         }
     }
 }

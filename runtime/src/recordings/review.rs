@@ -13,6 +13,7 @@ use crate::run::{CaseResult, RecordingUse};
 use crate::suite::fixture::FixturePath;
 use crate::suite::{LoadedCase, Suite};
 use chrono::{DateTime, Utc};
+use proposal_eval_engine::rubric;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +32,10 @@ pub struct Side {
     pub recorded_at: Option<DateTime<Utc>>,
     /// The rubric judge's verdicts this side's recording holds, one list per sample (each
     /// empty when the sample has no judge part; no list when the recording cannot be read).
-    pub verdicts: Vec<Vec<crate::llm_judge::RecordedVerdict>>,
+    pub verdicts: Vec<Vec<crate::rubric_judge::RecordedVerdict>>,
+    /// The case's `must not` statements (its rubric's `forbidden`), whose outcome is passed
+    /// when the judge answers that they do not hold.
+    pub forbidden: Vec<String>,
     /// With several samples evaluated (`repeat`): how many passed and the pass rule that
     /// decided `passed`, as a test run says it (`2 of 3 samples passed, mean score 0.67 ± 0.33;
     /// pass = majority needs 2 of 3`).
@@ -68,8 +72,11 @@ impl Evaluated {
     /// A case recorded with several samples (`repeat`) shows each sample's, under
     /// `sample 2 of 3:`, sample by sample.
     ///
+    /// Each line shows the judge's answer and the statement's outcome apart (a `must not`
+    /// statement passes when it does not hold):
+    ///
     /// ```text
-    /// [1] "Recommends a discontinued SKU": does not hold -> holds (changed)
+    /// [1] must not: "Recommends a discontinued SKU": answer does not hold -> holds (changed), outcome passed -> failed
     ///     committed: SKU-456 is not discontinued
     ///     pending:   SKU-123 is discontinued
     /// ```
@@ -78,11 +85,18 @@ impl Evaluated {
         let old = self.committed.as_ref().map_or(&none, |s| &s.verdicts);
         let new = self.new.as_ref().map_or(&none, |s| &s.verdicts);
         let count = old.len().max(new.len());
+        let forbidden = match (&self.new, &self.committed) {
+            (Ok(side), _) if !side.forbidden.is_empty() => &side.forbidden,
+            (_, Some(side)) => &side.forbidden,
+            (Ok(side), None) => &side.forbidden,
+            (Err(_), None) => &Vec::new(),
+        };
         let mut out = String::new();
         for k in 0..count {
             let lines = statement_verdicts(
                 old.get(k).map_or(&[], Vec::as_slice),
                 new.get(k).map_or(&[], Vec::as_slice),
+                forbidden,
             );
             if count == 1 || lines.is_empty() {
                 out.push_str(&lines);
@@ -119,10 +133,12 @@ impl Evaluated {
 }
 
 /// The lines of [`Evaluated::verdicts`] for one sample: each statement's verdict in `old` (the
-/// committed side) and in `new` (the pending side), with the reasons.
+/// committed side) and in `new` (the pending side), answer and outcome apart, with the reasons;
+/// `forbidden`: the `must not` statements.
 fn statement_verdicts(
-    old: &[crate::llm_judge::RecordedVerdict],
-    new: &[crate::llm_judge::RecordedVerdict],
+    old: &[crate::rubric_judge::RecordedVerdict],
+    new: &[crate::rubric_judge::RecordedVerdict],
+    forbidden: &[String],
 ) -> String {
     let mut statements: Vec<(usize, &str)> =
         new.iter().map(|v| (v.id, v.statement.as_str())).collect();
@@ -131,23 +147,31 @@ fn statement_verdicts(
             statements.push((v.id, v.statement.as_str()));
         }
     }
-    let find = |side: &[crate::llm_judge::RecordedVerdict], text: &str| {
+    let find = |side: &[crate::rubric_judge::RecordedVerdict], text: &str| {
         side.iter().find(|v| v.statement == text).cloned()
     };
-    let says = |v: &Option<crate::llm_judge::RecordedVerdict>| match v {
+    let says = |v: &Option<crate::rubric_judge::RecordedVerdict>| match v {
         Some(v) if v.holds => "holds",
         Some(_) => "does not hold",
         None => "not judged",
     };
     let mut out = String::new();
     for (id, text) in statements {
+        let must_not = forbidden.iter().any(|f| f == text);
+        let outcome = |v: &Option<crate::rubric_judge::RecordedVerdict>| match v {
+            Some(v) => rubric::outcome_text(v.holds != must_not),
+            None => "none",
+        };
         let (before, after) = (find(old, text), find(new, text));
         let changed = says(&before) != says(&after);
         out.push_str(&format!(
-            "[{id}] {text:?}: {} -> {}{}\n",
+            "[{id}] {}{text:?}: answer {} -> {}{}, outcome {} -> {}\n",
+            if must_not { "must not: " } else { "" },
             says(&before),
             says(&after),
-            if changed { " (changed)" } else { "" }
+            if changed { " (changed)" } else { "" },
+            outcome(&before),
+            outcome(&after),
         ));
         for (label, verdict) in [("committed:", &before), ("pending:", &after)] {
             if let Some(v) = verdict {
@@ -263,6 +287,7 @@ impl SuiteReview {
                 responses: Vec::new(),
                 recorded_at: None,
                 verdicts: Vec::new(),
+                forbidden: Vec::new(),
                 samples: None,
             }),
             Ok(Some(committed)) => {
@@ -337,6 +362,7 @@ fn side(
         responses: Vec::new(),
         recorded_at: Some(now),
         verdicts: verdicts.clone(),
+        forbidden: Vec::new(),
         samples: None,
     };
     let layer = suite.layer(&loaded.path.relative);
@@ -353,7 +379,7 @@ fn side(
         input: fixture.input.clone(),
         now,
     };
-    let rubric = crate::run::judging::case_rubric(config, fixture);
+    let rubric = crate::rubric_judge::grading::case_rubric(config, fixture);
     let sample = |k: usize, outcome: &Outcome| -> (Result<(), String>, Option<f64>) {
         let actual = match outcome {
             Outcome::Error(e) => return (Err(e.clone()), None),
@@ -364,7 +390,7 @@ fn side(
         // The verdicts this side's recording holds on this sample, whose output this is.
         let judged = rubric.as_ref().and_then(|rubric| {
             let judgement = recording.judgement(k)?;
-            Some(crate::llm_judge::Judged::of(rubric, &judgement.verdicts))
+            Some(crate::rubric_judge::Judged::of(rubric, &judgement.verdicts))
         });
         // The tool calls of this sample's responses, as a replay of it reads them (steps the
         // code notes itself are not in a recording).
@@ -411,6 +437,10 @@ fn side(
         responses,
         recorded_at: Some(now),
         verdicts,
+        forbidden: rubric
+            .as_ref()
+            .map(|r| r.forbidden.clone())
+            .unwrap_or_default(),
         samples: None,
     };
     if let [(verdict, score)] = runs.as_slice() {
@@ -432,7 +462,7 @@ fn side(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm_judge::RecordedVerdict;
+    use crate::rubric_judge::RecordedVerdict;
 
     fn side(samples: &[&[(&str, bool)]]) -> Side {
         Side {
@@ -442,6 +472,7 @@ mod tests {
             responses: Vec::new(),
             recorded_at: None,
             samples: None,
+            forbidden: vec!["Swears".into()],
             verdicts: samples
                 .iter()
                 .map(|verdicts| {
@@ -470,7 +501,7 @@ mod tests {
         };
         assert_eq!(
             one.verdicts(),
-            "[0] \"Greets\": holds -> does not hold (changed)\n    committed: Greets: true\n    pending:   Greets: false\n"
+            "[0] \"Greets\": answer holds -> does not hold (changed), outcome passed -> failed\n    committed: Greets: true\n    pending:   Greets: false\n"
         );
         let three = Evaluated {
             committed: Some(side(&[&[("Greets", true)], &[("Greets", true)], &[]])),
@@ -482,14 +513,23 @@ mod tests {
         };
         assert_eq!(
             three.verdicts(),
-            "sample 1 of 3:\n  [0] \"Greets\": holds -> holds\n      committed: Greets: true\n      pending:   Greets: true\n\
-             sample 2 of 3:\n  [0] \"Greets\": holds -> does not hold (changed)\n      committed: Greets: true\n      pending:   Greets: false\n\
-             sample 3 of 3:\n  [0] \"Greets\": not judged -> holds (changed)\n      pending:   Greets: true\n"
+            "sample 1 of 3:\n  [0] \"Greets\": answer holds -> holds, outcome passed -> passed\n      committed: Greets: true\n      pending:   Greets: true\n\
+             sample 2 of 3:\n  [0] \"Greets\": answer holds -> does not hold (changed), outcome passed -> failed\n      committed: Greets: true\n      pending:   Greets: false\n\
+             sample 3 of 3:\n  [0] \"Greets\": answer not judged -> holds (changed), outcome none -> passed\n      pending:   Greets: true\n"
         );
         let none = Evaluated {
             committed: None,
             new: Ok(side(&[&[], &[]])),
         };
         assert_eq!(none.verdicts(), "");
+        // A `must not` statement that does not hold passes.
+        let forbidden = Evaluated {
+            committed: Some(side(&[&[("Swears", true)]])),
+            new: Ok(side(&[&[("Swears", false)]])),
+        };
+        assert_eq!(
+            forbidden.verdicts(),
+            "[0] must not: \"Swears\": answer holds -> does not hold (changed), outcome failed -> passed\n    committed: Swears: true\n    pending:   Swears: false\n"
+        );
     }
 }

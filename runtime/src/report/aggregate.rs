@@ -382,10 +382,47 @@ struct UsageSum {
     latency_ms: ExactSum,
     cost_usd: Option<ExactSum>,
     unpriced_calls: u64,
+    /// The agent's and the rubric judge's shares, once an entry had a judge's.
+    split: Option<(ShareSum, ShareSum)>,
+}
+
+/// One party's share of a group's model calls, its cost summed exactly.
+#[derive(Clone, Default)]
+struct ShareSum {
+    calls: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: Option<ExactSum>,
+}
+
+impl ShareSum {
+    fn add(&mut self, share: &crate::recording::usage::UsageShare) {
+        self.calls += share.calls;
+        self.input_tokens += share.input_tokens;
+        self.output_tokens += share.output_tokens;
+        if let Some(cost) = share.cost_usd {
+            self.cost_usd
+                .get_or_insert_with(ExactSum::default)
+                .add(cost);
+        }
+    }
+
+    fn share(self) -> crate::recording::usage::UsageShare {
+        crate::recording::usage::UsageShare {
+            calls: self.calls,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cost_usd: self.cost_usd.map(|c| c.value()),
+        }
+    }
 }
 
 impl UsageSum {
     fn totals(self) -> UsageTotals {
+        let (agent, judge) = match self.split {
+            Some((agent, judge)) => (Some(agent.share()), Some(judge.share())),
+            None => (None, None),
+        };
         UsageTotals {
             calls: self.calls,
             input_tokens: self.input_tokens,
@@ -393,6 +430,8 @@ impl UsageSum {
             latency_ms: self.latency_ms.value(),
             cost_usd: self.cost_usd.map(|c| c.value()),
             unpriced_calls: self.unpriced_calls,
+            agent,
+            judge,
         }
     }
 }
@@ -403,6 +442,16 @@ fn add_usage(sum: &mut Option<UsageSum>, entry: &Counted) {
         return;
     };
     let sum = sum.get_or_insert_with(UsageSum::default);
+    if usage.judge.is_some() && sum.split.is_none() {
+        // The entries before had no judge's calls: all of theirs were the agent's.
+        let agent = ShareSum {
+            calls: sum.calls,
+            input_tokens: sum.input_tokens,
+            output_tokens: sum.output_tokens,
+            cost_usd: sum.cost_usd.clone(),
+        };
+        sum.split = Some((agent, ShareSum::default()));
+    }
     sum.calls += usage.calls;
     sum.input_tokens += usage.input_tokens;
     sum.output_tokens += usage.output_tokens;
@@ -411,6 +460,10 @@ fn add_usage(sum: &mut Option<UsageSum>, entry: &Counted) {
         sum.cost_usd.get_or_insert_with(ExactSum::default).add(cost);
     }
     sum.unpriced_calls += usage.unpriced_calls;
+    if let Some((agent, judge)) = &mut sum.split {
+        agent.add(&usage.agent_share());
+        judge.add(&usage.judge_share());
+    }
 }
 
 /// A sum of floating-point numbers that does not depend on their order: the exact sum is kept

@@ -261,7 +261,9 @@ impl Confidence {
 
     /// `calls 40 -> 40 (+0.0%), tokens 4800 -> 5200 (+8.3%), latency 10.0 s -> 16.0 s
     /// (+60.0%), cost $0.0120 -> $0.0160 (+33.3%)`: tokens, latency and cost only when a side
-    /// has them; `None` when neither side called a model.
+    /// has them; then, when a side's rubric judge made calls, each party's share (`; agent:
+    /// calls 20 -> 20, ...; judge: calls 20 -> 20, tokens ..., cost ...`); `None` when neither
+    /// side called a model.
     pub fn usage_text(&self, arrow: &str) -> Option<String> {
         if self.base_usage.is_none() && self.new_usage.is_none() {
             return None;
@@ -312,6 +314,26 @@ impl Confidence {
                 " ({} {arrow} {} calls unpriced)",
                 b.unpriced_calls, n.unpriced_calls
             );
+        }
+        // The rubric judge's share apart from the agent's, when either side has one.
+        if b.judge.is_some() || n.judge.is_some() {
+            for (who, (bs, ns)) in [
+                ("agent", (b.agent_share(), n.agent_share())),
+                ("judge", (b.judge_share(), n.judge_share())),
+            ] {
+                let _ = write!(text, "; {who}: calls {} {arrow} {}", bs.calls, ns.calls);
+                let (bt, nt) = (
+                    bs.input_tokens + bs.output_tokens,
+                    ns.input_tokens + ns.output_tokens,
+                );
+                if bt + nt > 0 {
+                    let _ = write!(text, ", tokens {bt} {arrow} {nt}");
+                }
+                if bs.cost_usd.is_some() || ns.cost_usd.is_some() {
+                    let (bc, nc) = (bs.cost_usd.unwrap_or(0.0), ns.cost_usd.unwrap_or(0.0));
+                    let _ = write!(text, ", cost ${bc:.4} {arrow} ${nc:.4}");
+                }
+            }
         }
         Some(text)
     }

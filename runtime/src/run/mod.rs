@@ -6,14 +6,19 @@
 
 pub mod case;
 pub(crate) mod executor;
-pub(crate) mod judging;
 
+pub use crate::case_result::{
+    format_score, CaseResult, EvaluatorResult, RecordingUse, VerdictEntry,
+};
 use crate::env::RecordMode;
 use crate::recording::llm::Llm;
 use crate::recording::pending::{self, Outcome, Pending, Review};
 use crate::recording::sources::{self};
 use crate::recording::{self, Recording, RecordingErrorKind, Validation};
 use crate::repeat::{PassRule, Samples};
+use crate::rubric_judge::grading::{
+    case_rubric, rubric_result, sample_answers, show_samples, Judgeable, RubricStep,
+};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
@@ -75,141 +80,6 @@ pub(crate) fn cap_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
         &text[..end],
         text.len() - end
     ))
-}
-
-/// How a case's recording was used.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecordingUse {
-    /// Replayed from a fresh recording (or a stale one under `validation = "warn"`/`"skip"`).
-    Replayed,
-    /// Replayed although stale (`validation = "warn"`).
-    ReplayedStale,
-    /// Recorded from the live model in this run.
-    Recorded,
-    /// Recorded from the live model in this run into a pending recording (`RECORD=review`),
-    /// leaving the committed one as it was.
-    Pending,
-    /// Refused: the recording was stale (`validation = "strict"`), so the case failed.
-    Stale,
-    /// No recording was used (none exists; the case never called the model, or failed).
-    None,
-}
-
-/// One evaluator's result on one case.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct EvaluatorResult {
-    /// `strict`, `field_accuracy`, or `code_judge:<name>`.
-    pub evaluator: String,
-    /// 0 to 1.
-    pub score: f64,
-    /// Whether it passed.
-    pub passed: bool,
-    /// One line: why this score.
-    pub summary: String,
-    /// Field-accuracy fields: (path, hit).
-    pub fields: Vec<(String, bool)>,
-    /// One line per mismatch or miss (`path: why`), uncoloured.
-    pub misses: Vec<String>,
-    /// The rendered failure body (mismatches and diff), empty when passed.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub rendered: String,
-    /// The rubric judge's statements, each with its verdict (the `rubric` evaluator only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub verdicts: Vec<VerdictEntry>,
-    /// The trajectory evaluator's alignment of expected steps and calls (see
-    /// [`crate::report::EvaluatorEntry::alignment`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alignment: Option<Value>,
-}
-
-impl EvaluatorResult {
-    /// A result with no field, verdict or alignment.
-    fn plain(evaluator: String, score: f64, passed: bool, summary: String) -> EvaluatorResult {
-        EvaluatorResult {
-            evaluator,
-            score,
-            passed,
-            summary,
-            fields: Vec::new(),
-            misses: Vec::new(),
-            rendered: String::new(),
-            verdicts: Vec::new(),
-            alignment: None,
-        }
-    }
-}
-
-/// One statement of a rubric, as the judge graded it.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct VerdictEntry {
-    /// The statement's text; a forbidden one reads `must not: …`.
-    pub statement: String,
-    /// Whether it passed: a required statement holds, a forbidden one does not.
-    pub passed: bool,
-    /// The judge's reason.
-    pub reason: String,
-    /// The verdict does not fail the test: the judge is below the suite's calibration bar
-    /// (`[judge] min_agreement`).
-    pub advisory: bool,
-}
-
-/// What happened to one case.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct CaseResult {
-    /// A repeated case's samples; `None` for a case of one sample.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub samples: Option<Samples>,
-    /// Test name.
-    pub name: String,
-    /// Whether the case passed.
-    pub passed: bool,
-    /// How its recording was used.
-    pub recording: RecordingUse,
-    /// Every evaluator that ran.
-    pub evaluators: Vec<EvaluatorResult>,
-    /// The failure message, as the test prints it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-    /// The model calls the case made (replayed or live): tokens, recorded latency, cost.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<crate::recording::usage::UsageTotals>,
-    /// The tool calls the model asked for (and the code noted), in order; `None` when there
-    /// were none and the case expects no trajectory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trajectory: Option<Vec<ToolCall>>,
-    /// What the code returned (the shown sample's, for a repeated case); `None` when it failed
-    /// before returning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
-    /// Each model call of the case, in order (the judge's last).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub calls: Vec<crate::recording::usage::CallEntry>,
-    /// The case's recording file (its pending one under `RECORD=review`), relative to the
-    /// workspace root, `/`-separated; `None` when it has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recording_path: Option<String>,
-}
-
-impl CaseResult {
-    /// The result of the case `name` before it ran.
-    pub(crate) fn new(name: String) -> CaseResult {
-        CaseResult {
-            name,
-            passed: false,
-            recording: RecordingUse::None,
-            evaluators: Vec::new(),
-            failure: None,
-            usage: None,
-            samples: None,
-            trajectory: None,
-            output: None,
-            calls: Vec::new(),
-            recording_path: None,
-        }
-    }
 }
 
 /// The code under test with its output made JSON: one type for every case function, so the run
@@ -389,23 +259,38 @@ fn execute(
         }
     };
 
+    // The rubric judge grades each sample's output (its verdicts recorded or replayed); its
+    // calls count in the case's usage, as the judge's.
+    let step_of_judge = RubricStep {
+        suite,
+        config,
+        record: settings.record,
+        name,
+        case_path: &case.path,
+        input: &case.input,
+        input_sha256: current.get().map(|c| c.input_sha256.as_str()),
+        used: result.recording,
+        recording_file: &recording_file,
+        pending_file: &pending_file,
+        record_command: &record_command,
+        tally: Default::default(),
+    };
+    let samples: Vec<Judgeable<'_>> = runs
+        .iter()
+        .map(|(output, calls)| {
+            output
+                .as_ref()
+                .ok()
+                .map(|output| (output, calls.as_slice()))
+        })
+        .collect();
+    let graded = step_of_judge.grade(fixture, &samples, recorded_judge, &sources)?;
+    result.calls.extend(graded.calls);
+    usage.add(&graded.usage);
     if usage.calls > 0 {
         result.usage = Some(usage);
     }
-    let judged = judge_rubric(
-        suite,
-        config,
-        settings.record,
-        (name, &record_command),
-        case,
-        fixture,
-        &runs,
-        (recorded_judge, &mut result.calls),
-        result.recording,
-        (&recording_file, &pending_file),
-        (&sources, current.get().map(|c| c.input_sha256.as_str())),
-    )?;
-    step.evaluate(runs, judged, case, result)
+    step.evaluate(runs, graded.judged, case, result)
 }
 
 /// What the steps of one case's run share: the suite, its settings and config, the case and its
@@ -765,7 +650,7 @@ impl Step<'_, '_> {
     fn evaluate(
         &self,
         runs: Vec<SampleRun>,
-        judged: Vec<Option<crate::llm_judge::Judged>>,
+        judged: Vec<Option<crate::rubric_judge::Judged>>,
         case: &Case,
         result: &mut CaseResult,
     ) -> Result<(), String> {
@@ -786,6 +671,7 @@ impl Step<'_, '_> {
         let pass = config.run.pass;
         // Each sample evaluated on its own; the pass rule decides the case.
         let count = runs.len();
+        let answers = sample_answers(&judged);
         let mut verdicts = Vec::with_capacity(count);
         for ((output, calls), judged) in runs.into_iter().zip(judged) {
             let mut sample = CaseResult::new(result.name.clone());
@@ -828,6 +714,7 @@ impl Step<'_, '_> {
         } else {
             decide(name, pass, verdicts, result)
         };
+        show_samples(&mut result.evaluators, &answers);
         // A recording written by a run whose case then fails is said so, never silently kept.
         verdict.map_err(|message| {
             if result.recording == RecordingUse::Pending {
@@ -847,62 +734,6 @@ impl Step<'_, '_> {
             }
         })
     }
-}
-
-/// The case's rubric graded on each sample's output (see [`judging`]), one entry per run;
-/// `None` for every sample when it has no rubric or the `rubric` evaluator is off, and for a
-/// sample whose code returned no output to judge.
-#[allow(clippy::too_many_arguments)]
-fn judge_rubric<'s>(
-    suite: &Suite,
-    config: &SuiteConfig,
-    record: RecordMode,
-    (name, record_command): (&str, &str),
-    case: &Case,
-    fixture: &FixtureFile,
-    runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
-    (recorded, judge_calls): (
-        Vec<Option<crate::recording::judgement::ReplayedJudgement>>,
-        &mut Vec<crate::recording::usage::CallEntry>,
-    ),
-    used: RecordingUse,
-    (recording_file, pending_file): (&Path, &Path),
-    (sources, input_sha256): (
-        &dyn Fn() -> &'s crate::recording::sources::CaseSources,
-        Option<&str>,
-    ),
-) -> Result<Vec<Option<crate::llm_judge::Judged>>, String> {
-    let Some(rubric) = judging::case_rubric(config, fixture) else {
-        return Ok(runs.iter().map(|_| None).collect());
-    };
-    let step = judging::RubricStep {
-        suite,
-        config,
-        record,
-        name,
-        case_path: &case.path,
-        input: &case.input,
-        input_sha256,
-        used,
-        recording_file,
-        pending_file,
-        record_command,
-        judge_calls: std::cell::RefCell::default(),
-    };
-    // The judge sees the trajectory only with `[judge] include_trajectory`.
-    let samples: Vec<judging::Judgeable<'_>> = runs
-        .iter()
-        .map(|(output, calls)| {
-            let trajectory = config
-                .judge
-                .include_trajectory
-                .then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
-            output.as_ref().ok().map(|output| (output, trajectory))
-        })
-        .collect();
-    let judged = step.judge(&rubric, &samples, recorded, sources);
-    judge_calls.extend(step.judge_calls.into_inner());
-    judged
 }
 
 /// Calls the code under test once; a panic fails the case.
@@ -1272,16 +1103,16 @@ pub(crate) fn evaluate(
     actual: &Value,
     calls: &[ToolCall],
     name: &str,
-    judged: Option<&crate::llm_judge::Judged>,
+    judged: Option<&crate::rubric_judge::Judged>,
     result: &mut CaseResult,
 ) -> Result<(), String> {
     expectations_read(suite, config, fixture, &case.path)?;
-    let rubric = judging::case_rubric(config, fixture);
+    let rubric = case_rubric(config, fixture);
     for evaluator in &config.evaluators {
         match evaluator {
             Evaluator::Rubric => {
                 if rubric.is_some() {
-                    result.evaluators.push(judging::rubric_result(judged));
+                    result.evaluators.push(rubric_result(judged));
                 }
             }
             Evaluator::Strict => {
@@ -1308,7 +1139,7 @@ pub(crate) fn evaluate(
             Evaluator::CodeJudge => {
                 let expected = fixture.expected.as_ref().unwrap_or(&Value::Null);
                 for judge in &config.code_judge {
-                    let input = crate::judge::JudgeInput {
+                    let input = crate::code_judge::CodeJudgeInput {
                         input: case.input.clone(),
                         candidate_answer: actual.clone(),
                         reference_answer: expected.clone(),
@@ -1316,7 +1147,7 @@ pub(crate) fn evaluate(
                         case: serde_json::json!({ "name": name, "path": case.path, "description": case.description }),
                         rubric: fixture.rubric().map(std::borrow::Cow::into_owned),
                     };
-                    let verdict = crate::judge::run(judge, &suite.crate_root, &input);
+                    let verdict = crate::code_judge::run(judge, &suite.crate_root, &input);
                     result.evaluators.push(EvaluatorResult {
                         misses: verdict.misses.clone(),
                         rendered: if verdict.passed {
@@ -1484,15 +1315,6 @@ fn alignment(
         }));
     }
     Value::Array(rows)
-}
-
-/// A score as the test output prints it: whole numbers bare, others with two decimals.
-pub fn format_score(score: f64) -> String {
-    if score.fract() == 0.0 {
-        format!("{score}")
-    } else {
-        format!("{score:.2}")
-    }
 }
 
 #[cfg(test)]

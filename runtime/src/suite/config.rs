@@ -95,7 +95,7 @@ pub struct SuiteConfig {
     pub field_accuracy: crate::accuracy::FieldAccuracyConfig,
     /// `[[code_judge]]`: external judge scripts.
     #[serde(default)]
-    pub code_judge: Vec<crate::judge::JudgeConfig>,
+    pub code_judge: Vec<crate::code_judge::CodeJudgeConfig>,
     /// `[trajectory]`: the default mode, argument comparison, ignore paths, matchers, threshold.
     #[serde(default)]
     pub trajectory: crate::trajectory::TrajectoryConfig,
@@ -111,7 +111,7 @@ pub struct SuiteConfig {
     pub run: crate::repeat::RunConfig,
     /// `[judge]`: the judge model of the `rubric` evaluator and its calibration bar.
     #[serde(default)]
-    pub judge: crate::llm_judge::LlmJudgeConfig,
+    pub judge: crate::rubric_judge::RubricJudgeConfig,
 }
 
 impl Default for SuiteConfig {

@@ -153,12 +153,14 @@ impl Suite {
                 return None;
             };
             config.judge.min_agreement?;
-            let calibration = crate::llm_judge::calibration::calibrate(&self.dir, &self.recordings)
-                .map_err(|mut e| {
-                    e.file = self.relative(&e.file).into();
-                    e
-                });
-            crate::llm_judge::calibration::advisory(&config.judge, &calibration)
+            let calibration =
+                crate::rubric_judge::calibration::calibrate(&self.dir, &self.recordings).map_err(
+                    |mut e| {
+                        e.file = self.relative(&e.file).into();
+                        e
+                    },
+                );
+            crate::rubric_judge::calibration::advisory(&config.judge, &calibration)
                 .map(|why| why.replace("<suite>/", &format!("{}/", self.relative(&self.dir))))
         })
     }

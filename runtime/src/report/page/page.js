@@ -154,6 +154,11 @@
       " out tokens, " + u.latency_ms.toFixed(1) + " ms";
     if (u.cost_usd != null) text += ", $" + u.cost_usd.toFixed(4);
     if (u.unpriced_calls) text += " (" + u.unpriced_calls + " unpriced)";
+    // The rubric judge's share apart from the agent's.
+    if (u.judge) {
+      const share = (who, x) => who + " " + plural(x.calls, "call") + (x.cost_usd != null ? " $" + x.cost_usd.toFixed(4) : "");
+      text += "; " + share("agent", u.agent || { calls: u.calls - u.judge.calls }) + ", " + share("judge", u.judge);
+    }
     return text;
   }
   function rateText(t) {
@@ -453,12 +458,22 @@
         (f.hit ? "✓ " : "✗ ") + esc(f.path) + "</span>").join(", ") + "</p>";
     }
     if (e.verdicts && e.verdicts.length) {
+      // The judge's answer (holds / does not hold) and the statement's outcome (passed / failed)
+      // apart: a `must not` statement passes when it does not hold.
       html += '<table class="judge"><caption>The judge\'s verdicts</caption><thead><tr><th scope="col">Statement</th>' +
-        '<th scope="col">Verdict</th><th scope="col">Reason</th></tr></thead><tbody>';
+        '<th scope="col">Answer</th><th scope="col">Outcome</th><th scope="col">Reason</th></tr></thead><tbody>';
       for (const v of e.verdicts) {
-        html += "<tr><td>" + esc(v.statement) + '</td><td class="' + (v.passed ? "pass" : "fail") + '">' +
-          (v.passed ? "holds" : "does not hold") + (v.advisory ? ' <span class="muted">(advisory)</span>' : "") +
-          "</td><td>" + esc(v.reason) + "</td></tr>";
+        const holds = v.holds != null ? v.holds : v.passed !== /^must not: /.test(v.statement);
+        const answer = (h) => (h ? "holds" : "does not hold");
+        const votes = (x) => (x ? ' <span class="muted votes">(' + x.holds + " holds, " + x.does_not_hold + " does not)</span>" : "");
+        let samples = "";
+        if (v.samples && v.samples.length) {
+          samples = '<ol class="samples">' + v.samples.map((a) => "<li>" + (a == null ? '<span class="muted">no verdict</span>' :
+            answer(a.holds) + votes(a.votes) + ', <span class="' + (a.passed ? "pass" : "fail") + '">' + (a.passed ? "passed" : "failed") + "</span>") + "</li>").join("") + "</ol>";
+        }
+        html += "<tr><td>" + esc(v.statement) + '</td><td class="answer">' + answer(holds) + votes(v.votes) + samples +
+          '</td><td class="outcome ' + (v.passed ? "pass" : "fail") + '">' + (v.passed ? "passed" : "failed") +
+          (v.advisory ? ' <span class="muted">(advisory)</span>' : "") + "</td><td>" + esc(v.reason) + "</td></tr>";
       }
       html += "</tbody></table>";
     }

@@ -2,17 +2,21 @@
 //! key is the current one, else ask the judge (when recording) and keep its part in the case's
 //! recording, on that sample (see `Recording::judgement`).
 
-use super::{EvaluatorResult, RecordingUse};
+use super::{model, Judged, Judgement, Question};
+use crate::case_result::{
+    format_score, EvaluatorResult, RecordingUse, StatementAnswer, VerdictEntry,
+};
 use crate::env::RecordMode;
-use crate::llm_judge::{self, Judged, Question};
 use crate::recording::judgement::ReplayedJudgement;
 use crate::recording::pending::Pending;
 use crate::recording::sources::CaseSources;
+use crate::recording::usage::{CallEntry, UsageTotals};
 use crate::recording::{Recording, Sample, Validation};
 use crate::rubric::Rubric;
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::FixtureFile;
 use crate::suite::Suite;
+use proposal_eval_engine::trajectory::ToolCall;
 use serde_json::Value;
 use std::path::Path;
 
@@ -35,8 +39,27 @@ pub(crate) struct RubricStep<'a> {
     pub pending_file: &'a Path,
     /// The command that records this case (`RECORD=1 cargo test ...`).
     pub record_command: &'a str,
-    /// The judge calls whose verdicts this run used (replayed or live), for the case's entry.
-    pub judge_calls: std::cell::RefCell<Vec<crate::recording::usage::CallEntry>>,
+    /// The judge calls whose verdicts this run used (replayed or live), counted as the case
+    /// goes: `Default::default()`.
+    pub tally: std::cell::RefCell<Tally>,
+}
+
+/// The judge calls whose verdicts a case used (replayed or live): each as its report entry
+/// lists it, and their usage, counted as the judge's.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub calls: Vec<CallEntry>,
+    pub usage: UsageTotals,
+}
+
+/// What the rubric step gives the case run: each sample's graded rubric, and the judge's
+/// calls and usage.
+pub(crate) struct Grades {
+    /// One entry per sample: `None` when the case has no rubric, the `rubric` evaluator is off
+    /// or the sample returned no output.
+    pub judged: Vec<Option<Judged>>,
+    pub calls: Vec<CallEntry>,
+    pub usage: UsageTotals,
 }
 
 /// The case's rubric when the `rubric` evaluator runs on it.
@@ -50,9 +73,14 @@ pub(crate) fn case_rubric<'f>(
     fixture.rubric()
 }
 
-/// What one sample gives the judge: its output and, with `[judge] include_trajectory`, its
-/// trajectory; `None` for a sample that returned no output (nothing to judge).
-pub(crate) type Judgeable<'a> = Option<(&'a Value, Option<Value>)>;
+/// What one sample gives the judge: its output and its trajectory (which the judge sees with
+/// `[judge] include_trajectory`); `None` for a sample that returned no output (nothing to
+/// judge).
+pub(crate) type Judgeable<'a> = Option<(&'a Value, &'a [ToolCall])>;
+
+/// One sample as the judge is asked about it: its output and, with `[judge]
+/// include_trajectory`, its trajectory as JSON.
+type Asked<'a> = Option<(&'a Value, Option<Value>)>;
 
 /// Why a sample's recorded verdicts cannot be used under replay.
 enum Unusable {
@@ -63,13 +91,51 @@ enum Unusable {
 }
 
 impl RubricStep<'_> {
+    /// The case's rubric graded on each sample's output, one entry per sample; every entry
+    /// `None` when it has no rubric or the `rubric` evaluator is off. `recorded`: each sample's
+    /// judge part, as the replay read it. `Err` fails the case (stale or missing verdicts under
+    /// replay, a judge part that cannot be written).
+    pub(crate) fn grade<'s>(
+        self,
+        fixture: &FixtureFile,
+        samples: &[Judgeable<'_>],
+        recorded: Vec<Option<ReplayedJudgement>>,
+        sources: &dyn Fn() -> &'s CaseSources,
+    ) -> Result<Grades, String> {
+        let Some(rubric) = case_rubric(self.config, fixture) else {
+            return Ok(Grades {
+                judged: samples.iter().map(|_| None).collect(),
+                calls: Vec::new(),
+                usage: UsageTotals::default(),
+            });
+        };
+        let include = self.config.judge.include_trajectory;
+        let asked: Vec<Asked<'_>> = samples
+            .iter()
+            .map(|sample| {
+                sample.map(|(output, calls)| {
+                    let trajectory =
+                        include.then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
+                    (output, trajectory)
+                })
+            })
+            .collect();
+        let judged = self.judge(&rubric, &asked, recorded, sources)?;
+        let Tally { calls, usage } = self.tally.into_inner();
+        Ok(Grades {
+            judged,
+            calls,
+            usage,
+        })
+    }
+
     /// Each sample's rubric graded ([`RubricStep::graded`]), with a failing verdict made
     /// advisory (the test passes, and a note says why) while the judge is below the suite's
     /// calibration bar. One entry per sample of `samples`.
     pub(crate) fn judge<'s>(
         &self,
         rubric: &Rubric,
-        samples: &[Judgeable<'_>],
+        samples: &[Asked<'_>],
         recorded: Vec<Option<ReplayedJudgement>>,
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Vec<Option<Judged>>, String> {
@@ -97,7 +163,7 @@ impl RubricStep<'_> {
         eprintln!(
             "note: {}: {which}rubric failed (score {}), advisory: the test passes because {why}\n{}",
             self.name,
-            super::format_score(verdict.score),
+            format_score(verdict.score),
             verdict.render().trim_end()
         );
         Judged::Advisory(verdict, why)
@@ -111,7 +177,7 @@ impl RubricStep<'_> {
     fn graded<'s>(
         &self,
         rubric: &Rubric,
-        samples: &[Judgeable<'_>],
+        samples: &[Asked<'_>],
         mut recorded: Vec<Option<ReplayedJudgement>>,
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Vec<Option<Judged>>, String> {
@@ -138,16 +204,19 @@ impl RubricStep<'_> {
         if ask.is_empty() {
             return Ok(graded);
         }
-        let factory = llm_judge::model_factory(self.suite.judge.as_ref(), &self.config.judge)?;
+        let factory = model::model_factory(self.suite.judge.as_ref(), &self.config.judge)?;
         let mut judgements = Vec::with_capacity(ask.len());
         for k in ask {
             let Some((output, trajectory)) = &samples[k] else {
                 continue;
             };
             let question = self.question(rubric, output, trajectory.as_ref(), &template);
-            match llm_judge::judge_live(factory.clone(), &question) {
+            match model::judge_live(factory.clone(), &question, &self.config.pricing) {
                 Ok(judgement) => {
-                    graded[k] = Some(Judged::of(rubric, &judgement.verdicts));
+                    graded[k] = Some(
+                        Judged::of(rubric, &judgement.verdicts)
+                            .with_votes(judgement.calls.iter().map(|c| &c.response)),
+                    );
                     self.note_calls(
                         judgement
                             .calls
@@ -321,7 +390,7 @@ impl RubricStep<'_> {
             Ok(None) => return "the judge part is gone from the recording".into(),
             Err(e) => return format!("the judge part does not read whole ({e})"),
         };
-        let changes = llm_judge::changes(&recorded, &question.parts());
+        let changes = super::changes(&recorded, &question.parts());
         if changes.is_empty() {
             // Only a hand-edited key or parts gets here.
             return "nothing its parts name: `judge.key_sha256` does not agree with `judge.parts`"
@@ -330,21 +399,20 @@ impl RubricStep<'_> {
         changes.join(", ")
     }
 
-    /// Notes the judge's calls whose verdicts the case uses, by their usage and latency.
+    /// Notes the judge's calls whose verdicts the case uses, by their usage and latency: in the
+    /// case's call list and its usage, as the judge's.
     fn note_calls<'c>(
         &self,
         calls: impl Iterator<Item = (Option<&'c crate::recording::usage::Usage>, Option<f64>)>,
     ) {
-        self.judge_calls
-            .borrow_mut()
-            .extend(calls.map(|(usage, latency_ms)| {
-                crate::recording::usage::CallEntry::new(
-                    "judge",
-                    usage,
-                    latency_ms,
-                    &self.config.pricing,
-                )
-            }));
+        let pricing = &self.config.pricing;
+        let mut tally = self.tally.borrow_mut();
+        for (usage, latency_ms) in calls {
+            tally
+                .calls
+                .push(CallEntry::new("judge", usage, latency_ms, pricing));
+            tally.usage.add_judge_call(usage, latency_ms, pricing);
+        }
     }
 
     /// Writes each of `judgements` (by sample, of `count` samples) into the case's recording
@@ -353,7 +421,7 @@ impl RubricStep<'_> {
     /// holds the judge parts.
     fn store(
         &self,
-        judgements: Vec<(usize, llm_judge::Judgement)>,
+        judgements: Vec<(usize, Judgement)>,
         count: usize,
         sources: &CaseSources,
     ) -> Result<(), String> {
@@ -398,7 +466,7 @@ impl RubricStep<'_> {
         recording.redact(&redactor);
         // A committed recording keeps each judge request's hash, not the prompt (a pending one
         // keeps both, for the reviewer).
-        recording.judge = recording.judge.map(llm_judge::Judgement::without_requests);
+        recording.judge = recording.judge.map(Judgement::without_requests);
         recording.write_moved(self.recording_file).map_err(|e| {
             format!(
                 "cannot write the recording {}: {e}",
@@ -409,7 +477,7 @@ impl RubricStep<'_> {
 
     /// Puts each judgement on its sample of `recording`; one whose sample the recording does
     /// not have (it changed since this run read it) is not kept, and a note says so.
-    fn keep(&self, recording: &mut Recording, judgements: Vec<(usize, llm_judge::Judgement)>) {
+    fn keep(&self, recording: &mut Recording, judgements: Vec<(usize, Judgement)>) {
         let samples = recording.samples.len();
         for (k, judgement) in judgements {
             if !recording.set_judgement(k, judgement) {
@@ -441,9 +509,18 @@ fn list(numbers: &[usize]) -> String {
     }
 }
 
-/// `rubric` graded by the verdicts of the replayed judgement `j`.
+/// `rubric` graded by the verdicts of the replayed judgement `j`, with its samples' votes.
 fn replayed_verdicts(rubric: &Rubric, j: ReplayedJudgement) -> Judged {
+    let answers: Vec<Value> = match j.calls.len() {
+        0 | 1 => Vec::new(),
+        _ => j
+            .calls
+            .iter()
+            .map(|c| serde_json::from_str(c.response.get()).unwrap_or(Value::Null))
+            .collect(),
+    };
     Judged::of_verdicts(rubric, j.verdicts.into_iter().map(Into::into).collect())
+        .with_votes(answers.iter())
 }
 
 /// How many of a verdict's statements pass, and the line of each that does not.
@@ -459,23 +536,63 @@ fn tally(verdict: &crate::rubric::RubricVerdict) -> (usize, Vec<String>) {
 
 /// Each statement of `verdict` as a report entry lists it; `advisory`: the verdict does not fail
 /// the test (`[judge] min_agreement`). A forbidden statement reads `must not: …`.
-fn statement_verdicts(
-    verdict: &crate::rubric::RubricVerdict,
-    advisory: bool,
-) -> Vec<super::VerdictEntry> {
+fn statement_verdicts(verdict: &crate::rubric::RubricVerdict, advisory: bool) -> Vec<VerdictEntry> {
     verdict
         .statements
         .iter()
-        .map(|g| super::VerdictEntry {
+        .map(|g| VerdictEntry {
             statement: match g.statement.kind {
                 crate::rubric::Kind::Required => g.statement.text.clone(),
                 crate::rubric::Kind::Forbidden => format!("must not: {}", g.statement.text),
             },
+            holds: Some(g.holds),
             passed: g.passed,
+            votes: g.votes,
+            samples: Vec::new(),
             reason: g.reason.clone(),
             advisory,
         })
         .collect()
+}
+
+/// Each sample's answer and outcome on each statement, from each sample's graded rubric (`None`
+/// for a sample with no verdict), for [`show_samples`].
+pub(crate) fn sample_answers(judged: &[Option<Judged>]) -> Vec<Option<Vec<StatementAnswer>>> {
+    judged
+        .iter()
+        .map(|j| match j {
+            Some(Judged::Verdict(v) | Judged::Advisory(v, _)) => Some(
+                v.statements
+                    .iter()
+                    .map(|g| StatementAnswer {
+                        holds: g.holds,
+                        passed: g.passed,
+                        votes: g.votes,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A repeated case's `rubric` evaluator (among `evaluators`, the shown sample's) lists each
+/// sample's answer and outcome on each statement (`answers`, from [`sample_answers`]).
+pub(crate) fn show_samples(
+    evaluators: &mut [EvaluatorResult],
+    answers: &[Option<Vec<StatementAnswer>>],
+) {
+    if answers.len() < 2 {
+        return;
+    }
+    for evaluator in evaluators.iter_mut().filter(|e| e.evaluator == "rubric") {
+        for (i, entry) in evaluator.verdicts.iter_mut().enumerate() {
+            entry.samples = answers
+                .iter()
+                .map(|a| a.as_ref().and_then(|a| a.get(i).copied()))
+                .collect();
+        }
+    }
 }
 
 /// The `rubric` evaluator's result.

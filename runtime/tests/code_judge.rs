@@ -1,18 +1,20 @@
 //! code_judge end to end: real processes, written to a temporary crate root.
 #![cfg(unix)]
 
-use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeError, JudgeInput, JudgeVerdict};
+use proposal_eval::__internal::code_judge::{
+    run, CodeJudgeConfig, CodeJudgeError, CodeJudgeInput, CodeJudgeVerdict,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn python_judge(dir: &Path, name: &str, body: &str) -> JudgeConfig {
+fn python_judge(dir: &Path, name: &str, body: &str) -> CodeJudgeConfig {
     std::fs::write(dir.join(format!("{name}.py")), body).unwrap();
-    JudgeConfig::new(name, ["python3".to_string(), format!("{name}.py")])
+    CodeJudgeConfig::new(name, ["python3".to_string(), format!("{name}.py")])
 }
 
-fn input() -> JudgeInput {
-    JudgeInput {
+fn input() -> CodeJudgeInput {
+    CodeJudgeInput {
         input: json!({"message": "extract the invoice"}),
         candidate_answer: json!({"total": 10}),
         reference_answer: json!({"total": 12}),
@@ -22,7 +24,7 @@ fn input() -> JudgeInput {
     }
 }
 
-fn judge(config: &JudgeConfig, dir: &Path) -> JudgeVerdict {
+fn judge(config: &CodeJudgeConfig, dir: &Path) -> CodeJudgeVerdict {
     run(config, dir, &input())
 }
 
@@ -97,7 +99,7 @@ req = json.load(sys.stdin)
 print(json.dumps({"score": 1, "reasoning": json.dumps(req["rubric"], sort_keys=True)}))
 "#,
     );
-    let with_rubric = JudgeInput {
+    let with_rubric = CodeJudgeInput {
         rubric: Some(proposal_eval::rubric::Rubric {
             required: vec!["Greets".into()],
             forbidden: vec![],
@@ -134,11 +136,11 @@ fn timeout_kills_the_judge_and_its_children() {
         ),
     )
     .unwrap();
-    let config = JudgeConfig::new("slow", ["sh", "slow.sh"]).timeout_ms(1500);
+    let config = CodeJudgeConfig::new("slow", ["sh", "slow.sh"]).timeout_ms(1500);
     let started = Instant::now();
     let v = judge(&config, dir.path());
     let took = started.elapsed();
-    assert_eq!(v.error, Some(JudgeError::Timeout { timeout_ms: 1500 }));
+    assert_eq!(v.error, Some(CodeJudgeError::Timeout { timeout_ms: 1500 }));
     assert_eq!(v.score, 0.0);
     assert!(!v.passed);
     assert!(
@@ -168,7 +170,7 @@ fn a_finished_judge_leaves_nothing_running_and_does_not_hang_on_inherited_pipes(
         ),
     )
     .unwrap();
-    let config = JudgeConfig::new("bg", ["sh", "bg.sh"]).timeout_ms(20_000);
+    let config = CodeJudgeConfig::new("bg", ["sh", "bg.sh"]).timeout_ms(20_000);
     let started = Instant::now();
     let v = judge(&config, dir.path());
     assert_eq!(v.error, None, "{}", v.reasoning);
@@ -192,7 +194,7 @@ fn a_crash_carries_stderr() {
     let v = judge(&config, dir.path());
     assert_eq!(v.score, 0.0);
     assert!(!v.passed);
-    let Some(JudgeError::Exit { status, stderr }) = &v.error else {
+    let Some(CodeJudgeError::Exit { status, stderr }) = &v.error else {
         panic!("{:?}", v.error)
     };
     assert_eq!(status, "exit status: 1");
@@ -208,7 +210,7 @@ fn a_crash_carries_stderr() {
 #[test]
 fn a_signal_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let config = JudgeConfig::new("sig", ["sh", "-c", "kill -9 $$"]);
+    let config = CodeJudgeConfig::new("sig", ["sh", "-c", "kill -9 $$"]);
     let v = judge(&config, dir.path());
     assert_eq!(v.reasoning, "exited with killed by signal 9 and no stderr");
 }
@@ -222,7 +224,7 @@ fn huge_stderr_is_cut_to_its_end() {
         "import sys\nsys.stderr.write('x' * 5_000_000)\nsys.stderr.write('THE END')\nsys.exit(4)\n",
     );
     let v = judge(&config, dir.path());
-    let Some(JudgeError::Exit { stderr, .. }) = &v.error else {
+    let Some(CodeJudgeError::Exit { stderr, .. }) = &v.error else {
         panic!("{:?}", v.error)
     };
     assert!(stderr.ends_with("THE END"));
@@ -256,7 +258,7 @@ fn garbage_and_wrong_shapes_say_what_is_wrong() {
         );
         let v = judge(&config, dir.path());
         assert!(
-            matches!(v.error, Some(JudgeError::Output { .. })),
+            matches!(v.error, Some(CodeJudgeError::Output { .. })),
             "{name}: {:?}",
             v.error
         );
@@ -303,7 +305,7 @@ fn megabytes_of_output_do_not_hang() {
 fn a_judge_that_never_reads_a_huge_input_does_not_deadlock() {
     let dir = tempfile::tempdir().unwrap();
     let config = python_judge(dir.path(), "deaf", "print('{\"score\": 1}')\n");
-    let big = JudgeInput {
+    let big = CodeJudgeInput {
         candidate_answer: Value::String("z".repeat(10_000_000)),
         ..input()
     };
@@ -315,9 +317,9 @@ fn a_judge_that_never_reads_a_huge_input_does_not_deadlock() {
 #[test]
 fn a_missing_program_is_a_spawn_error() {
     let dir = tempfile::tempdir().unwrap();
-    let config = JudgeConfig::new("nope", ["definitely-not-a-program-3141"]);
+    let config = CodeJudgeConfig::new("nope", ["definitely-not-a-program-3141"]);
     let v = judge(&config, dir.path());
-    let Some(JudgeError::Spawn {
+    let Some(CodeJudgeError::Spawn {
         command,
         dir: ran_in,
         ..
@@ -350,7 +352,7 @@ fn paths_resolve_from_the_crate_root() {
         vec!["./judges/ok.sh"],
         vec!["sh", "judges/ok.sh"],
     ] {
-        let config = JudgeConfig::new("ok", command.clone());
+        let config = CodeJudgeConfig::new("ok", command.clone());
         let v = run(&config, &root, &input());
         assert_eq!(v.error, None, "{command:?}: {}", v.reasoning);
         assert_eq!(PathBuf::from(&v.reasoning), root, "runs in the crate root");
@@ -359,7 +361,7 @@ fn paths_resolve_from_the_crate_root() {
 
 #[test]
 fn toml_config_goes_to_the_script() {
-    let config: JudgeConfig = toml::from_str(
+    let config: CodeJudgeConfig = toml::from_str(
         r#"
 name = "bbox_iou"
 command = ["python3", "judges/iou.py"]
@@ -388,7 +390,7 @@ boxes_path = "invoice.boxes"
         ),
         ("command = [\"a\"]\n", "missing field `name`"),
     ] {
-        let err = toml::from_str::<JudgeConfig>(bad).unwrap_err();
+        let err = toml::from_str::<CodeJudgeConfig>(bad).unwrap_err();
         assert!(err.to_string().contains(needle), "{bad}: {err}");
     }
 }
@@ -399,10 +401,10 @@ fn example_root() -> PathBuf {
 
 #[test]
 fn the_example_iou_judge() {
-    let config = JudgeConfig::new("bbox_iou", ["python3", "judges/iou.py"])
+    let config = CodeJudgeConfig::new("bbox_iou", ["python3", "judges/iou.py"])
         .config("iou_min", json!(0.5))
         .config("boxes_path", json!("invoice.boxes"));
-    let case = |candidate: Value| JudgeInput {
+    let case = |candidate: Value| CodeJudgeInput {
         candidate_answer: json!({ "invoice": { "boxes": candidate } }),
         reference_answer: json!({"invoice": {"boxes": [[0, 0, 10, 10], {"x": 20, "y": 20, "width": 10, "height": 10}]}}),
         ..input()
@@ -423,7 +425,7 @@ fn the_example_iou_judge() {
     assert_eq!(v.misses, ["reference box 1: no overlapping candidate box"]);
 
     let v = run(&config, &example_root(), &case(json!([[0, 0, "ten", 10]])));
-    assert!(matches!(v.error, Some(JudgeError::Exit { .. })));
+    assert!(matches!(v.error, Some(CodeJudgeError::Exit { .. })));
     assert!(
         v.reasoning.contains("box coordinates must be numbers"),
         "{}",
@@ -433,10 +435,10 @@ fn the_example_iou_judge() {
 
 #[test]
 fn the_example_supplier_name_judge() {
-    let config = JudgeConfig::new("supplier_name", ["python3", "judges/supplier_name.py"])
+    let config = CodeJudgeConfig::new("supplier_name", ["python3", "judges/supplier_name.py"])
         .threshold(0.85)
         .config("aliases", json!({"ACME Corp": "Acme Industrial"}));
-    let case = |candidate: &str| JudgeInput {
+    let case = |candidate: &str| CodeJudgeInput {
         candidate_answer: json!({ "invoice": { "supplier_name": candidate } }),
         reference_answer: json!({"invoice": {"supplier_name": "ACME Industrial GmbH"}}),
         ..input()
@@ -457,7 +459,7 @@ fn the_example_supplier_name_judge() {
     let v = run(
         &config,
         &example_root(),
-        &JudgeInput {
+        &CodeJudgeInput {
             candidate_answer: json!({"invoice": {}}),
             ..case("")
         },
@@ -481,7 +483,7 @@ fn a_judge_reads_the_trajectory_on_stdin() {
          ok = tools == ['inventory_lookup', 'recommend'] and d['trajectory'][1]['args']['price'] == 950\n\
          print(json.dumps({'score': 1 if ok else 0, 'reasoning': 'tools ' + ','.join(tools)}))\n",
     );
-    let with_calls = JudgeInput {
+    let with_calls = CodeJudgeInput {
         trajectory: vec![
             proposal_eval::trajectory::ToolCall::new("inventory_lookup", json!({"sku": "S-1"})),
             proposal_eval::trajectory::ToolCall::new("recommend", json!({"price": 950})),

@@ -1,25 +1,12 @@
-//! The `rubric` evaluator's shell: the judge model, the judge part of a recording and its key.
-//!
-//! A case's rubric (`rubric`, or a draft's `draft.assertions`) is graded by a judge model: one
-//! call per sample (`[judge] samples`) covers all its statements. The calls and the verdicts are
-//! kept in the case's recording under `judge` with `key_sha256`, the SHA-256 of everything the
-//! verdicts depend on; a replay with the same key uses them with no call, and a different key
-//! names what changed. The prompt, the answer's shape and the grading are the engine's
-//! ([`proposal_eval_engine::rubric`]).
+//! The key of a rubric's verdicts: what the judge is asked ([`Question`]) and the SHA-256 of
+//! everything its answer depends on, part by part, so that a stale judgement names what changed.
 
-pub mod calibration;
-pub mod config;
-
-use crate::recording::model::ModelFactory;
-use chrono::Utc;
+use super::RubricJudgeConfig;
+use crate::recording::judgement::{HexDigest, KeyParts, KeyText};
 use proposal_eval_engine::json::canonical_json;
-use proposal_eval_engine::rubric::{self, Rubric, RubricVerdict, Verdict};
+use proposal_eval_engine::rubric::{self, Rubric};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-
-use crate::recording::judgement::{HexDigest, KeyText};
-pub use crate::recording::judgement::{JudgeCall, Judgement, KeyParts, RecordedVerdict};
-pub use config::LlmJudgeConfig;
 
 /// A key and its parts.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,7 +80,7 @@ pub struct Question<'a> {
     /// The prompt template's text.
     pub template: &'a str,
     /// `[judge]`.
-    pub config: &'a LlmJudgeConfig,
+    pub config: &'a RubricJudgeConfig,
 }
 
 /// `items` as a JSON array of strings.
@@ -281,131 +268,6 @@ pub fn changes(recorded: &KeyParts, current: &KeyParts) -> Vec<String> {
     out
 }
 
-/// Asks the judge `question.config.samples` times, live, through `factory`'s model; the
-/// judgement to record, or why there is none (a failed call, or an answer that is not the
-/// verdict shape: a judge error, showing the answer).
-pub(crate) fn judge_live(
-    factory: ModelFactory,
-    question: &Question<'_>,
-) -> Result<Judgement, String> {
-    let statements = question.rubric.statements().len();
-    let request = question.request();
-    let mut llm = crate::recording::llm::Llm::record(Some(factory));
-    let mut samples = Vec::new();
-    for _ in 0..question.config.samples.max(1) {
-        let answer = llm
-            .complete(&request)
-            .map_err(|e| format!("judge error: the judge model failed: {e}"))?;
-        let verdicts =
-            rubric::parse_answer(&answer, statements).map_err(|e| format!("judge error: {e}"))?;
-        samples.push(verdicts);
-    }
-    let calls = llm
-        .take_recorded()
-        .ok_or_else(|| "judge error: a judge call failed".to_string())?
-        .into_iter()
-        .map(JudgeCall::of)
-        .collect();
-    let key = question.key();
-    let verdicts = rubric::majority(&samples)
-        .into_iter()
-        .zip(question.rubric.statements())
-        .map(|(v, statement)| RecordedVerdict {
-            id: v.id,
-            statement: statement.text,
-            holds: v.holds,
-            reason: v.reason,
-        })
-        .collect();
-    Ok(Judgement {
-        key_sha256: key.key_sha256,
-        parts: key.parts,
-        recorded_at: Utc::now(),
-        calls,
-        verdicts,
-    })
-}
-
-/// The judge model that records: `Harness::judge`'s, else (feature `openai`) an
-/// OpenAI-compatible chat completions client from `[judge]`.
-pub(crate) fn model_factory(
-    given: Option<&ModelFactory>,
-    config: &LlmJudgeConfig,
-) -> Result<ModelFactory, String> {
-    if let Some(factory) = given {
-        return Ok(factory.clone());
-    }
-    if config.model.is_none() {
-        return Err(
-            "the rubric's verdicts cannot be recorded: [judge] model is not set in the suite config; name the judge model (model = \"gpt-4o-mini\")".into(),
-        );
-    }
-    openai_factory(config)
-}
-
-#[cfg(feature = "openai")]
-fn openai_factory(config: &LlmJudgeConfig) -> Result<ModelFactory, String> {
-    let config = config.clone();
-    Ok(std::sync::Arc::new(move || {
-        let mut model = crate::openai::ChatCompletions::new();
-        if let Some(model_name) = &config.model {
-            model = model.model(model_name.clone());
-        }
-        if let Some(url) = &config.base_url {
-            model = model.base_url(url.clone());
-        }
-        if let Ok(key) = std::env::var(&config.api_key_env) {
-            model = model.api_key(key);
-        }
-        Box::new(model) as Box<dyn crate::Model>
-    }))
-}
-
-#[cfg(not(feature = "openai"))]
-fn openai_factory(_config: &LlmJudgeConfig) -> Result<ModelFactory, String> {
-    Err("the rubric's verdicts cannot be recorded: there is no judge model; turn on proposal-eval's `openai` feature (an OpenAI-compatible judge from [judge]), or give one with Harness::judge".into())
-}
-
-/// A rubric graded from the verdicts of a judgement (or why it could not be).
-#[derive(Clone, Debug)]
-pub(crate) enum Judged {
-    /// The verdict.
-    Verdict(RubricVerdict),
-    /// A failing verdict that does not fail the test: the judge is not calibrated enough
-    /// (`[judge] min_agreement`); the reason says why.
-    Advisory(RubricVerdict, String),
-    /// A judge error: the case fails as such, never as a verdict.
-    Error(String),
-}
-
-impl Judged {
-    /// Grades `rubric` by `verdicts`.
-    pub(crate) fn of(rubric: &Rubric, verdicts: &[RecordedVerdict]) -> Judged {
-        let verdicts = verdicts
-            .iter()
-            .map(|v| Verdict {
-                id: v.id,
-                holds: v.holds,
-                reason: v.reason.clone(),
-            })
-            .collect();
-        Judged::of_verdicts(rubric, verdicts)
-    }
-
-    /// Grades `rubric` by `verdicts`, in the statements' order.
-    pub(crate) fn of_verdicts(rubric: &Rubric, verdicts: Vec<Verdict>) -> Judged {
-        let statements = rubric.statements();
-        if verdicts.len() != statements.len() {
-            return Judged::Error(format!(
-                "judge error: the recorded judge part has {} verdict(s) for {} statement(s)",
-                verdicts.len(),
-                statements.len()
-            ));
-        }
-        Judged::Verdict(rubric::grade_owned(statements, verdicts))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,7 +275,7 @@ mod tests {
     fn question<'a>(
         rubric: &'a Rubric,
         output: &'a Value,
-        config: &'a LlmJudgeConfig,
+        config: &'a RubricJudgeConfig,
     ) -> Question<'a> {
         Question {
             rubric,
@@ -465,7 +327,7 @@ mod tests {
             required: vec!["Keeps \"EUR\"".into(), "B".into()],
             forbidden: vec!["C\u{7}".into()],
         };
-        let config = LlmJudgeConfig {
+        let config = RubricJudgeConfig {
             model: Some("judge-\u{e9}".into()),
             temperature: 0.25,
             samples: 3,
@@ -473,7 +335,7 @@ mod tests {
         };
         let output = json!([{"z": 1, "a": [1.5, {"y": null, "b": "x\u{1f}"}]}]);
         let trajectory = json!([{"tool": "lookup", "args": {"sku": "S-1"}}]);
-        let default = LlmJudgeConfig::default();
+        let default = RubricJudgeConfig::default();
         let mut q = question(&rubric, &output, &config);
         q.input = &output;
         q.template = "Judge {{output}}\n\t\"quoted\"";
@@ -500,7 +362,7 @@ mod tests {
             required: vec!["A".into()],
             forbidden: Vec::new(),
         };
-        let config = LlmJudgeConfig::default();
+        let config = RubricJudgeConfig::default();
         let input = json!({"message": "tab\t and \u{1} and \"quotes\"", "n": [1, 2.5]});
         let output = json!({"ok": true});
         let mut q = question(&rubric, &output, &config);
@@ -520,7 +382,7 @@ mod tests {
             required: vec!["A".into()],
             forbidden: vec![],
         };
-        let config = LlmJudgeConfig {
+        let config = RubricJudgeConfig {
             model: Some("m".into()),
             ..Default::default()
         };
@@ -537,11 +399,11 @@ mod tests {
             forbidden: vec!["A".into()],
         };
         let other_output = json!({"answer": 2});
-        let other_model = LlmJudgeConfig {
+        let other_model = RubricJudgeConfig {
             model: Some("n".into()),
             ..Default::default()
         };
-        let hotter = LlmJudgeConfig {
+        let hotter = RubricJudgeConfig {
             temperature: 0.5,
             ..config.clone()
         };
@@ -588,7 +450,7 @@ mod tests {
             required: vec!["Greets the user".into()],
             forbidden: vec![],
         };
-        let config = LlmJudgeConfig {
+        let config = RubricJudgeConfig {
             model: Some("judge-1".into()),
             ..Default::default()
         };

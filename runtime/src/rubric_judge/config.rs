@@ -18,11 +18,12 @@ use serde::Deserialize;
 /// assert_eq!(config.judge.temperature, 0.0);
 /// assert_eq!(config.judge.min_labels, 20);
 /// assert_eq!(config.judge.api_key_env, "OPENAI_API_KEY");
+/// assert_eq!((config.judge.timeout_s, config.judge.max_attempts), (60.0, 2));
 /// ```
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LlmJudgeConfig {
+pub struct RubricJudgeConfig {
     /// The judge model's name, sent as the chat completion's `model`; needed to record (it is
     /// also part of the verdicts' key, so changing it makes them stale).
     #[serde(default)]
@@ -53,10 +54,34 @@ pub struct LlmJudgeConfig {
     /// The labels needed, with `min_agreement`, before rubric failures fail (default 20).
     #[serde(default = "twenty")]
     pub min_labels: usize,
+    /// Seconds the built-in judge waits for an attempt's answer (default 60): a judge that
+    /// never answers costs a case at most `timeout_s` x `max_attempts`, plus the waits between
+    /// attempts.
+    #[serde(default = "sixty")]
+    pub timeout_s: f64,
+    /// Attempts per judge call, the first one included (default 2); a failed or timed-out
+    /// attempt is tried again after 1 s, then 2 s, 4 s...
+    #[serde(default = "two")]
+    pub max_attempts: u32,
 }
 
+/// The name `[judge]`'s type had before the rubric judge had one room.
+#[deprecated(note = "renamed RubricJudgeConfig")]
+pub type LlmJudgeConfig = RubricJudgeConfig;
+
+/// The variable `[judge] api_key_env` names by default.
+pub(crate) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
 fn default_key_env() -> String {
-    "OPENAI_API_KEY".into()
+    DEFAULT_KEY_ENV.into()
+}
+
+fn sixty() -> f64 {
+    60.0
+}
+
+fn two() -> u32 {
+    2
 }
 
 fn one() -> u32 {
@@ -67,9 +92,9 @@ fn twenty() -> usize {
     20
 }
 
-impl Default for LlmJudgeConfig {
+impl Default for RubricJudgeConfig {
     fn default() -> Self {
-        LlmJudgeConfig {
+        RubricJudgeConfig {
             model: None,
             base_url: None,
             api_key_env: default_key_env(),
@@ -79,11 +104,13 @@ impl Default for LlmJudgeConfig {
             include_trajectory: false,
             min_agreement: None,
             min_labels: twenty(),
+            timeout_s: sixty(),
+            max_attempts: two(),
         }
     }
 }
 
-impl LlmJudgeConfig {
+impl RubricJudgeConfig {
     /// What serde cannot check; the message names the key and the fix.
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.samples.is_multiple_of(2) {
@@ -97,6 +124,18 @@ impl LlmJudgeConfig {
                 "[judge] temperature = {}: it must be within 0 and 2",
                 self.temperature
             ));
+        }
+        if !(self.timeout_s > 0.0 && self.timeout_s <= 86_400.0) {
+            return Err(format!(
+                "[judge] timeout_s = {}: write a number of seconds above 0 and at most 86400 (default 60)",
+                self.timeout_s
+            ));
+        }
+        if self.max_attempts == 0 {
+            return Err(
+                "[judge] max_attempts = 0: it counts the first attempt, so it is at least 1 (2 by default)"
+                    .into(),
+            );
         }
         if let Some(kappa) = self.min_agreement {
             if !(-1.0..=1.0).contains(&kappa) {

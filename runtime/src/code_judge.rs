@@ -18,12 +18,12 @@
 //! the first 16 MiB of stdout and the last 64 KiB of stderr are kept.
 //!
 //! ```no_run
-//! use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeInput};
+//! use proposal_eval::__internal::code_judge::{run, CodeJudgeConfig, CodeJudgeInput};
 //! use serde_json::json;
-//! let config = JudgeConfig::new("bbox_iou", ["python3", "judges/iou.py"])
+//! let config = CodeJudgeConfig::new("bbox_iou", ["python3", "judges/iou.py"])
 //!     .threshold(0.5)
 //!     .config("iou_min", json!(0.5));
-//! let verdict = run(&config, std::path::Path::new("."), &JudgeInput {
+//! let verdict = run(&config, std::path::Path::new("."), &CodeJudgeInput {
 //!     input: json!({"page": 1}),
 //!     candidate_answer: json!({"boxes": [[0, 0, 10, 10]]}),
 //!     reference_answer: json!({"boxes": [[0, 0, 10, 10]]}),
@@ -47,8 +47,8 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 /// One `[[code_judge]]`: a named command, its time limit, its pass threshold and its settings.
 ///
 /// ```
-/// use proposal_eval::__internal::judge::JudgeConfig;
-/// let config: JudgeConfig = toml::from_str(r#"
+/// use proposal_eval::__internal::code_judge::CodeJudgeConfig;
+/// let config: CodeJudgeConfig = toml::from_str(r#"
 ///     name = "bbox_iou"
 ///     command = ["python3", "judges/iou.py"]
 ///     iou_min = 0.5
@@ -58,7 +58,7 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 /// assert_eq!(config.config["iou_min"], 0.5);
 ///
 /// // A near-miss of a judge setting is a mistake, not a script setting.
-/// let err = toml::from_str::<JudgeConfig>(r#"
+/// let err = toml::from_str::<CodeJudgeConfig>(r#"
 ///     name = "x"
 ///     command = ["true"]
 ///     timout_ms = 5
@@ -72,7 +72,7 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 )]
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "RawJudgeConfig")]
-pub struct JudgeConfig {
+pub struct CodeJudgeConfig {
     /// The judge's name, used in reports.
     pub name: String,
     /// The command and its arguments. It runs in the crate root, so relative script paths are
@@ -98,7 +98,7 @@ struct RawJudgeConfig {
     config: Map<String, Value>,
 }
 
-impl TryFrom<RawJudgeConfig> for JudgeConfig {
+impl TryFrom<RawJudgeConfig> for CodeJudgeConfig {
     type Error = String;
 
     fn try_from(raw: RawJudgeConfig) -> Result<Self, String> {
@@ -131,7 +131,7 @@ impl TryFrom<RawJudgeConfig> for JudgeConfig {
                 ));
             }
         }
-        Ok(JudgeConfig {
+        Ok(CodeJudgeConfig {
             name: raw.name,
             command: raw.command,
             timeout_ms: raw.timeout_ms.unwrap_or(10_000),
@@ -152,10 +152,13 @@ fn looks_like(key: &str, known: &str) -> bool {
     crate::fuzzy::levenshtein(&k, &n) <= 2 || n.strip_suffix("_ms") == Some(k.as_str())
 }
 
-impl JudgeConfig {
+impl CodeJudgeConfig {
     /// A judge with the default timeout (10 s), threshold (0.5) and no `config`.
-    pub fn new<S: Into<String>>(name: &str, command: impl IntoIterator<Item = S>) -> JudgeConfig {
-        JudgeConfig {
+    pub fn new<S: Into<String>>(
+        name: &str,
+        command: impl IntoIterator<Item = S>,
+    ) -> CodeJudgeConfig {
+        CodeJudgeConfig {
             name: name.to_string(),
             command: command.into_iter().map(Into::into).collect(),
             timeout_ms: 10_000,
@@ -165,7 +168,7 @@ impl JudgeConfig {
     }
 
     /// Sets the time limit in milliseconds.
-    pub fn timeout_ms(mut self, timeout_ms: u64) -> JudgeConfig {
+    pub fn timeout_ms(mut self, timeout_ms: u64) -> CodeJudgeConfig {
         self.timeout_ms = timeout_ms;
         self
     }
@@ -174,7 +177,7 @@ impl JudgeConfig {
     ///
     /// # Panics
     /// When `threshold` is not within 0..=1.
-    pub fn threshold(mut self, threshold: f64) -> JudgeConfig {
+    pub fn threshold(mut self, threshold: f64) -> CodeJudgeConfig {
         assert!(
             (0.0..=1.0).contains(&threshold),
             "code_judge threshold must be within 0 and 1, got {threshold}"
@@ -184,7 +187,7 @@ impl JudgeConfig {
     }
 
     /// Adds a setting handed to the command in `config`.
-    pub fn config(mut self, key: &str, value: Value) -> JudgeConfig {
+    pub fn config(mut self, key: &str, value: Value) -> CodeJudgeConfig {
         self.config.insert(key.to_string(), value);
         self
     }
@@ -192,7 +195,7 @@ impl JudgeConfig {
 
 /// What a judge is asked about: one case's input, the code's answer and the expected one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct JudgeInput {
+pub struct CodeJudgeInput {
     /// The case's `input`.
     pub input: Value,
     /// What the code under test produced.
@@ -209,7 +212,7 @@ pub struct JudgeInput {
 
 /// Why a judge scored 0 without giving a score of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JudgeError {
+pub enum CodeJudgeError {
     /// The command could not be started.
     Spawn {
         /// The command as run.
@@ -238,10 +241,10 @@ pub enum JudgeError {
     },
 }
 
-impl fmt::Display for JudgeError {
+impl fmt::Display for CodeJudgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            JudgeError::Spawn {
+            CodeJudgeError::Spawn {
                 command,
                 dir,
                 error,
@@ -250,17 +253,17 @@ impl fmt::Display for JudgeError {
                 "could not start `{command}` in {}: {error} (is the program installed and on PATH, and the script path crate-relative?)",
                 dir.display()
             ),
-            JudgeError::Timeout { timeout_ms } => write!(
+            CodeJudgeError::Timeout { timeout_ms } => write!(
                 f,
                 "timed out after {timeout_ms} ms and was killed (raise `timeout_ms` if the judge needs longer)"
             ),
-            JudgeError::Exit { status, stderr } if stderr.trim().is_empty() => {
+            CodeJudgeError::Exit { status, stderr } if stderr.trim().is_empty() => {
                 write!(f, "exited with {status} and no stderr")
             }
-            JudgeError::Exit { status, stderr } => {
+            CodeJudgeError::Exit { status, stderr } => {
                 write!(f, "exited with {status}; stderr:\n{}", stderr.trim_end())
             }
-            JudgeError::Output { problem } => write!(
+            CodeJudgeError::Output { problem } => write!(
                 f,
                 "{problem}; a judge prints one JSON object {{\"score\": 0..1, \"hits\": [...], \"misses\": [...], \"reasoning\": \"...\"}}"
             ),
@@ -268,11 +271,11 @@ impl fmt::Display for JudgeError {
     }
 }
 
-impl std::error::Error for JudgeError {}
+impl std::error::Error for CodeJudgeError {}
 
 /// The result of [`run`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct JudgeVerdict {
+pub struct CodeJudgeVerdict {
     /// The judge's name.
     pub name: String,
     /// The score, within 0..=1 (0 when the judge failed).
@@ -286,12 +289,12 @@ pub struct JudgeVerdict {
     /// The judge's explanation, or why the judge failed.
     pub reasoning: String,
     /// Set when the judge failed to give a verdict.
-    pub error: Option<JudgeError>,
+    pub error: Option<CodeJudgeError>,
 }
 
-impl JudgeVerdict {
-    fn failed(name: &str, error: JudgeError) -> JudgeVerdict {
-        JudgeVerdict {
+impl CodeJudgeVerdict {
+    fn failed(name: &str, error: CodeJudgeError) -> CodeJudgeVerdict {
+        CodeJudgeVerdict {
             name: name.to_string(),
             score: 0.0,
             passed: false,
@@ -306,8 +309,8 @@ impl JudgeVerdict {
     /// reasoning, indented. The headline (name, score, threshold) is left to the caller.
     ///
     /// ```
-    /// use proposal_eval::__internal::judge::JudgeVerdict;
-    /// let verdict = JudgeVerdict {
+    /// use proposal_eval::__internal::code_judge::CodeJudgeVerdict;
+    /// let verdict = CodeJudgeVerdict {
     ///     name: "iou".into(), score: 0.4, passed: false,
     ///     hits: vec!["box 1: IoU 0.91".into()], misses: vec!["box 2: IoU 0.12".into()],
     ///     reasoning: "1/2 boxes".into(), error: None,
@@ -359,20 +362,24 @@ const STDERR_SHOWN: usize = 2000;
 ///
 /// ```
 /// # #[cfg(unix)] {
-/// use proposal_eval::__internal::judge::{run, JudgeConfig, JudgeInput};
-/// let config = JudgeConfig::new("constant", ["sh", "-c",
+/// use proposal_eval::__internal::code_judge::{run, CodeJudgeConfig, CodeJudgeInput};
+/// let config = CodeJudgeConfig::new("constant", ["sh", "-c",
 ///     r#"cat > /dev/null; echo '{"score": 0.8, "hits": ["ok"], "misses": [], "reasoning": "fine"}'"#]);
-/// let verdict = run(&config, std::path::Path::new("."), &JudgeInput::default());
+/// let verdict = run(&config, std::path::Path::new("."), &CodeJudgeInput::default());
 /// assert_eq!(verdict.score, 0.8);
 /// assert!(verdict.passed);
 ///
-/// let broken = JudgeConfig::new("broken", ["sh", "-c", "echo oops >&2; exit 3"]);
-/// let verdict = run(&broken, std::path::Path::new("."), &JudgeInput::default());
+/// let broken = CodeJudgeConfig::new("broken", ["sh", "-c", "echo oops >&2; exit 3"]);
+/// let verdict = run(&broken, std::path::Path::new("."), &CodeJudgeInput::default());
 /// assert_eq!(verdict.score, 0.0);
 /// assert!(verdict.reasoning.contains("exit status: 3") && verdict.reasoning.contains("oops"));
 /// # }
 /// ```
-pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> JudgeVerdict {
+pub fn run(
+    config: &CodeJudgeConfig,
+    crate_root: &Path,
+    input: &CodeJudgeInput,
+) -> CodeJudgeVerdict {
     let stdin_json = serde_json::to_vec(&Stdin {
         input: &input.input,
         candidate_answer: &input.candidate_answer,
@@ -385,7 +392,7 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
     .unwrap_or_else(|_| b"{}".to_vec());
     match execute(config, crate_root, stdin_json) {
         Ok(stdout) => match parse_output(&stdout) {
-            Ok((score, hits, misses, reasoning)) => JudgeVerdict {
+            Ok((score, hits, misses, reasoning)) => CodeJudgeVerdict {
                 name: config.name.clone(),
                 score,
                 passed: score + 1e-9 >= config.threshold,
@@ -394,18 +401,20 @@ pub fn run(config: &JudgeConfig, crate_root: &Path, input: &JudgeInput) -> Judge
                 reasoning,
                 error: None,
             },
-            Err(problem) => JudgeVerdict::failed(&config.name, JudgeError::Output { problem }),
+            Err(problem) => {
+                CodeJudgeVerdict::failed(&config.name, CodeJudgeError::Output { problem })
+            }
         },
-        Err(error) => JudgeVerdict::failed(&config.name, error),
+        Err(error) => CodeJudgeVerdict::failed(&config.name, error),
     }
 }
 
 fn execute(
-    config: &JudgeConfig,
+    config: &CodeJudgeConfig,
     crate_root: &Path,
     stdin_json: Vec<u8>,
-) -> Result<Vec<u8>, JudgeError> {
-    let spawn_error = |error: String| JudgeError::Spawn {
+) -> Result<Vec<u8>, CodeJudgeError> {
+    let spawn_error = |error: String| CodeJudgeError::Spawn {
         command: config.command.join(" "),
         dir: crate_root.to_path_buf(),
         error,
@@ -422,7 +431,7 @@ fn execute(
         ProcessError::Empty => spawn_error("the command is empty".to_string()),
         ProcessError::NoDir(_) => spawn_error("the crate root is not a directory".to_string()),
         ProcessError::Spawn(e) => spawn_error(e.to_string()),
-        ProcessError::Timeout => JudgeError::Timeout {
+        ProcessError::Timeout => CodeJudgeError::Timeout {
             timeout_ms: config.timeout_ms,
         },
     })?;
@@ -435,13 +444,13 @@ fn execute(
         } else {
             stderr.into_owned()
         };
-        return Err(JudgeError::Exit {
+        return Err(CodeJudgeError::Exit {
             status: process::describe_status(output.status),
             stderr: tail,
         });
     }
     if output.stdout_overflow {
-        return Err(JudgeError::Output {
+        return Err(CodeJudgeError::Output {
             problem: format!("stdout is larger than {} MiB", STDOUT_LIMIT >> 20),
         });
     }

@@ -9,7 +9,7 @@
 //! A case recorded with several samples (`repeat`) has one verdict per sample on each
 //! statement: the label is matched with their majority, and a tie is no verdict.
 
-use super::LlmJudgeConfig;
+use super::RubricJudgeConfig;
 use crate::recording::Recording;
 use proposal_eval_engine::rubric::{agreement, Agreement};
 use serde::Deserialize;
@@ -159,7 +159,7 @@ fn recorded_verdicts(recording: &Recording) -> BTreeMap<String, (bool, String)> 
 
 /// Whether rubric failures fail tests: `None` when they do, else why they are advisory.
 pub fn advisory(
-    config: &LlmJudgeConfig,
+    config: &RubricJudgeConfig,
     calibration: &Result<Option<Calibration>, LabelsError>,
 ) -> Option<String> {
     let min = config.min_agreement?;
@@ -280,7 +280,7 @@ mod tests {
                 disagreements: Vec::new(),
             }))
         };
-        let mut config = LlmJudgeConfig::default();
+        let mut config = RubricJudgeConfig::default();
         assert_eq!(advisory(&config, &calibrated(0, 0.0)), None);
         config.min_agreement = Some(0.8);
         config.min_labels = 4;
