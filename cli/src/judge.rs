@@ -19,7 +19,10 @@ with a judge-labels.jsonl, one label per line:
   {\"case\": \"drafts/eval_sugg_abc123\", \"statement\": \"<its whole text>\", \"holds\": true}
 it prints the labels, how many have a recorded verdict on that statement in the case's
 recording, the percent agreement, Cohen's kappa, each disagreement with the judge's reason, and
-whether rubric failures fail tests ([judge] min_agreement and min_labels) or are advisory.
+whether rubric failures fail tests ([judge] min_agreement and min_labels) or are advisory. It
+names (file:line) each label whose case or statement matches nothing, with the closest statement
+of its case (or the closest case), and apart the labels that have no recorded verdict yet. A
+suite without any rubric is said to have none.
 
 Options:
   -h, --help     Print this help
@@ -62,21 +65,28 @@ pub fn run(options: Options) -> Result<i32, String> {
             .unwrap_or_default();
         outln!("{name} ({})", display(&found.dir));
         let config = SuiteConfig::load_from_suite(&found.dir).map_err(|e| e.to_string())?;
-        let calibrated = calibration::calibrate(&found.dir, &found.dir.join("recordings"));
+        let recordings = found.dir.join("recordings");
+        let calibrated = calibration::calibrate(&found.dir, &recordings);
+        let statements = calibration::rubric_statements(&found.dir, &recordings);
+        let labels_file = format!("{}/{}", display(&found.dir), calibration::LABELS_FILE);
         match &calibrated {
             Err(e) => {
                 outln!("  error: {e}");
                 code = 1;
                 continue;
             }
-            Ok(None) => {
-                outln!(
-                    "  no labels: write {}/{} to calibrate the judge",
-                    display(&found.dir),
-                    calibration::LABELS_FILE
-                );
+            Ok(None) if statements.is_empty() => {
+                // Nothing for a judge to grade: no advice to label it.
+                outln!("  no rubric: no case of this suite is graded by the judge");
+                continue;
             }
-            Ok(Some(c)) => print(c),
+            Ok(None) => {
+                outln!("  no labels: write {labels_file} to calibrate the judge");
+            }
+            Ok(Some(c)) => {
+                print(c);
+                print_unused(c, &statements, &labels_file);
+            }
         }
         let bar = match calibration::advisory(&config.judge, &calibrated) {
             Some(why) => format!("rubric failures are advisory (tests pass): {why}"),
@@ -94,6 +104,57 @@ pub fn run(options: Options) -> Result<i32, String> {
         );
     }
     Ok(code)
+}
+
+/// The labels that do not count: those whose case or statement matches nothing (with the
+/// closest), then those with no recorded verdict yet; each by its `file:line`.
+fn print_unused(
+    c: &Calibration,
+    statements: &std::collections::BTreeMap<String, Vec<String>>,
+    labels_file: &str,
+) {
+    let unmatched = calibration::unmatched(&c.without_verdict, statements);
+    if !unmatched.is_empty() {
+        outln!("  labels that match nothing (not counted):");
+        for u in &unmatched {
+            let closest = |what: &str| match &u.closest {
+                Some(text) => format!("; the closest {what}: {text:?}"),
+                None => String::new(),
+            };
+            if u.case_exists {
+                outln!(
+                    "    {labels_file}:{}: {:?} is no statement of {}{}",
+                    u.label.line,
+                    u.label.statement,
+                    u.label.case,
+                    closest("statement of that case")
+                );
+            } else {
+                outln!(
+                    "    {labels_file}:{}: {:?} is no case with a rubric{}",
+                    u.label.line,
+                    u.label.case,
+                    closest("case")
+                );
+            }
+        }
+    }
+    let unrecorded: Vec<_> = c
+        .without_verdict
+        .iter()
+        .filter(|l| !unmatched.iter().any(|u| u.label.line == l.line))
+        .collect();
+    if !unrecorded.is_empty() {
+        outln!("  labels without a recorded verdict (record the case's verdicts to count them):");
+        for label in unrecorded {
+            outln!(
+                "    {labels_file}:{}: {}: {:?}",
+                label.line,
+                label.case,
+                label.statement
+            );
+        }
+    }
 }
 
 fn print(c: &Calibration) {

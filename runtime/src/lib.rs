@@ -195,7 +195,9 @@ pub mod __internal {
     }
     // cli `judge`.
     pub mod judge_calibration {
-        pub use crate::rubric_judge::calibration::{advisory, calibrate, Calibration, LABELS_FILE};
+        pub use crate::rubric_judge::calibration::{
+            advisory, calibrate, rubric_statements, unmatched, Calibration, Unmatched, LABELS_FILE,
+        };
     }
     // cli tests (`review`), runtime/benches/rubric.rs and bench/suite-scale: a recorded judge
     // part built by hand.

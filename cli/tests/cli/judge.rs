@@ -64,7 +64,7 @@ fn judge_prints_agreement_kappa_and_disagreements() {
         &recording("a", &[("A", true), ("B", false)]),
     );
     env.write("suite/recordings/b.json", &recording("b", &[("C", true)]));
-    // Two agree, one disagrees, one has no recorded verdict.
+    // Two agree, one disagrees, one names a statement its case does not have.
     labelled(
         &env,
         &[
@@ -83,6 +83,8 @@ fn judge_prints_agreement_kappa_and_disagreements() {
          4 label(s), 3 with a recorded verdict; agreement 66.7 %; Cohen's kappa 0.00\n  \
          disagreements:\n    \
          a: \"B\": labelled holds, the judge says it does not hold (reason 1)\n  \
+         labels that match nothing (not counted):\n    \
+         suite/judge-labels.jsonl:4: \"D\" is no statement of b; the closest statement of that case: \"C\"\n  \
          rubric failures are advisory (tests pass): the judge agrees with the human labels at Cohen's kappa 0.00 on 3 label(s), below [judge] min_agreement = 0.8; label the judge's verdicts in suite/judge-labels.jsonl; `cargo proposal-eval judge` shows the agreement\n"
     );
 
@@ -164,7 +166,56 @@ fn judge_matches_a_repeated_case_by_the_majority_of_its_samples() {
          3 label(s), 2 with a recorded verdict; agreement 50.0 %; Cohen's kappa 0.00\n  \
          disagreements:\n    \
          a: \"B\": labelled holds, the judge says it does not hold (sample 1 of 3: sample 1 says false)\n  \
+         labels without a recorded verdict (record the case's verdicts to count them):\n    \
+         suite/judge-labels.jsonl:3: b: \"C\"\n  \
          rubric failures fail tests (no [judge] min_agreement)\n"
+    );
+}
+
+/// A label with a mistyped case and one with a mistyped statement: both named by their lines,
+/// each with the closest case or statement; neither counts.
+#[test]
+fn judge_names_labels_that_match_nothing_by_their_lines() {
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    env.write("suite/proposal-eval.toml", "[judge]\nmodel = \"judge-1\"\n");
+    env.write(
+        "suite/drafts/eval_a.json",
+        "{\"rubric\": {\"required\": [\"Recommends one laptop\"], \"forbidden\": [\"Recommends a discontinued SKU\"]}}",
+    );
+    env.write(
+        "suite/recordings/drafts/eval_a.json",
+        &recording(
+            "drafts/eval_a",
+            &[
+                ("Recommends one laptop", true),
+                ("Recommends a discontinued SKU", false),
+            ],
+        ),
+    );
+    labelled(
+        &env,
+        &[
+            ("drafts/eval_a", "Recommends one laptop", true),
+            ("drafts/eval_b", "Recommends one laptop", true),
+            ("drafts/eval_a", "Recommends a discontinued SKUs", false),
+        ],
+    );
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "  labels that match nothing (not counted):\n    \
+             suite/judge-labels.jsonl:2: \"drafts/eval_b\" is no case with a rubric; the closest case: \"drafts/eval_a\"\n    \
+             suite/judge-labels.jsonl:3: \"Recommends a discontinued SKUs\" is no statement of drafts/eval_a; the closest statement of that case: \"Recommends a discontinued SKU\"\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("3 label(s), 1 with a recorded verdict"),
+        "{}",
+        out.stdout
     );
 }
 
@@ -173,6 +224,15 @@ fn judge_names_a_bad_label_line_and_a_suite_without_labels() {
     let env = Env::new();
     env.write("Cargo.toml", "[package]\nname = \"x\"\n");
     env.write("suite/proposal-eval.toml", "");
+    // A suite without a rubric is not told to write labels.
+    env.write("suite/plain.json", "{\"input\": 1, \"expected\": 1}");
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "suite (suite)\n  no rubric: no case of this suite is graded by the judge\n"
+    );
+    env.write("suite/a.json", "{\"rubric\": {\"required\": [\"A\"]}}");
     let out = env.run(&["judge", "suite"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(

@@ -23,6 +23,9 @@ pub const LABELS_FILE: &str = "judge-labels.jsonl";
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Label {
+    /// Its line in the labels file, from 1.
+    #[serde(skip)]
+    pub line: usize,
     /// The case path (`drafts/eval_sugg_abc123`).
     pub case: String,
     /// The statement's whole text.
@@ -54,6 +57,21 @@ pub struct Calibration {
     pub agreement: Agreement,
     /// Every matched label the judge disagrees with, in the file's order.
     pub disagreements: Vec<Disagreement>,
+    /// The labels with no recorded verdict on their statement, in the file's order (their case
+    /// or statement may match nothing: [`unmatched`] tells).
+    pub without_verdict: Vec<Label>,
+}
+
+/// A label whose case, or whose statement in its case, matches nothing in the suite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmatched {
+    /// The label (with its line).
+    pub label: Label,
+    /// Whether its case exists (then its statement is none of the case's).
+    pub case_exists: bool,
+    /// The closest: the case's statement nearest to the label's (a case that exists), or the
+    /// case path nearest to the label's (one that does not); `None` when there is none.
+    pub closest: Option<String>,
 }
 
 /// Reads a labels file; `Ok(None)` when there is none. Blank lines are skipped.
@@ -75,7 +93,7 @@ pub fn read_labels(file: &Path) -> Result<Option<Vec<Label>>, LabelsError> {
         if line.trim().is_empty() {
             continue;
         }
-        let label = serde_json::from_str::<Label>(line).map_err(|e| LabelsError {
+        let mut label = serde_json::from_str::<Label>(line).map_err(|e| LabelsError {
             file: file.to_path_buf(),
             line: n + 1,
             column: e.column(),
@@ -83,6 +101,7 @@ pub fn read_labels(file: &Path) -> Result<Option<Vec<Label>>, LabelsError> {
                 "{e}; a label is {{\"case\": \"<fixture path without .json>\", \"statement\": \"<its whole text>\", \"holds\": true}}"
             ),
         })?;
+        label.line = n + 1;
         labels.push(label);
     }
     Ok(Some(labels))
@@ -98,6 +117,7 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
     let mut verdicts: BTreeMap<&str, BTreeMap<String, (bool, String)>> = BTreeMap::new();
     let mut pairs = Vec::new();
     let mut disagreements = Vec::new();
+    let mut without_verdict = Vec::new();
     for label in &labels {
         let of_case = verdicts.entry(label.case.as_str()).or_insert_with(|| {
             let file = recordings.join(format!("{}.json", label.case));
@@ -107,21 +127,73 @@ pub fn calibrate(dir: &Path, recordings: &Path) -> Result<Option<Calibration>, L
                 .map(|r| recorded_verdicts(&r))
                 .unwrap_or_default()
         });
-        if let Some((holds, reason)) = of_case.get(&label.statement) {
-            pairs.push((*holds, label.holds));
-            if *holds != label.holds {
-                disagreements.push(Disagreement {
-                    label: label.clone(),
-                    reason: reason.clone(),
-                });
+        match of_case.get(&label.statement) {
+            Some((holds, reason)) => {
+                pairs.push((*holds, label.holds));
+                if *holds != label.holds {
+                    disagreements.push(Disagreement {
+                        label: label.clone(),
+                        reason: reason.clone(),
+                    });
+                }
             }
+            None => without_verdict.push(label.clone()),
         }
     }
     Ok(Some(Calibration {
         labels: labels.len(),
         agreement: agreement(&pairs),
         disagreements,
+        without_verdict,
     }))
+}
+
+/// The rubric statements of each case of the suite in `dir` (recordings in `recordings`) that
+/// has a rubric, by case path; a fixture that does not read is left out.
+pub fn rubric_statements(dir: &Path, recordings: &Path) -> BTreeMap<String, Vec<String>> {
+    let Ok(fixtures) = crate::suite::fixture::discover(dir, recordings) else {
+        return BTreeMap::new();
+    };
+    fixtures
+        .iter()
+        .filter_map(|path| {
+            let bytes = std::fs::read(&path.absolute).ok()?;
+            let fixture = crate::suite::fixture::FixtureFile::parse(&bytes, &path.absolute).ok()?;
+            let rubric = fixture.rubric().filter(|r| !r.is_empty())?;
+            let statements = rubric.required.iter().chain(&rubric.forbidden).cloned();
+            Some((path.case_path().to_string(), statements.collect()))
+        })
+        .collect()
+}
+
+/// The labels of `labels` whose case is not one of `statements`' (a case with a rubric), or
+/// whose statement is none of its case's, each with the closest statement of its case (or the
+/// closest case), in the file's order.
+pub fn unmatched(labels: &[Label], statements: &BTreeMap<String, Vec<String>>) -> Vec<Unmatched> {
+    labels
+        .iter()
+        .filter_map(|label| match statements.get(&label.case) {
+            Some(of_case) if of_case.contains(&label.statement) => None,
+            Some(of_case) => Some(Unmatched {
+                label: label.clone(),
+                case_exists: true,
+                closest: closest(&label.statement, of_case.iter()),
+            }),
+            None => Some(Unmatched {
+                label: label.clone(),
+                case_exists: false,
+                closest: closest(&label.case, statements.keys()),
+            }),
+        })
+        .collect()
+}
+
+/// The text of `candidates` nearest to `text` (Levenshtein distance over characters; the first
+/// of equals).
+fn closest<'a>(text: &str, candidates: impl Iterator<Item = &'a String>) -> Option<String> {
+    candidates
+        .min_by_key(|c| proposal_eval_engine::fuzzy::levenshtein(text, c))
+        .cloned()
 }
 
 /// Each statement's recorded verdict in `recording`, by its text, with the judge's reason. In a
@@ -267,6 +339,48 @@ mod tests {
         );
     }
 
+    /// A mistyped case and a mistyped statement are named by their lines, each with the closest
+    /// case or statement; a label that matches is not.
+    #[test]
+    fn labels_that_match_nothing_are_named_with_the_closest() {
+        let statements: BTreeMap<String, Vec<String>> = [(
+            "drafts/eval_a".to_string(),
+            vec![
+                "Recommends one laptop".to_string(),
+                "Recommends a discontinued SKU".to_string(),
+            ],
+        )]
+        .into_iter()
+        .collect();
+        let label = |line, case: &str, statement: &str| Label {
+            line,
+            case: case.into(),
+            statement: statement.into(),
+            holds: true,
+        };
+        let labels = [
+            label(1, "drafts/eval_a", "Recommends one laptop"),
+            label(2, "drafts/eval_b", "Recommends one laptop"),
+            label(3, "drafts/eval_a", "Recommends a discontinued SKUs"),
+        ];
+        let found = unmatched(&labels, &statements);
+        assert_eq!(
+            found,
+            vec![
+                Unmatched {
+                    label: labels[1].clone(),
+                    case_exists: false,
+                    closest: Some("drafts/eval_a".into()),
+                },
+                Unmatched {
+                    label: labels[2].clone(),
+                    case_exists: true,
+                    closest: Some("Recommends a discontinued SKU".into()),
+                },
+            ]
+        );
+    }
+
     #[test]
     fn the_bar_is_min_labels_then_min_agreement() {
         let calibrated = |matched, kappa| {
@@ -278,6 +392,7 @@ mod tests {
                     kappa,
                 },
                 disagreements: Vec::new(),
+                without_verdict: Vec::new(),
             }))
         };
         let mut config = RubricJudgeConfig::default();
