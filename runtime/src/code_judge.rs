@@ -68,10 +68,10 @@ const KNOWN_KEYS: [&str; 4] = ["name", "command", "timeout_ms", "threshold"];
 #[cfg_attr(
     feature = "schema",
     derive(schemars::JsonSchema),
-    schemars(with = "RawJudgeConfig")
+    schemars(with = "RawCodeJudgeConfig")
 )]
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(try_from = "RawJudgeConfig")]
+#[serde(try_from = "RawCodeJudgeConfig")]
 pub struct CodeJudgeConfig {
     /// The judge's name, used in reports.
     pub name: String,
@@ -89,7 +89,7 @@ pub struct CodeJudgeConfig {
 
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
-struct RawJudgeConfig {
+struct RawCodeJudgeConfig {
     name: String,
     command: Vec<String>,
     timeout_ms: Option<u64>,
@@ -98,10 +98,10 @@ struct RawJudgeConfig {
     config: Map<String, Value>,
 }
 
-impl TryFrom<RawJudgeConfig> for CodeJudgeConfig {
+impl TryFrom<RawCodeJudgeConfig> for CodeJudgeConfig {
     type Error = String;
 
-    fn try_from(raw: RawJudgeConfig) -> Result<Self, String> {
+    fn try_from(raw: RawCodeJudgeConfig) -> Result<Self, String> {
         let name = &raw.name;
         if name.trim().is_empty() {
             return Err("code_judge `name` is empty".to_string());

@@ -113,6 +113,7 @@ mod rubric_judge;
 mod run;
 #[cfg(feature = "schema")]
 mod schema;
+mod stale;
 mod suite;
 mod sys;
 

@@ -229,6 +229,24 @@ fn recorded_verdicts(recording: &Recording) -> BTreeMap<String, (bool, String)> 
         .collect()
 }
 
+/// Why a failing rubric of `suite` does not fail its test (the judge is below `[judge]
+/// min_agreement` on the suite's labels); `None` when it fails it. Read once per process, and
+/// only when a rubric fails.
+pub(crate) fn suite_advisory(suite: &crate::suite::Suite) -> &Option<String> {
+    suite.judge_advisory.get_or_init(|| {
+        let Ok(config) = suite.config() else {
+            return None;
+        };
+        config.judge.min_agreement?;
+        let calibration = calibrate(&suite.dir, &suite.recordings).map_err(|mut e| {
+            e.file = suite.relative(&e.file).into();
+            e
+        });
+        advisory(&config.judge, &calibration)
+            .map(|why| why.replace("<suite>/", &format!("{}/", suite.relative(&suite.dir))))
+    })
+}
+
 /// Whether rubric failures fail tests: `None` when they do, else why they are advisory.
 pub fn advisory(
     config: &RubricJudgeConfig,

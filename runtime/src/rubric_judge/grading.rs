@@ -11,8 +11,9 @@ use crate::recording::judgement::ReplayedJudgement;
 use crate::recording::pending::Pending;
 use crate::recording::sources::CaseSources;
 use crate::recording::usage::{CallEntry, UsageTotals};
-use crate::recording::{Recording, Sample, Validation};
+use crate::recording::{Recording, Sample};
 use crate::rubric::Rubric;
+use crate::stale::{stale_use, StaleUse};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::FixtureFile;
 use crate::suite::Suite;
@@ -157,7 +158,7 @@ impl RubricStep<'_> {
         if verdict.passed {
             return Judged::Verdict(verdict);
         }
-        let Some(why) = self.suite.judge_advisory().clone() else {
+        let Some(why) = super::calibration::suite_advisory(self.suite).clone() else {
             return Judged::Verdict(verdict);
         };
         eprintln!(
@@ -285,7 +286,8 @@ impl RubricStep<'_> {
             return Ok(None);
         }
         let Some(j) = recorded else {
-            if matches!(self.record, RecordMode::Stale | RecordMode::All) {
+            // Missing verdicts are recorded whenever a stale part would be.
+            if stale_use(self.record, self.config.recording.validation) == StaleUse::Record {
                 return Ok(None);
             }
             return Err(Unusable::Missing);
@@ -303,10 +305,10 @@ impl RubricStep<'_> {
             return Ok(Some(replayed_verdicts(rubric, j)));
         }
         let what = self.what_changed(question, k);
-        match (self.record, self.config.recording.validation) {
-            (RecordMode::Stale | RecordMode::All, _) => Ok(None),
-            (_, Validation::Strict) => Err(Unusable::Stale(what)),
-            (_, Validation::Warn) => {
+        match stale_use(self.record, self.config.recording.validation) {
+            StaleUse::Record => Ok(None),
+            StaleUse::Refuse => Err(Unusable::Stale(what)),
+            StaleUse::Warn => {
                 eprintln!(
                     "warning: {}: {}",
                     self.name,
@@ -315,7 +317,7 @@ impl RubricStep<'_> {
                 note(&j);
                 Ok(Some(replayed_verdicts(rubric, j)))
             }
-            (_, Validation::Skip) => {
+            StaleUse::Replay => {
                 note(&j);
                 Ok(Some(replayed_verdicts(rubric, j)))
             }

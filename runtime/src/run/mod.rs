@@ -19,6 +19,7 @@ use crate::repeat::{PassRule, Samples};
 use crate::rubric_judge::grading::{
     case_rubric, rubric_result, sample_answers, show_samples, Judgeable, RubricStep,
 };
+use crate::stale::{stale_use, StaleUse};
 use crate::suite::config::{Evaluator, SuiteConfig};
 use crate::suite::fixture::{FixtureFile, Status};
 use crate::suite::{LoadedCase, Suite};
@@ -595,12 +596,19 @@ impl Step<'_, '_> {
         }
         if !stale.is_empty() {
             let message = stale.join("\n");
-            if validation == Validation::Strict {
-                result.recording = RecordingUse::Stale;
-                return Err(message);
+            match stale_use(settings.record, validation) {
+                // A run that records made a stale recording again before it came to replay:
+                // one stale here was not seen as such then, and is refused.
+                StaleUse::Refuse | StaleUse::Record => {
+                    result.recording = RecordingUse::Stale;
+                    return Err(message);
+                }
+                StaleUse::Warn => {
+                    eprintln!("warning: {name}: {message}");
+                    result.recording = RecordingUse::ReplayedStale;
+                }
+                StaleUse::Replay => result.recording = RecordingUse::ReplayedStale,
             }
-            eprintln!("warning: {name}: {message}");
-            result.recording = RecordingUse::ReplayedStale;
         }
         let ignore = &config.recording.ignore_request_paths;
         let sample_count = recorded.samples.len();

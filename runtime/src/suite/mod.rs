@@ -39,8 +39,9 @@ pub(crate) struct Suite {
     crate_in_workspace: OnceLock<String>,
     /// Whether the recordings folder existed when a case first looked.
     recordings_found: OnceLock<bool>,
-    /// Why rubric failures are advisory (`None`: they fail), computed once from the labels.
-    judge_advisory: OnceLock<Option<String>>,
+    /// Why rubric failures are advisory (`None`: they fail), computed once from the labels by
+    /// the rubric judge (`crate::rubric_judge::calibration::suite_advisory`).
+    pub(crate) judge_advisory: OnceLock<Option<String>>,
 }
 
 impl Suite {
@@ -142,27 +143,6 @@ impl Suite {
         *self
             .recordings_found
             .get_or_init(|| self.recordings.is_dir())
-    }
-
-    /// Why a failing rubric does not fail its test (the judge is below `[judge]
-    /// min_agreement` on the suite's labels); `None` when it fails it. Read once per process,
-    /// and only when a rubric fails.
-    pub fn judge_advisory(&self) -> &Option<String> {
-        self.judge_advisory.get_or_init(|| {
-            let Ok(config) = self.config() else {
-                return None;
-            };
-            config.judge.min_agreement?;
-            let calibration =
-                crate::rubric_judge::calibration::calibrate(&self.dir, &self.recordings).map_err(
-                    |mut e| {
-                        e.file = self.relative(&e.file).into();
-                        e
-                    },
-                );
-            crate::rubric_judge::calibration::advisory(&config.judge, &calibration)
-                .map(|why| why.replace("<suite>/", &format!("{}/", self.relative(&self.dir))))
-        })
     }
 
     pub fn discover(&self) -> std::io::Result<Vec<FixturePath>> {
