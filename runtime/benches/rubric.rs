@@ -116,6 +116,11 @@
 //! recording or the output from the key, both what DESIGN section 13 asks for, this path stays
 //! over 1.2x. The whole test-binary run, as `cargo test` replays a suite (harness, report):
 //! `bench/suite-scale`, shape `rubric`, 1.15x-1.21x (its README).
+//!
+//! 2026-12-06, issue 36 (a replay now keeps each judge call's answer as raw JSON text, read only
+//! when several samples voted, and the verdicts carry the answer, the outcome and the votes):
+//! `RUBRIC_PAIRED=20`, load 10-14 on 2 cores: minimal 1.288x (quartiles 1.228-1.399), agent
+//! 1.224x (1.120-1.323): the same as before within the noise.
 
 use criterion::{criterion_group, Criterion};
 use proposal_eval::__internal::case_run::{OpenSuite, Question};

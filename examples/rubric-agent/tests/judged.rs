@@ -102,6 +102,10 @@ fn main() -> ExitCode {
             "judged::a_missing_judge_key_names_the_configured_variable",
             missing_key,
         ),
+        Trial::test(
+            "judged::the_judges_cost_counts_against_the_budget",
+            judge_budget,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -669,6 +673,31 @@ fn missing_key() -> Result<(), Failed> {
     expect_calls(&judge.stop(), 0, "the judge")
 }
 
+/// A priced judge (`[pricing."judge-1"]`: $60 a call) and `PROPOSAL_EVAL_BUDGET_USD=1`: the
+/// first of three judge samples spends the budget, so the second is not made.
+fn judge_budget() -> Result<(), Failed> {
+    let copy = Copy::new("budget")?;
+    let _ = std::fs::remove_dir_all(copy.root.join(SUITE).join("recordings"));
+    copy.edit(
+        &format!("{SUITE}/proposal-eval.toml"),
+        "model = \"judge-1\"",
+        "model = \"judge-1\"\nsamples = 3\n\n[pricing.\"judge-1\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 1000000",
+    )?;
+    let (model, judge) = (agent(), judge(&[]));
+    let out = copy.run(&[
+        ("RECORD", "1"),
+        ("OPENAI_BASE_URL", &judge.url),
+        (AGENT_URL, &model.url),
+        ("OPENAI_API_KEY", KEY),
+        ("PROPOSAL_EVAL_BUDGET_USD", "1"),
+    ])?;
+    copy.fails_with(
+        &out,
+        &["judge error: the judge model \"judge-1\" was not called: PROPOSAL_EVAL_BUDGET_USD=1 is spent (estimated $60.000000 so far in this run)"],
+    )?;
+    expect_calls(&judge.stop(), 1, "the judge")
+}
+
 fn expect_calls(calls: &[Value], want: usize, who: &str) -> Result<(), Failed> {
     if calls.len() != want {
         return Err(format!(
@@ -754,6 +783,7 @@ impl Copy {
             .env_remove("PROPOSAL_EVAL_RECORD")
             .env_remove("OPENAI_API_KEY")
             .env_remove("JUDGE_API_KEY")
+            .env_remove("PROPOSAL_EVAL_BUDGET_USD")
             .env_remove(EDIT)
             .env("NO_COLOR", "1")
             .current_dir(&self.root)
