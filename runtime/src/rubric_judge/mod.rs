@@ -4,8 +4,12 @@
 //! and its key ([`model`]), the step of a case run that uses or records the verdicts and grades
 //! the case ([`grading`]), and the agreement with human labels ([`calibration`]). It reaches out
 //! only to the engine (the prompt, the answer's shape, grading: [`proposal_eval_engine::rubric`]),
-//! the recording (the judge part's format, `crate::recording::judgement`; the model handle) and
-//! the case result types it shares with the run (`crate::case_result`).
+//! the recording (the judge part's format, `crate::recording::judgement`; the model handle), the
+//! suite it grades (its config, fixtures, files and the judge model `Harness::judge` gave), the
+//! decision on a stale part it shares with the agent's (`crate::stale`) and the case result
+//! types it shares with the run (`crate::case_result`); the run calls it once per case
+//! (`grading::RubricStep::grade`) and for the `rubric` evaluator's result, and nothing of it
+//! calls back into the run.
 //!
 //! One call per sample (`[judge] samples`) covers all of a case's statements. The calls and the
 //! verdicts are kept in the case's recording under `judge` with `key_sha256`, the SHA-256 of
