@@ -205,14 +205,14 @@ impl RubricStep<'_> {
         if ask.is_empty() {
             return Ok(graded);
         }
-        let factory = model::model_factory(self.suite.judge.as_ref(), &self.config.judge)?;
+        let judge = model::judge_model(self.suite.judge.as_ref(), &self.config.judge)?;
         let mut judgements = Vec::with_capacity(ask.len());
         for k in ask {
             let Some((output, trajectory)) = &samples[k] else {
                 continue;
             };
             let question = self.question(rubric, output, trajectory.as_ref(), &template);
-            match model::judge_live(factory.clone(), &question, &self.config.pricing) {
+            match model::judge_live(&judge, &question, &self.config.pricing) {
                 Ok(judgement) => {
                     graded[k] = Some(
                         Judged::of(rubric, &judgement.verdicts)

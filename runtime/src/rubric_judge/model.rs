@@ -16,13 +16,13 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Asks the judge `question.config.samples` times, live, through `factory`'s model; the
+/// Asks the judge `question.config.samples` times, live, through `judge`; the
 /// judgement to record, or why there is none (a call that failed every attempt, or an answer
 /// that is not the verdict shape: a judge error, showing the answer). Each call is tried up to
 /// `[judge] max_attempts` times (the built-in judge waits up to `[judge] timeout_s` on each),
 /// and costs count against the budget (`[pricing]`, `PROPOSAL_EVAL_BUDGET_USD`).
 pub(crate) fn judge_live(
-    factory: ModelFactory,
+    judge: &JudgeModel,
     question: &Question<'_>,
     pricing: &BTreeMap<String, Pricing>,
 ) -> Result<Judgement, String> {
@@ -31,7 +31,7 @@ pub(crate) fn judge_live(
     let mut samples = Vec::new();
     let mut calls = Vec::new();
     for _ in 0..question.config.samples.max(1) {
-        let (answer, call) = ask(&factory, question.config, &request, pricing)?;
+        let (answer, call) = ask(judge, question.config, &request, pricing)?;
         let verdicts =
             rubric::parse_answer(&answer, statements).map_err(|e| format!("judge error: {e}"))?;
         samples.push(verdicts);
@@ -61,7 +61,7 @@ pub(crate) fn judge_live(
 /// 30 s) between attempts; its answer and the call to record. The progress line counts it as the
 /// judge's and names its attempt.
 fn ask(
-    factory: &ModelFactory,
+    judge: &JudgeModel,
     config: &RubricJudgeConfig,
     request: &Value,
     pricing: &BTreeMap<String, Pricing>,
@@ -69,8 +69,8 @@ fn ask(
     let max = config.max_attempts.max(1);
     let mut attempt = 1;
     loop {
-        let mut llm =
-            Llm::record(Some(factory.clone())).with_suite(HttpConfig::default(), pricing.clone());
+        let mut llm = Llm::record(Some(judge.factory.clone()))
+            .with_suite(HttpConfig::default(), pricing.clone());
         let answered = {
             let _judging = progress::judge_call(attempt, max);
             llm.complete(request)
@@ -89,7 +89,7 @@ fn ask(
         // Only the model's own failure (a timeout, a refused connection, an error status) is
         // tried again; the budget spent or no model is not.
         if attempt >= max || !matches!(error, LlmError::Model(_)) {
-            return Err(gave_up(config, attempt, &error));
+            return Err(gave_up(judge, config, attempt, &error));
         }
         std::thread::sleep(Duration::from_secs(1 << (attempt - 1).min(5)).min(MAX_WAIT));
         attempt += 1;
@@ -100,38 +100,61 @@ fn ask(
 const MAX_WAIT: Duration = Duration::from_secs(30);
 
 /// Why a judge call has no answer after `attempts` attempts: the judge, the bound and the keys
-/// that raise it.
-fn gave_up(config: &RubricJudgeConfig, attempts: u32, error: &LlmError) -> String {
-    let judge = match (&config.model, &config.base_url) {
+/// that raise it (`timeout_s` bounds the built-in judge only).
+fn gave_up(
+    judge: &JudgeModel,
+    config: &RubricJudgeConfig,
+    attempts: u32,
+    error: &LlmError,
+) -> String {
+    let named = match (&config.model, &config.base_url) {
+        _ if !judge.builtin => "the judge model (Harness::judge's)".to_string(),
         (Some(model), Some(url)) => format!("the judge model {model:?} at {url}"),
         (Some(model), None) => format!("the judge model {model:?}"),
         (None, _) => "the judge model".to_string(),
     };
-    if !matches!(error, LlmError::Model(_)) {
-        return format!("judge error: {judge} was not called: {error}");
+    let max = config.max_attempts;
+    match error {
+        LlmError::Model(_) if judge.builtin => format!(
+            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}, each waiting up to [judge] timeout_s = {} s): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
+            config.timeout_s
+        ),
+        LlmError::Model(_) => format!(
+            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}): {error}\na judge that needs more attempts: raise [judge] max_attempts in the suite config"
+        ),
+        _ => format!("judge error: {named} was not called: {error}"),
     }
-    format!(
-        "judge error: {judge} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {}, each waiting up to [judge] timeout_s = {} s): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
-        config.max_attempts,
-        config.timeout_s
-    )
+}
+
+/// The judge model that records, and whether it is the built-in one (which `[judge] timeout_s`
+/// bounds).
+#[derive(Clone)]
+pub(crate) struct JudgeModel {
+    factory: ModelFactory,
+    builtin: bool,
 }
 
 /// The judge model that records: `Harness::judge`'s, else (feature `openai`) an
 /// OpenAI-compatible chat completions client from `[judge]`.
-pub(crate) fn model_factory(
+pub(crate) fn judge_model(
     given: Option<&ModelFactory>,
     config: &RubricJudgeConfig,
-) -> Result<ModelFactory, String> {
+) -> Result<JudgeModel, String> {
     if let Some(factory) = given {
-        return Ok(factory.clone());
+        return Ok(JudgeModel {
+            factory: factory.clone(),
+            builtin: false,
+        });
     }
     if config.model.is_none() {
         return Err(
             "the rubric's verdicts cannot be recorded: [judge] model is not set in the suite config; name the judge model (model = \"gpt-4o-mini\")".into(),
         );
     }
-    openai_factory(config)
+    Ok(JudgeModel {
+        factory: openai_factory(config)?,
+        builtin: true,
+    })
 }
 
 /// The built-in judge: an OpenAI-compatible chat completion from `[judge]`, keyed by the
