@@ -230,15 +230,12 @@ fn a_long_value_is_cut_at_the_cap() {
         json!([{"path": "r", "max_length": 3}]),
         &json!({ "r": long }),
     )[0];
-    assert!(
-        line.ends_with("…\" (500 characters)") || line.contains('…'),
-        "{line}"
-    );
     let shown = line
         .strip_prefix("r: max_length 3: actual ")
         .and_then(|l| l.strip_suffix(" (500 characters)"))
         .unwrap();
     assert_eq!(shown.chars().count(), VALUE_CAP);
+    assert!(shown.starts_with("\"éé") && shown.ends_with("é…"), "{shown}");
 }
 
 #[test]
