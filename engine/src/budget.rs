@@ -99,9 +99,9 @@ pub struct BudgetVerdict {
 }
 
 impl BudgetVerdict {
-    /// `budget: ` and the summary, then each limit broken, indented.
+    /// The summary, then each limit broken, indented.
     pub fn render(&self) -> String {
-        let mut out = format!("budget: {}\n", self.summary);
+        let mut out = format!("{}\n", self.summary);
         for miss in &self.misses {
             out.push_str("  ");
             out.push_str(miss);
@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(verdict.score, 0.0);
         assert_eq!(
             verdict.render(),
-            "budget: 0 of 4 limits kept: 4 call(s), 1001 tokens, $0.012300, 500 ms
+            "0 of 4 limits kept: 4 call(s), 1001 tokens, $0.012300, 500 ms
   cost: $0.012300, over max_cost_usd = 0.01
   tokens: 1001 (901 in, 100 out), over max_tokens = 1000
   calls: 4, over max_calls = 3

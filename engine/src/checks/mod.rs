@@ -33,7 +33,7 @@
 //! assert_eq!(verdict.score, 1.0 / 3.0);
 //! assert_eq!(
 //!     verdict.render(),
-//!     "checks: 1 of 3 passed, score 0.33\n\
+//!     "1 of 3 checks passed, score 0.33\n\
 //!      \x20 reply: max_length 20: actual \"Your refund is on its way.\" (26 characters)\n\
 //!      \x20 tags[1]: one_of [\"billing\",\"shipping\"]: actual \"spam\"\n"
 //! );

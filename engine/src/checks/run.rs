@@ -41,7 +41,7 @@ pub struct ChecksVerdict {
 }
 
 impl ChecksVerdict {
-    /// One line: `4 of 5 passed, score 0.80`.
+    /// One line: `4 of 5 checks passed, score 0.80`.
     pub fn summary(&self) -> String {
         let score = if self.score.fract() == 0.0 {
             format!("{}", self.score)
@@ -49,7 +49,7 @@ impl ChecksVerdict {
             format!("{:.2}", self.score)
         };
         format!(
-            "{} of {} passed, score {score}",
+            "{} of {} checks passed, score {score}",
             self.passed_checks, self.checks
         )
     }
@@ -59,9 +59,9 @@ impl ChecksVerdict {
         self.failures.iter().map(|f| f.line.clone()).collect()
     }
 
-    /// `checks: ` and the summary, then each failure line indented.
+    /// The summary, then each failure line indented.
     pub fn render(&self) -> String {
-        let mut out = format!("checks: {}\n", self.summary());
+        let mut out = format!("{}\n", self.summary());
         for failure in &self.failures {
             out.push_str("  ");
             out.push_str(&failure.line);

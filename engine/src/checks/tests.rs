@@ -235,7 +235,10 @@ fn a_long_value_is_cut_at_the_cap() {
         .and_then(|l| l.strip_suffix(" (500 characters)"))
         .unwrap();
     assert_eq!(shown.chars().count(), VALUE_CAP);
-    assert!(shown.starts_with("\"éé") && shown.ends_with("é…"), "{shown}");
+    assert!(
+        shown.starts_with("\"éé") && shown.ends_with("é…"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -310,5 +313,5 @@ fn checks_read_from_toml_as_a_suite_writes_them() {
 fn no_check_scores_one() {
     let verdict = evaluate(&[], &json!(null), &no_schemas);
     assert_eq!((verdict.score, verdict.passed), (1.0, true));
-    assert_eq!(verdict.render(), "checks: 0 of 0 passed, score 1\n");
+    assert_eq!(verdict.render(), "0 of 0 checks passed, score 1\n");
 }

@@ -5,6 +5,7 @@
 //! selected evaluators and render the failure.
 
 pub mod case;
+pub(crate) mod checks;
 pub(crate) mod executor;
 pub(crate) mod judging;
 
@@ -290,7 +291,14 @@ fn check_before_calls(
             suite.relative(&loaded.path.absolute)
         ));
     }
-    expectations_read(suite, config, fixture, case_path)
+    expectations_read(suite, config, fixture, case_path)?;
+    checks::check_schemas(
+        suite,
+        config,
+        fixture,
+        &suite.relative(&loaded.path.absolute),
+        &suite.config_file_name(),
+    )
 }
 
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
@@ -566,7 +574,7 @@ impl Step<'_, '_> {
                 ));
             };
             samples.push(recording::Sample::new(interactions));
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         let calls = samples.iter().any(|s| !s.interactions.is_empty());
         if calls && review {
@@ -646,7 +654,7 @@ impl Step<'_, '_> {
             if let Some(failure) = llm.finish_failure() {
                 return Err(failure);
             }
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         Ok(runs)
     }
@@ -755,7 +763,7 @@ impl Step<'_, '_> {
                     format!("{which}{failure}")
                 });
             }
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         Ok(Some(runs))
     }
@@ -787,7 +795,7 @@ impl Step<'_, '_> {
         // Each sample evaluated on its own; the pass rule decides the case.
         let count = runs.len();
         let mut verdicts = Vec::with_capacity(count);
-        for ((output, calls), judged) in runs.into_iter().zip(judged) {
+        for ((output, calls, spent), judged) in runs.into_iter().zip(judged) {
             let mut sample = CaseResult::new(result.name.clone());
             sample.recording = result.recording;
             let (verdict, output) = match output {
@@ -800,7 +808,7 @@ impl Step<'_, '_> {
                         fixture,
                         case,
                         &actual,
-                        &calls,
+                        (&calls, &spent),
                         name,
                         judged.as_ref(),
                         &mut sample,
@@ -860,7 +868,7 @@ fn judge_rubric<'s>(
     (name, record_command): (&str, &str),
     case: &Case,
     fixture: &FixtureFile,
-    runs: &[(Result<Value, case::OutputError>, Vec<ToolCall>)],
+    runs: &[SampleRun],
     (recorded, judge_calls): (
         Vec<Option<crate::recording::judgement::ReplayedJudgement>>,
         &mut Vec<crate::recording::usage::CallEntry>,
@@ -892,7 +900,7 @@ fn judge_rubric<'s>(
     // The judge sees the trajectory only with `[judge] include_trajectory`.
     let samples: Vec<judging::Judgeable<'_>> = runs
         .iter()
-        .map(|(output, calls)| {
+        .map(|(output, calls, _)| {
             let trajectory = config
                 .judge
                 .include_trajectory
@@ -950,8 +958,13 @@ type SampleVerdict = (
     Option<Value>,
 );
 
-/// One run of the code under test: its output and its trajectory.
-type SampleRun = (Result<Value, case::OutputError>, Vec<ToolCall>);
+/// One run of the code under test: its output, its trajectory and what its model calls used
+/// (the budget's measure; the judge's calls are not in it).
+type SampleRun = (
+    Result<Value, case::OutputError>,
+    Vec<ToolCall>,
+    crate::recording::usage::UsageTotals,
+);
 
 /// The verdict of a repeated case: its samples' verdicts under the pass rule. The case's
 /// evaluators are those of its first failing sample when it fails, else of its first sample;
@@ -1094,7 +1107,7 @@ fn committed_outcome(
 fn review_outcomes(committed: Option<Vec<Outcome>>, runs: &[SampleRun]) -> Review {
     let mut pending_samples: Vec<Outcome> = runs
         .iter()
-        .map(|(output, _)| match output {
+        .map(|(output, ..)| match output {
             Ok(value) => Outcome::Output(value.clone()),
             Err(e) => Outcome::Error(e.to_string()),
         })
@@ -1219,6 +1232,8 @@ fn expectations_read(
                 || (config.evaluators.contains(&Evaluator::Rubric) && fixture.rubric().is_some()),
             "\"rubric\"",
         ),
+        ("checks", fixture.checks.is_some(), "\"checks\""),
+        ("budget", fixture.budget.is_some(), "\"budget\""),
     ];
     for (key, present, evaluator) in carried {
         if present && !read(key) {
@@ -1233,8 +1248,12 @@ fn expectations_read(
             ));
         }
     }
+    // A suite's `[[checks]]` and `[budget]` check each of its cases (the config refuses them
+    // when their evaluator is off).
     if carried.iter().any(|(_, present, _)| *present)
         || config.evaluators.contains(&Evaluator::CodeJudge)
+        || !config.checks.is_empty()
+        || !config.budget.is_empty()
     {
         return Ok(());
     }
@@ -1257,8 +1276,8 @@ fn expectations_read(
     ))
 }
 
-/// Runs the suite's evaluators on what the case's code produced (`actual`) and the tool calls
-/// it made (`calls`), pushing each one's result onto `result`; the failure message when one
+/// Runs the suite's evaluators on what the case's code produced (`actual`), the tool calls
+/// it made (`calls`) and what its model calls used (`spent`, the judge's apart), pushing each one's result onto `result`; the failure message when one
 /// fails. Each evaluator runs on the cases that carry its expectation, `code_judge` on every
 /// case. Also what `cargo proposal-eval review` evaluates both sides of a pending recording
 /// with.
@@ -1270,7 +1289,7 @@ pub(crate) fn evaluate(
     fixture: &FixtureFile,
     case: &Case,
     actual: &Value,
-    calls: &[ToolCall],
+    (calls, spent): (&[ToolCall], &crate::recording::usage::UsageTotals),
     name: &str,
     judged: Option<&crate::llm_judge::Judged>,
     result: &mut CaseResult,
@@ -1303,6 +1322,20 @@ pub(crate) fn evaluate(
             Evaluator::Trajectory => {
                 if let Some(expected) = &fixture.expected_trajectory {
                     result.evaluators.push(trajectory(config, expected, calls));
+                }
+            }
+            Evaluator::Checks => {
+                if let Some(list) = checks::case_checks(config, fixture) {
+                    result
+                        .evaluators
+                        .push(checks::checks_result(suite, list, actual));
+                }
+            }
+            Evaluator::Budget => {
+                if let Some(budget) = checks::case_budget(config, fixture) {
+                    result
+                        .evaluators
+                        .push(checks::budget_result(&budget, spent));
                 }
             }
             Evaluator::CodeJudge => {

@@ -41,6 +41,8 @@ pub(crate) struct Suite {
     recordings_found: OnceLock<bool>,
     /// Why rubric failures are advisory (`None`: they fail), computed once from the labels.
     judge_advisory: OnceLock<Option<String>>,
+    /// The schema files of `json_schema` checks, compiled once.
+    pub(crate) schemas: crate::run::checks::Schemas,
 }
 
 impl Suite {
@@ -78,6 +80,7 @@ impl Suite {
             crate_in_workspace: OnceLock::new(),
             recordings_found: OnceLock::new(),
             judge_advisory: OnceLock::new(),
+            schemas: Default::default(),
         }
     }
 
