@@ -4,6 +4,7 @@ use crate::path::Pattern;
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 
 /// What a check asks of each value its path matches.
 #[derive(Clone, Debug)]
@@ -15,7 +16,8 @@ pub enum Op {
     /// The string does not hold this text.
     NotContains(String),
     /// The regex matches somewhere in the string (anchor it with `^...$` for the whole).
-    Regex(regex::Regex),
+    /// Shared: every check of one pattern uses one compiled regex and its match caches.
+    Regex(std::sync::Arc<regex::Regex>),
     /// The value equals this JSON (numbers by value).
     Equals(Value),
     /// The value equals one of these.
@@ -169,8 +171,33 @@ impl TryFrom<RawCheck> for Check {
     }
 }
 
-/// A regex, or an error naming the character where it goes wrong.
-fn compile(pattern: &str) -> Result<regex::Regex, CheckError> {
+/// How many compiled regexes [`compile`] keeps: a suite's patterns, written again in fixture
+/// after fixture.
+const KEPT_REGEXES: usize = 256;
+
+/// A regex, or an error naming the character where it goes wrong. Each pattern is compiled
+/// once per process: a fixture's checks are read with the fixture, case after case, and
+/// compiling a pattern takes longer than replaying a case. The regex is shared, not cloned: a
+/// clone would start its lazy DFA's cache empty, and build its states again at each case.
+fn compile(pattern: &str) -> Result<Arc<regex::Regex>, CheckError> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KEPT: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
+    let kept = KEPT.get_or_init(Default::default);
+    if let Some(regex) = kept.lock().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return Ok(regex.clone());
+    }
+    let regex = Arc::new(compile_new(pattern)?);
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= KEPT_REGEXES {
+        kept.clear();
+    }
+    kept.insert(pattern.to_string(), regex.clone());
+    Ok(regex)
+}
+
+/// [`compile`] without the cache.
+fn compile_new(pattern: &str) -> Result<regex::Regex, CheckError> {
     regex::Regex::new(pattern).map_err(|e| {
         let (at, why) = match regex_syntax::Parser::new().parse(pattern) {
             Err(regex_syntax::Error::Parse(e)) => {

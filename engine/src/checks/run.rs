@@ -2,6 +2,7 @@
 
 use super::check::{Check, Op};
 use crate::json::json_eq;
+use crate::path::PatternSegment;
 use crate::render::compact;
 use serde_json::Value;
 
@@ -84,6 +85,27 @@ pub fn evaluate<'c>(
     for (index, check) in checks.into_iter().enumerate() {
         count += 1;
         let before = failures.len();
+        // A path without wildcards (most of them) is walked without building its location,
+        // which is made only for a failure line.
+        if let Some(value) = concrete(check.path.segments(), output) {
+            let failed = match value {
+                None => Some("the path matches nothing in the output".to_string()),
+                Some(value) => apply(&check.op, value, schema).err(),
+            };
+            if let Some(why) = failed {
+                let path = match (value, check.path.as_location()) {
+                    (Some(_), Some(location)) => location.to_string(),
+                    _ => check.path.as_str().to_string(),
+                };
+                failures.push(FailedCheck {
+                    check: index,
+                    line: format!("{path}: {check}: {why}"),
+                    path,
+                });
+            }
+            passed_checks += usize::from(failures.len() == before);
+            continue;
+        }
         let found = check.path.find(output);
         if found.is_empty() {
             failures.push(FailedCheck {
@@ -123,6 +145,21 @@ pub fn evaluate<'c>(
         passed: passed_checks == count,
         failures,
     }
+}
+
+/// The value a pattern without wildcards names in `output` (`Some(None)` when there is none);
+/// `None` when the pattern has a wildcard.
+fn concrete<'v>(segments: &[PatternSegment], output: &'v Value) -> Option<Option<&'v Value>> {
+    let mut value = Some(output);
+    for segment in segments {
+        value = match (segment, value) {
+            (PatternSegment::Key(key), Some(Value::Object(map))) => map.get(key),
+            (PatternSegment::Index(i), Some(Value::Array(items))) => items.get(*i),
+            (PatternSegment::Key(_) | PatternSegment::Index(_), _) => None,
+            _ => return None,
+        };
+    }
+    Some(value)
 }
 
 /// `Ok` when `value` passes `op`; else why not, with the value shown.

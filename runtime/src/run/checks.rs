@@ -17,7 +17,7 @@ use crate::suite::fixture::FixtureFile;
 use crate::suite::Suite;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// The case's checks when the `checks` evaluator runs on it: the suite's `[[checks]]`, then
@@ -103,52 +103,55 @@ pub(crate) fn check_schemas(
     suite: &Suite,
     config: &SuiteConfig,
     fixture: &FixtureFile,
-    fixture_file: &str,
-    config_file: &str,
+    fixture_path: &Path,
 ) -> Result<(), String> {
     if !config.evaluators.contains(&Evaluator::Checks) {
         return Ok(());
     }
-    let written = config.checks.iter().enumerate().map(|(i, c)| {
-        (
-            c,
-            format!(
-                "bad suite config: {config_file}: [[checks]] number {}",
-                i + 1
-            ),
-        )
-    });
+    // The place is named only for an error: most cases have none, and pay for no name.
+    let written = config.checks.iter().enumerate().map(|(i, c)| (c, Err(i)));
     let own = fixture
         .checks
         .iter()
         .flatten()
         .enumerate()
-        .map(|(i, c)| (c, format!("bad fixture: {fixture_file}: checks[{i}]")));
-    for (check, place) in written.chain(own) {
-        if let Some(file) = check.schema_file() {
-            if let Err(why) = &*suite.schemas.get(&suite.dir, file) {
-                return Err(format!("{place} (`{}` {check}): {why}", check.path));
-            }
+        .map(|(i, c)| (c, Ok(i)));
+    for (check, at) in written.chain(own) {
+        let Some(file) = check.schema_file() else {
+            continue;
+        };
+        if let Err(why) = &*suite.schemas.get(&suite.dir, file) {
+            let place = match at {
+                Err(i) => format!(
+                    "bad suite config: {}: [[checks]] number {}",
+                    suite.config_file_name(),
+                    i + 1
+                ),
+                Ok(i) => format!("bad fixture: {}: checks[{i}]", suite.relative(fixture_path)),
+            };
+            return Err(format!("{place} (`{}` {check}): {why}", check.path));
         }
     }
     Ok(())
 }
 
-/// The compiled schemas of a suite's `json_schema` checks, by file, each read once.
+/// The compiled schemas of a suite's `json_schema` checks, by file as the checks write it
+/// (relative to the one suite folder), each read once.
 #[derive(Default)]
 pub(crate) struct Schemas {
-    compiled: Mutex<HashMap<PathBuf, Arc<Result<Compiled, String>>>>,
+    compiled: Mutex<HashMap<String, Arc<Result<Compiled, String>>>>,
 }
 
 impl Schemas {
     /// The schema `file` (relative to `suite_dir`), compiled, or why it cannot be.
     fn get(&self, suite_dir: &Path, file: &str) -> Arc<Result<Compiled, String>> {
-        let path = suite_dir.join(file);
         let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        compiled
-            .entry(path)
-            .or_insert_with_key(|path| Arc::new(compile(path, file)))
-            .clone()
+        if let Some(schema) = compiled.get(file) {
+            return schema.clone();
+        }
+        let schema = Arc::new(compile(&suite_dir.join(file), file));
+        compiled.insert(file.to_string(), schema.clone());
+        schema
     }
 
     /// Whether `value` is valid under the schema `file`: `Err` says where and why not.
@@ -203,6 +206,9 @@ fn compile(path: &Path, file: &str) -> Result<Compiled, String> {
 /// The first error of `value` under `schema` (with how many more), at its JSON Pointer.
 #[cfg(feature = "json-schema")]
 fn validate(schema: &Compiled, value: &Value) -> Result<(), String> {
+    if schema.is_valid(value) {
+        return Ok(());
+    }
     let mut errors = schema.iter_errors(value);
     let Some(first) = errors.next() else {
         return Ok(());

@@ -292,13 +292,7 @@ fn check_before_calls(
         ));
     }
     expectations_read(suite, config, fixture, case_path)?;
-    checks::check_schemas(
-        suite,
-        config,
-        fixture,
-        &suite.relative(&loaded.path.absolute),
-        &suite.config_file_name(),
-    )
+    checks::check_schemas(suite, config, fixture, &loaded.path.absolute)
 }
 
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
