@@ -39,8 +39,11 @@ pub struct Budget {
     pub max_latency_ms: Option<f64>,
 }
 
+/// A limit in dollars or milliseconds: 0 or more; `null` (as the schema allows) is no limit.
 fn amount<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    let value = f64::deserialize(d)?;
+    let Some(value) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
     if value.is_finite() && value >= 0.0 {
         Ok(Some(value))
     } else {
@@ -285,6 +288,10 @@ mod tests {
         assert!(err(r#"{"max_calls": -1}"#).starts_with("invalid value: integer `-1`"));
         assert!(err(r#"{"max_cost_usd": -0.5}"#)
             .starts_with("-0.5 is not a limit: write a number, 0 or more"));
+        assert_eq!(
+            serde_json::from_str::<Budget>(r#"{"max_cost_usd": null, "max_calls": null}"#).unwrap(),
+            Budget::default()
+        );
         assert!(err(r#"{"max_cost": 1}"#)
             .starts_with("unknown field `max_cost`, expected one of `max_cost_usd`"));
         let toml_err = toml::from_str::<Budget>("max_latency_ms = \"fast\"\n").unwrap_err();
