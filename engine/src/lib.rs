@@ -21,6 +21,8 @@
 //! - [`stats`]: Wilson intervals, the exact McNemar test and t intervals of `compare`.
 //! - [`trajectory`]: the tool calls in model responses, checked against an expected
 //!   trajectory.
+//! - [`checks`]: text, value and schema checks on parts of the output; [`budget`]: a case's
+//!   limits on what its model calls cost.
 //! - [`json`]: JSON equality, ordering and canonical forms, shared by all of them.
 //!
 //! Users reach these modules through the `proposal-eval` crate, which re-exports them at
@@ -47,6 +49,8 @@
 
 pub mod accuracy;
 mod assignment;
+pub mod budget;
+pub mod checks;
 pub mod compare;
 pub mod credentials;
 pub mod dates;

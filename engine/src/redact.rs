@@ -158,7 +158,7 @@ impl ValuePattern {
 
 /// The regex crate's message without its multi-line drawing of the pattern: the line that says
 /// what is wrong.
-fn regex_message(error: &regex::Error) -> String {
+pub(crate) fn regex_message(error: &regex::Error) -> String {
     let text = error.to_string();
     text.lines()
         .find_map(|line| line.trim().strip_prefix("error: "))

@@ -72,3 +72,36 @@ impl JsonSchema for crate::redact::ValuePattern {
         json_schema!({ "type": "string", "format": "regex", "description": "A regex: what it matches in any string value is written as `<redacted>`." })
     }
 }
+
+impl JsonSchema for crate::checks::Check {
+    fn schema_name() -> Cow<'static, str> {
+        "Check".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let path = generator.subschema_for::<crate::path::Pattern>();
+        let text = |what: &str| json_schema!({ "type": "string", "description": what });
+        let length =
+            |what: &str| json_schema!({ "type": "integer", "minimum": 0, "description": what });
+        json_schema!({
+            "description": "One check on the output: a `path` and one operator (docs/reference/checks.md).",
+            "type": "object",
+            "required": ["path"],
+            "minProperties": 2,
+            "maxProperties": 2,
+            "additionalProperties": false,
+            "properties": {
+                "path": path,
+                "contains": text("The string holds this text."),
+                "icontains": text("The string holds this text, in any case."),
+                "not_contains": text("The string does not hold this text."),
+                "regex": { "type": "string", "format": "regex", "description": "The regex matches somewhere in the string (`^...$` for the whole)." },
+                "equals": { "description": "The value equals this JSON (numbers by value)." },
+                "one_of": { "type": "array", "description": "The value equals one of these." },
+                "min_length": length("The string has at least this many characters."),
+                "max_length": length("The string has at most this many characters."),
+                "json_schema": text("A JSON Schema file (draft 2020-12), relative to the suite folder, in a folder discovery skips (`.schemas/reply.json`): the value is valid under it."),
+            }
+        })
+    }
+}

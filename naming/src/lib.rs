@@ -203,6 +203,8 @@ pub const FIXTURE_KEYS: &[&str] = &[
     "draft",
     "$schema",
     "rubric",
+    "checks",
+    "budget",
 ];
 
 #[cfg(test)]

@@ -121,8 +121,8 @@ use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{
-    accuracy, compare, credentials, fuzzy, normalize, path, redact, rubric, stats, trajectory,
-    transform,
+    accuracy, budget, checks, compare, credentials, fuzzy, normalize, path, redact, rubric, stats,
+    trajectory, transform,
 };
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;

@@ -53,6 +53,17 @@ fn case(suite: &str, name: &str, score: f64, misses: &[&str]) -> Value {
                  "reason": if passed { "It thanks the customer." } else { "It ends abruptly." }, "advisory": false},
             ],
         }));
+        evaluators.push(json!({
+            "evaluator": "checks", "score": if passed { 1.0 } else { 0.5 }, "passed": passed,
+            "summary": if passed { "2 of 2 checks passed, score 1" } else { "1 of 2 checks passed, score 0.50" },
+            "misses": if passed { json!([]) } else { json!(["reply: contains \"INV-7\": actual \"Done.\""]) },
+        }));
+    }
+    if name == "full" {
+        evaluators.push(json!({
+            "evaluator": "budget", "score": 1.0, "passed": true,
+            "summary": "1 of 1 limits kept: 2 call(s), 300 tokens, $0.000100, 12 ms",
+        }));
     }
     json!({
         "package": "demo", "binary": "evals", "suite": suite, "suite_dir": format!("fixtures/{suite}"),
@@ -259,6 +270,13 @@ fn a_failing_case_opens_to_its_whole_story() {
     assert_eq!(rows(&dom), ["payments::raise_amount", "refunds::partial"]);
     assert_eq!(text_of(&dom, "count"), "2 of 4 cases match; showing 1–2.");
     assert!(dom.contains("<tr data-test=\"refunds::partial\" data-id=\"demo/evals/refunds::partial\" class=\"open\">"));
+    // The checks and budget columns: the verdict and score, the summary on hover, `–` where
+    // the evaluator did not run.
+    let row = between(&dom, "<tr data-test=\"refunds::partial\"", "</tr>");
+    assert!(
+        row.contains("<td><span class=\"fail\" title=\"1 of 2 checks passed, score 0.50\">fail 0.50</span></td><td class=\"muted\">–</td>"),
+        "{row}"
+    );
     // The charts, drawn as inline SVG.
     for chart in ["chart-suites", "chart-fields", "chart-scores"] {
         assert!(dom.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
@@ -413,6 +431,11 @@ fn a_case_whose_story_the_page_left_out_says_where_it_is() {
     assert_eq!(
         text_of(case, "recording-path"),
         "fixtures/refunds/recordings/full.json"
+    );
+    let row = between(&dom, "<tr data-test=\"refunds::full\"", "</tr>");
+    assert!(
+        row.contains("<td><span class=\"pass\" title=\"2 of 2 checks passed, score 1\">pass 1.00</span></td><td><span class=\"pass\" title=\"1 of 1 limits kept: 2 call(s), 300 tokens, $0.000100, 12 ms\">pass 1.00</span></td>"),
+        "{row}"
     );
 }
 

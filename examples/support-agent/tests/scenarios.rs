@@ -70,6 +70,10 @@ fn main() -> ExitCode {
             "an_expectation_nothing_reads_and_a_case_nothing_checks_fail_naming_the_keys",
             unchecked_cases,
         ),
+        Trial::test(
+            "checks_and_a_case_budget_decide_the_replay_as_they_decided_the_recording",
+            checks_and_case_budget,
+        ),
         Trial::test("the_budget_stops_live_calls", budget),
         Trial::test(
             "the_budget_is_shared_by_the_processes_of_one_nextest_run",
@@ -371,6 +375,112 @@ fn record_then_replay() -> Result<(), Failed> {
         suite.recordings() == files,
         "replay leaves the recordings as they were",
         &replayed,
+    )
+}
+
+/// The `checks` and `budget` evaluators as a user meets them: the support suite with the
+/// suite's `[[checks]]` and `[budget]`, a fixture's own checks (text, regex, a JSON Schema) and a
+/// budget of one call on a case that makes two. Recorded from the fake upstream, then replayed
+/// with it stopped: the same verdicts and the same failure, from the recorded usage. A schema
+/// file that is gone fails its case before any model call.
+fn checks_and_case_budget() -> Result<(), Failed> {
+    let suite = Suite::new("checks");
+    let config = suite.dir.join("proposal-eval.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "\n[[checks]]\npath = \"[*].type\"\none_of = [\"tool_call\", \"reply\"]\n\n[[checks]]\npath = \"[*].text\"\nmax_length = 120\n\n[[checks]]\npath = \"[*].text\"\nnot_contains = \"As an AI\"\n\n[budget]\nmax_calls = 2\nmax_cost_usd = 0.01\nmax_tokens = 5000\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let schema = suite.dir.join(".schemas/tool_call.json");
+    std::fs::create_dir_all(schema.parent().unwrap()).unwrap();
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "required": ["type", "name", "arguments"],
+            "properties": {"type": {"const": "tool_call"}, "name": {"enum": ["lookup_order"]},
+              "arguments": {"type": "object", "required": ["order_id"],
+                "properties": {"order_id": {"type": "string", "pattern": "^[A-Z]-\\d{4}$"}}}}}"#,
+    )
+    .unwrap();
+    let add = |file: &str, keys: serde_json::Value| {
+        let path = suite.dir.join(file);
+        let mut fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        fixture
+            .as_object_mut()
+            .unwrap()
+            .extend(keys.as_object().unwrap().clone());
+        std::fs::write(path, serde_json::to_string_pretty(&fixture).unwrap()).unwrap();
+    };
+    add(
+        "where_is_my_order.json",
+        serde_json::json!({
+            "checks": [
+                {"path": "[1].text", "icontains": "SHIPPED"},
+                {"path": "[1].text", "regex": "\\d{4}-\\d{2}-\\d{2}"},
+                {"path": "[0]", "json_schema": ".schemas/tool_call.json"},
+            ],
+            "budget": {"max_calls": 1},
+        }),
+    );
+    add(
+        "unknown_order.json",
+        serde_json::json!({"checks": [{"path": "[1].text", "contains": "A-2002"}]}),
+    );
+
+    let upstream = FakeOpenAi::start(Duration::ZERO);
+    let recorded = suite.record(&upstream, &[], 2);
+    let seen = upstream.stop();
+    let over = "checks::where_is_my_order";
+    let verdicts_ok = |run: &Run| {
+        run.verdicts.len() == CASES
+            && run
+                .verdicts
+                .iter()
+                .all(|(name, v)| v == if name == over { "FAILED" } else { "ok" })
+    };
+    check(
+        verdicts_ok(&recorded) && seen.calls == CALLS,
+        &format!("recording fails {over} alone, on its budget ({seen:?})"),
+        &recorded,
+    )?;
+    let replayed = suite.run(&[], 2);
+    check(
+        replayed.verdicts == recorded.verdicts,
+        "replay gives the recording run's verdicts",
+        &replayed,
+    )?;
+    // The failure, from `budget FAILED` to its re-run line: the same numbers both times.
+    let failure = |run: &Run| -> Option<String> {
+        let (_, rest) = run
+            .text
+            .split_once("checks/where_is_my_order: budget FAILED")?;
+        Some(rest.split_once("re-run: ")?.0.to_string())
+    };
+    let shown = failure(&replayed);
+    check(
+        shown.is_some() && shown == failure(&recorded),
+        "the budget's failure is the recording run's",
+        &replayed,
+    )?;
+    let shown = shown.unwrap_or_default();
+    check(
+        shown.starts_with(" (score 0.67)\n2 of 3 limits kept: 2 call(s), ")
+            && shown.ends_with("\n  calls: 2, over max_calls = 1\n")
+            && !replayed.text.contains("checks FAILED"),
+        "the case keeps the suite's cost and token limits and breaks its own call limit; every check passes",
+        &replayed,
+    )?;
+    // A schema file that is gone: its case fails before any model call, naming the check.
+    std::fs::remove_dir_all(schema.parent().unwrap()).unwrap();
+    let no_schema = suite.run(&[], 2);
+    check(
+        no_schema.verdicts.get(over).map(String::as_str) == Some("FAILED")
+            && no_schema.text.contains(
+                "checks[2] (`[0]` json_schema \".schemas/tool_call.json\"): cannot read the schema file `.schemas/tool_call.json`",
+            )
+            && !no_schema.text.contains("budget FAILED"),
+        "a missing schema file fails its case before it runs",
+        &no_schema,
     )
 }
 

@@ -401,6 +401,16 @@ fn side(
             .flat_map(|s| &s.interactions)
             .flat_map(|i| crate::trajectory::tool_calls(&i.response))
             .collect();
+        // What this sample's agent calls used, as its recording holds it (the budget's measure).
+        let mut spent = crate::recording::usage::UsageTotals::default();
+        for call in recording
+            .samples
+            .get(k)
+            .into_iter()
+            .flat_map(|s| &s.interactions)
+        {
+            spent.add_call(call.usage.as_ref(), call.latency_ms, &config.pricing);
+        }
         let verdict = crate::run::evaluate(
             suite,
             config,
@@ -408,7 +418,7 @@ fn side(
             fixture,
             &case,
             actual,
-            &calls,
+            (&calls, &spent),
             &name,
             judged.as_ref(),
             &mut result,

@@ -5,6 +5,7 @@
 //! selected evaluators and render the failure.
 
 pub mod case;
+pub(crate) mod checks;
 pub(crate) mod executor;
 
 pub use crate::case_result::{
@@ -161,7 +162,8 @@ fn check_before_calls(
             suite.relative(&loaded.path.absolute)
         ));
     }
-    expectations_read(suite, config, fixture, case_path)
+    expectations_read(suite, config, fixture, case_path)?;
+    checks::check_schemas(suite, config, fixture, &loaded.path.absolute)
 }
 
 /// Runs the case; `case` holds the fixture's input (the fixture's own is taken out) and gets
@@ -278,7 +280,7 @@ fn execute(
     };
     let samples: Vec<Judgeable<'_>> = runs
         .iter()
-        .map(|(output, calls)| {
+        .map(|(output, calls, _)| {
             output
                 .as_ref()
                 .ok()
@@ -452,7 +454,7 @@ impl Step<'_, '_> {
                 ));
             };
             samples.push(recording::Sample::new(interactions));
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         let calls = samples.iter().any(|s| !s.interactions.is_empty());
         if calls && review {
@@ -532,7 +534,7 @@ impl Step<'_, '_> {
             if let Some(failure) = llm.finish_failure() {
                 return Err(failure);
             }
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         Ok(runs)
     }
@@ -648,7 +650,7 @@ impl Step<'_, '_> {
                     format!("{which}{failure}")
                 });
             }
-            runs.push((output, llm.trajectory()));
+            runs.push((output, llm.trajectory(), llm.usage()));
         }
         Ok(Some(runs))
     }
@@ -681,7 +683,7 @@ impl Step<'_, '_> {
         let count = runs.len();
         let answers = sample_answers(&judged);
         let mut verdicts = Vec::with_capacity(count);
-        for ((output, calls), judged) in runs.into_iter().zip(judged) {
+        for ((output, calls, spent), judged) in runs.into_iter().zip(judged) {
             let mut sample = CaseResult::new(result.name.clone());
             sample.recording = result.recording;
             let (verdict, output) = match output {
@@ -694,7 +696,7 @@ impl Step<'_, '_> {
                         fixture,
                         case,
                         &actual,
-                        &calls,
+                        (&calls, &spent),
                         name,
                         judged.as_ref(),
                         &mut sample,
@@ -789,8 +791,13 @@ type SampleVerdict = (
     Option<Value>,
 );
 
-/// One run of the code under test: its output and its trajectory.
-type SampleRun = (Result<Value, case::OutputError>, Vec<ToolCall>);
+/// One run of the code under test: its output, its trajectory and what its model calls used
+/// (the budget's measure; the judge's calls are not in it).
+type SampleRun = (
+    Result<Value, case::OutputError>,
+    Vec<ToolCall>,
+    crate::recording::usage::UsageTotals,
+);
 
 /// The verdict of a repeated case: its samples' verdicts under the pass rule. The case's
 /// evaluators are those of its first failing sample when it fails, else of its first sample;
@@ -933,7 +940,7 @@ fn committed_outcome(
 fn review_outcomes(committed: Option<Vec<Outcome>>, runs: &[SampleRun]) -> Review {
     let mut pending_samples: Vec<Outcome> = runs
         .iter()
-        .map(|(output, _)| match output {
+        .map(|(output, ..)| match output {
             Ok(value) => Outcome::Output(value.clone()),
             Err(e) => Outcome::Error(e.to_string()),
         })
@@ -1058,6 +1065,8 @@ fn expectations_read(
                 || (config.evaluators.contains(&Evaluator::Rubric) && fixture.rubric().is_some()),
             "\"rubric\"",
         ),
+        ("checks", fixture.checks.is_some(), "\"checks\""),
+        ("budget", fixture.budget.is_some(), "\"budget\""),
     ];
     for (key, present, evaluator) in carried {
         if present && !read(key) {
@@ -1072,8 +1081,12 @@ fn expectations_read(
             ));
         }
     }
+    // A suite's `[[checks]]` and `[budget]` check each of its cases (the config refuses them
+    // when their evaluator is off).
     if carried.iter().any(|(_, present, _)| *present)
         || config.evaluators.contains(&Evaluator::CodeJudge)
+        || !config.checks.is_empty()
+        || !config.budget.is_empty()
     {
         return Ok(());
     }
@@ -1096,8 +1109,8 @@ fn expectations_read(
     ))
 }
 
-/// Runs the suite's evaluators on what the case's code produced (`actual`) and the tool calls
-/// it made (`calls`), pushing each one's result onto `result`; the failure message when one
+/// Runs the suite's evaluators on what the case's code produced (`actual`), the tool calls
+/// it made (`calls`) and what its model calls used (`spent`, the judge's apart), pushing each one's result onto `result`; the failure message when one
 /// fails. Each evaluator runs on the cases that carry its expectation, `code_judge` on every
 /// case. Also what `cargo proposal-eval review` evaluates both sides of a pending recording
 /// with.
@@ -1109,7 +1122,7 @@ pub(crate) fn evaluate(
     fixture: &FixtureFile,
     case: &Case,
     actual: &Value,
-    calls: &[ToolCall],
+    (calls, spent): (&[ToolCall], &crate::recording::usage::UsageTotals),
     name: &str,
     judged: Option<&crate::rubric_judge::Judged>,
     result: &mut CaseResult,
@@ -1142,6 +1155,20 @@ pub(crate) fn evaluate(
             Evaluator::Trajectory => {
                 if let Some(expected) = &fixture.expected_trajectory {
                     result.evaluators.push(trajectory(config, expected, calls));
+                }
+            }
+            Evaluator::Checks => {
+                if let Some(list) = checks::case_checks(config, fixture) {
+                    result
+                        .evaluators
+                        .push(checks::checks_result(suite, list, actual));
+                }
+            }
+            Evaluator::Budget => {
+                if let Some(budget) = checks::case_budget(config, fixture) {
+                    result
+                        .evaluators
+                        .push(checks::budget_result(&budget, spent));
                 }
             }
             Evaluator::CodeJudge => {

@@ -43,6 +43,12 @@ pub enum Evaluator {
     /// Rubric statements graded by a recorded judge model (`[judge]`), on the cases that carry
     /// a rubric (`rubric`, or a draft's `draft.assertions`).
     Rubric,
+    /// Text, value and schema checks on parts of the output: the fixture's `checks` and the
+    /// suite's `[[checks]]`.
+    Checks,
+    /// Limits on what the case's agent calls cost: the fixture's `budget` over the suite's
+    /// `[budget]`.
+    Budget,
 }
 
 impl Evaluator {
@@ -54,24 +60,36 @@ impl Evaluator {
             Evaluator::CodeJudge => "code_judge",
             Evaluator::Trajectory => "trajectory",
             Evaluator::Rubric => "rubric",
+            Evaluator::Checks => "checks",
+            Evaluator::Budget => "budget",
         }
     }
 
     /// The fixture key whose presence makes this evaluator run on a case; `None` for one that
-    /// runs on every case (`code_judge`).
+    /// runs on every case (`code_judge`). `checks` and `budget` also run on every case of a
+    /// suite whose config has `[[checks]]` or `[budget]`.
     pub fn expectation(self) -> Option<&'static str> {
         match self {
             Evaluator::Strict | Evaluator::FieldAccuracy => Some("expected"),
             Evaluator::Trajectory => Some("expected_trajectory"),
             Evaluator::Rubric => Some("rubric"),
+            Evaluator::Checks => Some("checks"),
+            Evaluator::Budget => Some("budget"),
             Evaluator::CodeJudge => None,
         }
     }
 }
 
-/// Strict, trajectory and rubric: each runs on the cases that carry its expectation.
+/// Strict, trajectory, rubric, checks and budget: each runs on the cases that carry its
+/// expectation.
 fn default_evaluators() -> Vec<Evaluator> {
-    vec![Evaluator::Strict, Evaluator::Trajectory, Evaluator::Rubric]
+    vec![
+        Evaluator::Strict,
+        Evaluator::Trajectory,
+        Evaluator::Rubric,
+        Evaluator::Checks,
+        Evaluator::Budget,
+    ]
 }
 
 /// A whole suite configuration.
@@ -79,7 +97,8 @@ fn default_evaluators() -> Vec<Evaluator> {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteConfig {
-    /// The evaluators enabled in the suite (default: `["strict", "trajectory", "rubric"]`); each
+    /// The evaluators enabled in the suite (default: `["strict", "trajectory", "rubric",
+    /// "checks", "budget"]`); each
     /// runs on the cases that carry its expectation ([`Evaluator::expectation`]; a rubric is the
     /// fixture's `rubric` or a draft's `draft.assertions`), `code_judge` on every case.
     #[serde(default = "default_evaluators")]
@@ -112,6 +131,14 @@ pub struct SuiteConfig {
     /// `[judge]`: the judge model of the `rubric` evaluator and its calibration bar.
     #[serde(default)]
     pub judge: crate::rubric_judge::RubricJudgeConfig,
+    /// `[[checks]]`: checks on parts of the output, applied to every case of the suite beside
+    /// the fixture's own `checks` (the `checks` evaluator).
+    #[serde(default)]
+    pub checks: Vec<crate::checks::Check>,
+    /// `[budget]`: limits on every case's agent calls; a fixture's `budget` replaces them key
+    /// by key (the `budget` evaluator).
+    #[serde(default)]
+    pub budget: crate::budget::Budget,
 }
 
 impl Default for SuiteConfig {
@@ -127,6 +154,8 @@ impl Default for SuiteConfig {
             pricing: Default::default(),
             run: Default::default(),
             judge: Default::default(),
+            checks: Vec::new(),
+            budget: Default::default(),
         }
     }
 }
@@ -274,7 +303,7 @@ impl SuiteConfig {
         }
         if self.evaluators.is_empty() {
             return Err(
-                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge, trajectory, rubric"
+                "`evaluators` is empty: list at least one of strict, field_accuracy, code_judge, trajectory, rubric, checks, budget"
                     .into(),
             );
         }
@@ -289,6 +318,18 @@ impl SuiteConfig {
             return Err(
                 "`evaluators` names code_judge but there is no [[code_judge]] section".into(),
             );
+        }
+        // A section no enabled evaluator reads would check nothing, silently.
+        for (evaluator, section, written) in [
+            (Evaluator::Checks, "[[checks]]", !self.checks.is_empty()),
+            (Evaluator::Budget, "[budget]", !self.budget.is_empty()),
+        ] {
+            if written && !self.evaluators.contains(&evaluator) {
+                return Err(format!(
+                    "the config has {section} but `evaluators` does not name {0}: add \"{0}\" to `evaluators`, or remove {section}",
+                    evaluator.name()
+                ));
+            }
         }
         Ok(())
     }
@@ -479,11 +520,47 @@ mod tests {
     }
 
     #[test]
-    fn default_is_strict_trajectory_and_rubric() {
+    fn default_is_strict_trajectory_rubric_checks_and_budget() {
         let config = SuiteConfig::from_toml_str("", "x.toml").unwrap();
         assert_eq!(
             config.evaluators,
-            vec![Evaluator::Strict, Evaluator::Trajectory, Evaluator::Rubric]
+            vec![
+                Evaluator::Strict,
+                Evaluator::Trajectory,
+                Evaluator::Rubric,
+                Evaluator::Checks,
+                Evaluator::Budget
+            ]
+        );
+    }
+
+    #[test]
+    fn checks_and_budget_sections_are_read_and_their_errors_located() {
+        let toml = "[[checks]]\npath = \"reply\"\ncontains = \"refund\"\n[[checks]]\npath = \"[*].text\"\nmax_length = 200\n[budget]\nmax_cost_usd = 0.01\nmax_calls = 5\n";
+        let config = SuiteConfig::from_toml_str(toml, "x.toml").unwrap();
+        assert_eq!(config.checks.len(), 2);
+        assert_eq!(config.checks[1].to_string(), "max_length 200");
+        assert_eq!(config.budget.max_calls, Some(5));
+        let err = |toml: &str| {
+            SuiteConfig::from_toml_str(toml, "s/proposal-eval.toml")
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("[[checks]]\npath = \"reply\"\nregex = \"a(b\"\n"),
+            "s/proposal-eval.toml:1:1: invalid regex `a(b` at character 2: unclosed group"
+        );
+        assert!(
+            err("\n[[checks]]\npath = \"reply\"\nstarts_with = \"a\"\n")
+                .starts_with("s/proposal-eval.toml:4:1: unknown field `starts_with`, expected one of `path`, `contains`"),
+        );
+        assert_eq!(
+            err("[budget]\nmax_calls = \"5\"\n"),
+            "s/proposal-eval.toml:2:13: invalid type: string \"5\", expected u64"
+        );
+        assert_eq!(
+            err("evaluators = [\"strict\"]\n[budget]\nmax_calls = 5\n"),
+            "s/proposal-eval.toml:1:1: the config has [budget] but `evaluators` does not name budget: add \"budget\" to `evaluators`, or remove [budget]"
         );
     }
 

@@ -63,6 +63,14 @@ pub struct FixtureFile {
     /// the judge model of `[judge]`.
     #[serde(default)]
     pub rubric: Option<crate::rubric::Rubric>,
+    /// Checks on parts of the output (the `checks` evaluator), beside the suite's
+    /// `[[checks]]`: `[{ "path": "reply", "contains": "refund" }]`.
+    #[serde(default)]
+    pub checks: Option<Vec<crate::checks::Check>>,
+    /// Limits on what the case's agent calls cost (the `budget` evaluator); its keys replace
+    /// the suite's `[budget]` one by one.
+    #[serde(default)]
+    pub budget: Option<crate::budget::Budget>,
 }
 
 impl FixtureFile {

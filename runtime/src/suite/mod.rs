@@ -42,6 +42,8 @@ pub(crate) struct Suite {
     /// Why rubric failures are advisory (`None`: they fail), computed once from the labels by
     /// the rubric judge (`crate::rubric_judge::calibration::suite_advisory`).
     pub(crate) judge_advisory: OnceLock<Option<String>>,
+    /// The schema files of `json_schema` checks, compiled once.
+    pub(crate) schemas: crate::run::checks::Schemas,
 }
 
 impl Suite {
@@ -79,6 +81,7 @@ impl Suite {
             crate_in_workspace: OnceLock::new(),
             recordings_found: OnceLock::new(),
             judge_advisory: OnceLock::new(),
+            schemas: Default::default(),
         }
     }
 

@@ -103,6 +103,13 @@
 
   // ---- filtering and sorting -----------------------------------------------------------------
 
+  // The checks and budget columns: the evaluator's verdict, its summary on hover; "–" where
+  // it did not run.
+  function verdictCell(e) {
+    if (!e) return '<td class="muted">–</td>';
+    return '<td><span class="' + (e.passed ? "pass" : "fail") + '" title="' + esc(e.summary) + '">' +
+      (e.passed ? "pass" : "fail") + " " + e.score.toFixed(2) + "</span></td>";
+  }
   function evaluatorOf(c, name) {
     for (const e of c.evaluators || []) if (e.evaluator === name) return e;
     return null;
@@ -416,6 +423,7 @@
         '<td><a href="' + esc(hashOf(Object.assign({}, view, { case: id }))) + '">' + esc(c.test) + "</a>" +
         (c.description ? '<div class="muted">' + esc(c.description) + "</div>" : "") + "</td>" +
         "<td>" + esc(c.suite) + '</td><td class="num">' + score(c.score) + "</td><td>" + evals + "</td>" +
+        verdictCell(evaluatorOf(c, "checks")) + verdictCell(evaluatorOf(c, "budget")) +
         "<td>" + esc(c.recording) + "</td><td>" + esc(c.usage ? usageText(c.usage) : "–") + "</td></tr>";
     }
     $("rows").innerHTML = html;
