@@ -6,7 +6,7 @@
 //! process per test, the lines are those of one case each.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -126,22 +126,89 @@ fn duration_text(d: Duration) -> String {
     }
 }
 
+/// The status line on a terminal, once drawn.
+static BAR: OnceLock<indicatif::ProgressBar> = OnceLock::new();
+/// The harness's run has ended: the status line is gone for good.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
 /// The reporter thread: the status line on a terminal, the periodic summary elsewhere, for the
-/// rest of the process.
+/// rest of the process (the status line until the harness's run ends).
 fn report() {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
-            bar.set_style(style);
-        }
-        loop {
+        let bar = BAR.get_or_init(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        while !ENDED.load(Relaxed) {
             bar.set_message(Snapshot::now().line());
             std::thread::sleep(Duration::from_millis(200));
         }
+        return;
     }
     periodic(EVERY, &mut std::io::stderr(), Snapshot::now, None);
+}
+
+/// Runs the harness's libtest-mimic run so that, on a terminal, the status line never shares a
+/// line with its output: standard output goes through a pipe, and each whole line of it is
+/// written with the status line cleared, which is drawn again below it. The status line is
+/// cleared for good when the run ends. Elsewhere (a pipe, CI, a platform without the
+/// redirection), `run` as it is.
+pub(crate) fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || !std::io::stdout().is_terminal() {
+        return run();
+    }
+    let Some((reader, terminal, pipe)) = crate::sys::StdoutPipe::start() else {
+        return run();
+    };
+    let (done, finished) = std::sync::mpsc::channel();
+    let forwarder = std::thread::Builder::new()
+        .name("proposal-eval-output".into())
+        .spawn(move || {
+            forward_lines(reader, terminal);
+            let _ = done.send(());
+        });
+    let result = run();
+    pipe.restore();
+    // A child process a case left running may hold the pipe open: its end is not waited for.
+    if forwarder.is_ok() {
+        let _ = finished.recv_timeout(Duration::from_secs(2));
+    }
+    ENDED.store(true, Relaxed);
+    if let Some(bar) = BAR.get() {
+        bar.finish_and_clear();
+    }
+    result
+}
+
+/// Copies `reader` to `terminal` a whole line at a time, the status line cleared meanwhile.
+fn forward_lines(reader: std::fs::File, mut terminal: std::fs::File) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(reader);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let mut write = || {
+                    let _ = terminal.write_all(&line);
+                    let _ = terminal.flush();
+                };
+                match BAR.get() {
+                    Some(bar) => bar.suspend(write),
+                    None => write(),
+                }
+            }
+        }
+    }
 }
 
 /// Writes `snapshot()`'s line to `out` every `every`; `rounds` bounds the lines (tests).
