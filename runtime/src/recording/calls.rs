@@ -631,8 +631,8 @@ impl LivePermit {
             return;
         }
         let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        let places =
-            crate::layout::live_calls_dir().map_or(0, |dir| Places::look(&dir, self.max).ours);
+        let places = crate::layout::live_calls_dir()
+            .map_or(0, |dir| Places::look(&dir, self.max, false).ours);
         rate_limit::report(outcome, (*running).max(places), self.max);
         self.give_back(&mut running);
     }
@@ -705,9 +705,9 @@ struct Places {
 }
 
 impl Places {
-    /// Tries every place `0..max`: keeps the first free one locked, and reads who holds the
-    /// others.
-    fn look(dir: &std::path::Path, max: usize) -> Places {
+    /// Tries the places `0..max`: keeps the first free one locked, and reads who holds the
+    /// others; with `first_free`, stops at the first free one.
+    fn look(dir: &std::path::Path, max: usize, first_free: bool) -> Places {
         let me = Holder::me();
         let mut places = Places {
             free: None,
@@ -722,6 +722,10 @@ impl Places {
             };
             places.opened = true;
             match file.try_lock() {
+                Ok(()) if first_free => {
+                    places.free = Some(file);
+                    return places;
+                }
                 Ok(()) if places.free.is_none() => places.free = Some(file),
                 // Another free one: unlocked as it closes.
                 Ok(()) => {}
@@ -795,11 +799,13 @@ impl SharedSlot {
         let mut pause = std::time::Duration::from_millis(2);
         let waiting_since = std::time::Instant::now();
         loop {
-            let places = Places::look(dir, max);
+            let limit = rate_limit::current(max).limit;
+            // Below the limit on the run's places only while the upstream limits the rate:
+            // otherwise any free place will do, and the first found ends the look.
+            let places = Places::look(dir, max, limit >= max);
             if places.unlockable || !places.opened {
                 return None;
             }
-            let limit = rate_limit::current(max).limit;
             if let Some(file) = places.free.as_ref().filter(|_| places.ours < limit) {
                 write_holder(file);
                 return places.free.map(|file| SharedSlot { _file: file });
@@ -1030,6 +1036,32 @@ mod tests {
         // Other tests in this binary may hold places too, so the peak here is at most 2.
         assert!(PEAK.load(SeqCst) <= 2, "peak {}", PEAK.load(SeqCst));
         assert!(PEAK.load(SeqCst) >= 1);
+    }
+
+    #[test]
+    fn the_waiting_note_counts_places_processes_and_this_run() {
+        let holder = |pid, run: &str| {
+            Some(Holder {
+                pid,
+                run: run.into(),
+            })
+        };
+        let places = Places {
+            free: None,
+            held: vec![holder(7, "a"), holder(3, "b"), holder(7, "a"), None],
+            ours: 2,
+            opened: true,
+            unlockable: false,
+        };
+        assert_eq!(
+            places.describe(4),
+            "4 of the 4 places are held, by 2 process(es) (pids 3, 7) and 1 of a holder not yet named; 2 by this run"
+        );
+        assert_eq!(
+            Holder::parse("4242 nextest-1 2"),
+            holder(4242, "nextest-1 2")
+        );
+        assert_eq!(Holder::parse(""), None);
     }
 
     /// Separate opens of a lock file are separate holders for `flock`, as separate processes are:

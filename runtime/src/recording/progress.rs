@@ -155,37 +155,81 @@ fn report() {
     periodic(EVERY, &mut std::io::stderr(), Snapshot::now, None);
 }
 
-/// Runs the harness's libtest-mimic run so that, on a terminal, the status line never shares a
-/// line with its output: standard output goes through a pipe, and each whole line of it is
-/// written with the status line cleared, which is drawn again below it. The status line is
-/// cleared for good when the run ends. Elsewhere (a pipe, CI, a platform without the
-/// redirection), `run` as it is.
+/// Standard output passed to the terminal a whole line at a time, the status line cleared
+/// while a line is written (and drawn again below it): on a terminal, the status line never
+/// shares a line with libtest's output.
+struct Passing {
+    pipe: crate::sys::StdoutPipe,
+    finished: std::sync::mpsc::Receiver<()>,
+}
+
+impl Passing {
+    /// Starts passing standard output on, when both it and stderr are terminals.
+    fn start() -> Option<Passing> {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() || !std::io::stdout().is_terminal() {
+            return None;
+        }
+        let (reader, terminal, pipe) = crate::sys::StdoutPipe::start()?;
+        let (done, finished) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("proposal-eval-output".into())
+            .spawn(move || {
+                forward_lines(reader, terminal);
+                let _ = done.send(());
+            });
+        if spawned.is_err() {
+            pipe.restore();
+            return None;
+        }
+        Some(Passing { pipe, finished })
+    }
+
+    /// Puts standard output back, once what was written has been passed on (a child process
+    /// a case left running may hold the pipe open: its end is not waited for), and clears the
+    /// status line for good.
+    fn end(self) {
+        self.pipe.restore();
+        let _ = self.finished.recv_timeout(Duration::from_secs(2));
+        ENDED.store(true, Relaxed);
+        if let Some(bar) = BAR.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Runs the harness's libtest-mimic run beside the status line ([`Passing`]); elsewhere (a
+/// pipe, CI, a platform without the redirection) `run` as it is.
 pub(crate) fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() || !std::io::stdout().is_terminal() {
-        return run();
-    }
-    let Some((reader, terminal, pipe)) = crate::sys::StdoutPipe::start() else {
-        return run();
-    };
-    let (done, finished) = std::sync::mpsc::channel();
-    let forwarder = std::thread::Builder::new()
-        .name("proposal-eval-output".into())
-        .spawn(move || {
-            forward_lines(reader, terminal);
-            let _ = done.send(());
-        });
+    let passing = Passing::start();
     let result = run();
-    pipe.restore();
-    // A child process a case left running may hold the pipe open: its end is not waited for.
-    if forwarder.is_ok() {
-        let _ = finished.recv_timeout(Duration::from_secs(2));
-    }
-    ENDED.store(true, Relaxed);
-    if let Some(bar) = BAR.get() {
-        bar.finish_and_clear();
+    if let Some(passing) = passing {
+        passing.end();
     }
     result
+}
+
+/// The macro front end, whose libtest run is not ours to wrap: standard output is passed on
+/// beside the status line ([`Passing`]) from the first case that records until the process
+/// exits.
+pub(crate) fn beside_libtest_until_exit() {
+    static PASSING: std::sync::Mutex<Option<Passing>> = std::sync::Mutex::new(None);
+    static STARTED: Once = Once::new();
+    extern "C" fn at_exit() {
+        // Nothing may unwind out of an exit hook.
+        let _ = std::panic::catch_unwind(|| {
+            let passing = PASSING.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(passing) = passing {
+                passing.end();
+            }
+        });
+    }
+    STARTED.call_once(|| {
+        if let Some(passing) = Passing::start() {
+            *PASSING.lock().unwrap_or_else(|p| p.into_inner()) = Some(passing);
+            crate::sys::at_exit(at_exit);
+        }
+    });
 }
 
 /// Copies `reader` to `terminal` a whole line at a time, the status line cleared meanwhile.

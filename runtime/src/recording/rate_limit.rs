@@ -122,7 +122,8 @@ impl State {
             self.resume_at_ms = self.resume_at_ms.max(until);
         }
         if let Some(pace) = outcome.pace {
-            self.pace_ms = pace.min(LONGEST_WAIT).as_millis() as u64;
+            // Rounded up: a pace a little short would spend the window before its reset.
+            self.pace_ms = pace.min(LONGEST_WAIT).as_micros().div_ceil(1000) as u64;
         }
         self
     }
