@@ -576,7 +576,17 @@ pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
     core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
+/// This process's live calls: those that hold a place (waiting for their turn or sent), and
+/// those sent (what the upstream sees in flight).
+struct Live {
+    holding: usize,
+    sent: usize,
+}
+
+static LIVE_CALLS: Mutex<Live> = Mutex::new(Live {
+    holding: 0,
+    sent: 0,
+});
 static LIVE_CALL_DONE: Condvar = Condvar::new();
 
 /// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
@@ -593,25 +603,26 @@ pub(crate) struct LivePermit {
 impl LivePermit {
     /// Waits for a place among the live calls: at most `max` (`PROPOSAL_EVAL_MAX_CONCURRENCY`),
     /// fewer while the upstream limits the rate, and not before a `Retry-After` it asked for or
-    /// the turn its rate-limit headers pace.
+    /// the turn its rate-limit headers pace. The call is sent as soon as this returns.
     pub(crate) fn acquire(max: usize) -> LivePermit {
         let max = max.max(1);
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         // The limit can grow in another process: look again now and then.
-        while *running >= rate_limit::current(max).limit {
-            running = LIVE_CALL_DONE
-                .wait_timeout(running, std::time::Duration::from_millis(50))
+        while live.holding >= rate_limit::current(max).limit {
+            live = LIVE_CALL_DONE
+                .wait_timeout(live, std::time::Duration::from_millis(50))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        *running += 1;
-        drop(running);
+        live.holding += 1;
+        drop(live);
         // Only test binaries share places: a program of the user's that holds an `Llm::live`
         // leaves no lock files behind in its working folder.
         let dir = crate::layout::live_calls_dir();
         let shared = dir.and_then(|dir| SharedSlot::acquire(&dir, max));
         let state = rate_limit::current(max);
         let waited = rate_limit::wait_turn(&state, max);
+        LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner()).sent += 1;
         crate::recording::progress::call_started();
         LivePermit {
             shared,
@@ -622,25 +633,27 @@ impl LivePermit {
     }
 
     /// Tells the shared rate limit how the call (or this attempt of it) went. A refusal is
-    /// counted against the calls of the run in flight with it, this one included, and gives
-    /// the place back at once: the resend takes a new one, so refused calls waiting to be sent
-    /// again are never counted in flight.
+    /// counted against the calls of the run the upstream had in flight with it (those sent, not
+    /// those still waiting for their turn), this one included, and gives the place back at
+    /// once: the resend takes a new one, so refused calls waiting to be sent again are never
+    /// counted in flight.
     pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) {
         if !outcome.refused {
             rate_limit::report(outcome, 0, self.max);
             return;
         }
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        let places = crate::layout::live_calls_dir()
-            .map_or(0, |dir| Places::look(&dir, self.max, false).ours);
-        rate_limit::report(outcome, (*running).max(places), self.max);
-        self.give_back(&mut running);
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        let elsewhere = crate::layout::live_calls_dir()
+            .map_or(0, |dir| Places::look(&dir, self.max, false).ours_elsewhere);
+        rate_limit::report(outcome, live.sent + elsewhere, self.max);
+        self.give_back(&mut live);
     }
 
-    fn give_back(&mut self, running: &mut usize) {
+    fn give_back(&mut self, live: &mut Live) {
         if std::mem::take(&mut self.holding) {
             self.shared = None;
-            *running -= 1;
+            live.holding -= 1;
+            live.sent -= 1;
             crate::recording::progress::call_ended();
             LIVE_CALL_DONE.notify_one();
         }
@@ -649,8 +662,8 @@ impl LivePermit {
 
 impl Drop for LivePermit {
     fn drop(&mut self) {
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        self.give_back(&mut running);
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        self.give_back(&mut live);
     }
 }
 
@@ -698,6 +711,8 @@ struct Places {
     held: Vec<Option<Holder>>,
     /// Places held by this run (this process's included).
     ours: usize,
+    /// Places held by this run's other processes.
+    ours_elsewhere: usize,
     /// Whether any place's file could be opened; `false`: places cannot be shared here.
     opened: bool,
     /// The platform has no file locks.
@@ -713,6 +728,7 @@ impl Places {
             free: None,
             held: Vec::new(),
             ours: 0,
+            ours_elsewhere: 0,
             opened: false,
             unlockable: false,
         };
@@ -733,8 +749,11 @@ impl Places {
                     let holder = std::io::read_to_string(&file)
                         .ok()
                         .and_then(|t| Holder::parse(&t));
-                    if holder.as_ref().is_some_and(|h| h.run == me.run) {
+                    if let Some(h) = holder.as_ref().filter(|h| h.run == me.run) {
                         places.ours += 1;
+                        if h.pid != me.pid {
+                            places.ours_elsewhere += 1;
+                        }
                     }
                     places.held.push(holder);
                 }
@@ -1050,6 +1069,7 @@ mod tests {
             free: None,
             held: vec![holder(7, "a"), holder(3, "b"), holder(7, "a"), None],
             ours: 2,
+            ours_elsewhere: 0,
             opened: true,
             unlockable: false,
         };
