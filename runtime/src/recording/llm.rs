@@ -312,14 +312,11 @@ fn resent(e: ModelError, resends: u32, waited: std::time::Duration) -> ModelErro
     if resends == 0 && waited < std::time::Duration::from_millis(100) {
         return e;
     }
-    let rate = e.rate;
-    let mut e = ModelError::new(format!(
-        "{e} (sent {} time(s): {resends} resend(s) after refusals for the rate, {:.1} s waited for Retry-After and pacing)",
+    e.noted(&format!(
+        " (sent {} time(s): {resends} resend(s) after refusals for the rate, {:.1} s waited for Retry-After and pacing)",
         resends + 1,
         waited.as_secs_f64()
-    ));
-    e.rate = rate;
-    e
+    ))
 }
 
 impl Drop for Llm {
@@ -616,6 +613,48 @@ mod tests {
         assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 1);
         let recorded = llm.take_recorded().unwrap();
         assert_eq!(recorded[1].response, json!({"echo": 2}));
+    }
+
+    /// A model that tells its refusals (`ModelError::with_http`) has them waited out and sent
+    /// again by the shared limit; one that tells no status is not sent again.
+    #[test]
+    fn a_refusal_the_model_tells_is_sent_again_and_said() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            match seen.fetch_add(1, SeqCst) {
+                0 | 1 => Err(ModelError::new("HTTP 429: slow down")
+                    .with_http(429, &[("retry-after-ms", "60")])),
+                _ => Ok(json!("answer")),
+            }
+        });
+        let started = std::time::Instant::now();
+        assert_eq!(llm.complete(&json!(1)).unwrap(), json!("answer"));
+        assert_eq!(calls.load(SeqCst), 3);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(110));
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            seen.fetch_add(1, SeqCst);
+            Err(ModelError::new("HTTP 429: slow down").with_http(429, &[("retry-after-ms", "1")]))
+        });
+        let error = llm.complete(&json!(1)).unwrap_err().to_string();
+        assert_eq!(calls.load(SeqCst), 6);
+        assert!(
+            error.starts_with("the live model failed: HTTP 429: slow down (sent 6 time(s): 5 resend(s) after refusals for the rate, "),
+            "{error}"
+        );
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            seen.fetch_add(1, SeqCst);
+            Err(ModelError::new("HTTP 429: slow down"))
+        });
+        assert!(llm.complete(&json!(1)).is_err());
+        assert_eq!(calls.load(SeqCst), 1);
     }
 
     #[test]

@@ -101,6 +101,12 @@ impl ModelError {
         }
     }
 
+    /// The same failure, its message followed by `note` (its source and rate kept).
+    pub(crate) fn noted(mut self, note: &str) -> ModelError {
+        self.message.push_str(note);
+        self
+    }
+
     /// The HTTP answer that failed the call: its status and headers. While recording, a refusal
     /// for the rate (429, 503, 529) is told to the limit on live calls that every test process
     /// of the run shares, which waits out its `Retry-After` and sends the call again (up to 6
