@@ -589,7 +589,8 @@ impl LiveCall {
     /// What a failed call tells the case: the call, then what happened in words (refused, timed
     /// out and the setting that bounds it, the host unknown), then the client's own message.
     fn failure(&self, target: &str, error: &std::io::Error) -> String {
-        failure_text(&self.exchange.method, target, error, self.context.timeout)
+        let url = redacted_url(target, &lock(&self.context.core).redactor);
+        failure_text(&self.exchange.method, &url, error, self.context.timeout)
     }
 }
 
@@ -607,11 +608,7 @@ fn upstream_said(
     redactor: &proposal_eval_engine::redact::Redactor,
 ) -> String {
     use proposal_eval_engine::credentials::masked;
-    let url = match target.split_once('?') {
-        Some((path, query)) => format!("{path}?{}", redactor.redact_query(query)),
-        None => target.to_string(),
-    };
-    let url = masked(&Value::String(url));
+    let url = redacted_url(target, redactor);
     let mut value = body_value(body);
     redactor.redact(&mut value);
     let text = match masked(&value) {
@@ -634,10 +631,20 @@ fn upstream_said(
     } else {
         format!(": {excerpt}")
     };
-    format!(
-        "{method} {} answered {status}{reason}{body}",
-        url.as_str().unwrap_or(target)
-    )
+    format!("{method} {url} answered {status}{reason}{body}")
+}
+
+/// A URL as a failure tells it: its query redacted by the suite's rules, and anything in it
+/// that looks like a key masked.
+fn redacted_url(target: &str, redactor: &proposal_eval_engine::redact::Redactor) -> String {
+    let url = match target.split_once('?') {
+        Some((path, query)) => format!("{path}?{}", redactor.redact_query(query)),
+        None => target.to_string(),
+    };
+    match proposal_eval_engine::credentials::masked(&Value::String(url)) {
+        Value::String(url) => url,
+        _ => target.to_string(),
+    }
 }
 
 fn failure_text(method: &str, target: &str, error: &std::io::Error, timeout: Duration) -> String {

@@ -2,15 +2,15 @@
 //! every process of the run.
 //!
 //! **The ceiling.** A call the upstream refused for its rate (429, 503, 529) when `L` calls of
-//! the run were in flight (itself included) brings the limit to at most `L - 1`, and `L` is the
-//! ceiling found: the limit grows back by one per run of successes as long as itself, up to
-//! `PROPOSAL_EVAL_MAX_CONCURRENCY`, but stays under the ceiling; it probes the ceiling (one
+//! the run were in flight (sent, itself included) brings the limit to at most `L - 1`, and `L`
+//! is the ceiling found: the limit grows back by one per run of successes as long as itself, up
+//! to `PROPOSAL_EVAL_MAX_CONCURRENCY`, but stays under the ceiling; it probes the ceiling (one
 //! more at once) at most once a minute ([`PROBE_EVERY`]). A probe that is not refused raises the
-//! ceiling by one; a refused one finds it again. A call refused with no other in flight finds
-//! no ceiling (the upstream limits its rate over time, not the calls at once): only its wait
-//! applies. Halving instead (as before) kept finding the
-//! same limit the hard way: against an upstream that takes 4, the limit grew past 4 every few
-//! calls and each 429 held the run back for its `Retry-After`.
+//! ceiling by one; a refused one finds it again. A call refused with no other in flight finds no
+//! ceiling (the upstream limits its rate over time, not the calls at once): only its wait
+//! applies. Halving instead (as before) kept finding the same limit the hard way: against an
+//! upstream that takes 4, the limit grew past 4 every few calls and each 429 held the run back
+//! for its `Retry-After`.
 //!
 //! **Pacing.** Where the upstream says what is left of its window (OpenAI's
 //! `x-ratelimit-remaining-requests` / `-tokens` with `x-ratelimit-reset-requests` / `-tokens`,
