@@ -307,8 +307,14 @@ pub fn table(report: &Report) -> String {
             } else {
                 why.join(", ")
             };
+            // A case that ran to record and failed before its file was written says so.
+            let unwritten = if c.recording == report::RecordingUse::NotRecorded {
+                " (not recorded)"
+            } else {
+                ""
+            };
             out.push_str(&format!(
-                "  {} ({}/{}): {why}\n",
+                "  {} ({}/{}): {why}{unwritten}\n",
                 c.test, c.package, c.binary
             ));
         }
@@ -319,4 +325,39 @@ pub fn table(report: &Report) -> String {
         out.push_str(&unreadable);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case that ran to record and failed before its recording was written is listed with
+    /// `(not recorded)`, and not counted as recorded.
+    #[test]
+    fn a_case_whose_recording_was_not_written_says_so() {
+        let golden = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../runtime/tests/golden/report/whole.json"
+        );
+        // The golden report's times are masked; any time reads.
+        let text = std::fs::read_to_string(golden)
+            .unwrap()
+            .replace("<time>", "2026-01-01T00:00:00Z");
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let case = json["cases"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|c| c["passed"] == false)
+            .unwrap();
+        case["recording"] = "not_recorded".into();
+        let test = case["test"].as_str().unwrap().to_string();
+        let report: Report = serde_json::from_value(json).unwrap();
+        let table = table(&report);
+        let line = table
+            .lines()
+            .find(|l| l.contains(&test))
+            .unwrap_or_else(|| panic!("{table}"));
+        assert!(line.ends_with(" (not recorded)"), "{line}");
+    }
 }

@@ -25,6 +25,9 @@ pub enum RecordingUse {
     Stale,
     /// No recording was used (none exists; the case never called the model, or failed).
     None,
+    /// The case ran to record, and failed before its recording was written: nothing was
+    /// written (a live call failed, the code returned an error or panicked).
+    NotRecorded,
 }
 
 /// One evaluator's result on one case.

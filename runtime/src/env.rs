@@ -11,6 +11,7 @@
 //! | `PROPOSAL_EVAL_UPSTREAM_<NAME>` | the named HTTP upstream `<name>` (over `[http.upstreams]`) |
 //! | `PROPOSAL_EVAL_BUDGET_USD` | while recording, no live call once the estimated cost passes this many dollars |
 //! | `PROPOSAL_EVAL_REPEAT` | samples per case (a whole number, at least 1); overrides `[run] repeat` |
+//! | `PROPOSAL_EVAL_WAIT_NOTE_S` | seconds a live call waits for a place before a note says who holds the places (default 30) |
 //! | `NEXTEST_RUN_ID` | the run every test process of one `cargo nextest run` belongs to (its report entries, its budget) |
 //! | `CARGO_MANIFEST_DIR` | the crate root that fixture, source and recording paths are relative to |
 
@@ -345,6 +346,22 @@ pub(crate) fn run_id() -> Option<&'static str> {
         None
     })
     .as_deref()
+}
+
+/// `PROPOSAL_EVAL_WAIT_NOTE_S`: how long a live call waits for a place before the note that
+/// says who holds them (default 30 s; a value that is no number of seconds is the default).
+pub(crate) fn wait_note_after() -> std::time::Duration {
+    static AFTER: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *AFTER.get_or_init(|| {
+        std::env::var("PROPOSAL_EVAL_WAIT_NOTE_S")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(
+                std::time::Duration::from_secs(30),
+                std::time::Duration::from_secs_f64,
+            )
+    })
 }
 
 /// The settings read from the environment, once per process.

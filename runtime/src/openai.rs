@@ -23,6 +23,7 @@
 //! ```
 
 use crate::recording::model::{Model, ModelError};
+use crate::recording::rate_limit::Outcome;
 use crate::recording::usage::{Completion, Usage};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::Value;
@@ -46,7 +47,12 @@ const EXCERPT_CHARS: usize = 500;
 ///   with [`api_key`](ChatCompletions::api_key) and [`base_url`](ChatCompletions::base_url).
 ///   The key is sent as `Authorization: Bearer ...`, never in the request body, so a recording
 ///   cannot hold it; no error message or `Debug` output shows it either.
-/// - A 408, a 429, a 5xx, a timeout or a failed connection is tried again, up to
+/// - A refusal for the rate (429, 503, 529) is not tried again here: its status and headers
+///   go with the error to `llm.complete`, whose limit on live calls (shared by every test
+///   process of the run) waits out its `Retry-After` and sends the call again; an answered
+///   call's rate-limit headers (`x-ratelimit-remaining-*`, `x-ratelimit-reset-*`) pace the
+///   calls that follow. See "Recording at the speed of the API" in docs/reference/recordings.md.
+/// - A 408, another 5xx, a timeout or a failed connection is tried again, up to
 ///   [`max_attempts`](ChatCompletions::max_attempts) attempts in all (default 4). Between
 ///   attempts it waits what the response's `Retry-After` (seconds or an HTTP date) or
 ///   `retry-after-ms` says; without one, [`backoff`](ChatCompletions::backoff) (default 1 s)
@@ -175,32 +181,50 @@ impl ChatCompletions {
         body
     }
 
-    /// The whole call: attempts, waits between them, the final error.
-    fn call(&self, body: &Value) -> Result<Value, Error> {
-        let key = self.api_key.as_deref().ok_or(Error::NoApiKey)?;
+    /// The whole call: attempts, waits between them, the final error (with what its answer
+    /// said of the rate limit). A refusal for the rate is not tried again here: the shared
+    /// limit of `llm.complete` does.
+    fn call(&self, body: &Value) -> Result<Value, (Error, Option<Outcome>)> {
+        let key = self.api_key.as_deref().ok_or((Error::NoApiKey, None))?;
         let url = self.url();
         let mut attempt = 1;
         loop {
             let failure = match self.attempt(&url, key, body) {
-                Ok(response) => return Ok(response),
-                Err(failure) => failure,
+                Ok((response, rate)) => {
+                    crate::recording::rate_limit::observe(rate);
+                    return Ok(response);
+                }
+                Err(failure) => *failure,
             };
-            let Some(asked) = failure.retry else {
-                return Err(failure.error);
+            let Some(asked) = failure
+                .retry
+                .filter(|_| !failure.rate.is_some_and(|r| r.refused))
+            else {
+                return Err((failure.error, failure.rate));
+            };
+            let failure = Failure {
+                retry: Some(asked),
+                ..failure
             };
             if attempt >= self.max_attempts {
-                return Err(Error::Exhausted {
-                    attempts: attempt,
-                    last: Box::new(failure.error),
-                });
+                return Err((
+                    Error::Exhausted {
+                        attempts: attempt,
+                        last: Box::new(failure.error),
+                    },
+                    failure.rate,
+                ));
             }
             let wait = match asked {
                 Some(wait) if wait > self.max_wait => {
-                    return Err(Error::WaitTooLong {
-                        asked: wait,
-                        max_wait: self.max_wait,
-                        last: Box::new(failure.error),
-                    })
+                    return Err((
+                        Error::WaitTooLong {
+                            asked: wait,
+                            max_wait: self.max_wait,
+                            last: Box::new(failure.error),
+                        },
+                        failure.rate,
+                    ))
                 }
                 Some(wait) => wait,
                 None => jittered(self.backoff.saturating_mul(1 << (attempt - 1).min(16)))
@@ -211,8 +235,14 @@ impl ChatCompletions {
         }
     }
 
-    /// One POST. On failure, whether to try again, and after what wait if the server said.
-    fn attempt(&self, url: &str, key: &str, body: &Value) -> Result<Value, Failure> {
+    /// One POST: the answer and what its headers say of the rate limit; on failure, whether to
+    /// try again, and after what wait if the server said.
+    fn attempt(
+        &self,
+        url: &str,
+        key: &str,
+        body: &Value,
+    ) -> Result<(Value, Outcome), Box<Failure>> {
         let sent = self
             .agent()
             .post(url)
@@ -220,35 +250,51 @@ impl ChatCompletions {
             .send_json(body);
         let mut response = match sent {
             Ok(response) => response,
-            Err(e) => return Err(self.transport(url, e)),
+            Err(e) => return Err(Box::new(self.transport(url, e))),
         };
         let status = response.status();
         let wait = retry_after(response.headers(), Utc::now());
+        let rate = {
+            let headers = response.headers();
+            let header = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            crate::recording::rate_limit::outcome_of(status.as_u16(), &header)
+        };
         let text = match response.body_mut().read_to_string() {
             Ok(text) => text,
-            Err(e) => return Err(self.transport(url, e)),
+            Err(e) => return Err(Box::new(self.transport(url, e))),
         };
         if status.is_success() {
-            return serde_json::from_str(&text).map_err(|e| Failure {
-                retry: None,
-                error: Error::NotJson {
-                    url: url.to_string(),
-                    message: e.to_string(),
-                    excerpt: excerpt(&text, key),
-                },
-            });
+            return serde_json::from_str(&text)
+                .map(|value| (value, rate))
+                .map_err(|e| {
+                    Box::new(Failure {
+                        retry: None,
+                        rate: None,
+                        error: Error::NotJson {
+                            url: url.to_string(),
+                            message: e.to_string(),
+                            excerpt: excerpt(&text, key),
+                        },
+                    })
+                });
         }
         let code = status.as_u16();
         let retry = (code == 408 || code == 429 || status.is_server_error()).then_some(wait);
-        Err(Failure {
+        Err(Box::new(Failure {
             retry,
+            rate: Some(rate),
             error: Error::Status {
                 url: url.to_string(),
                 status: code,
                 reason: status.canonical_reason().unwrap_or("").to_string(),
                 excerpt: excerpt(&text, key),
             },
-        })
+        }))
     }
 
     fn transport(&self, url: &str, e: ureq::Error) -> Failure {
@@ -270,6 +316,7 @@ impl ChatCompletions {
         };
         Failure {
             retry: retry.then_some(None),
+            rate: None,
             error,
         }
     }
@@ -306,7 +353,11 @@ impl Model for ChatCompletions {
     /// for: what `[pricing."MODEL"]` prices.
     fn complete_with_usage(&self, request: &Value) -> Result<Completion, ModelError> {
         let body = self.body(request);
-        let response = self.call(&body).map_err(ModelError::from_error)?;
+        let response = self.call(&body).map_err(|(error, rate)| {
+            let mut e = ModelError::from_error(error);
+            e.rate = rate;
+            e
+        })?;
         Ok(Completion {
             usage: usage(&response, &body),
             response,
@@ -335,6 +386,8 @@ fn usage(response: &Value, sent: &Value) -> Option<Usage> {
 /// the wait the server asked for, if it did.
 struct Failure {
     retry: Option<Option<Duration>>,
+    /// What an HTTP answer said of the rate limit; `None` without one.
+    rate: Option<Outcome>,
     error: Error,
 }
 

@@ -151,6 +151,72 @@ impl Folder {
     }
 }
 
+/// This process's standard output turned into a pipe: the returned reader gets what is written
+/// to it (by std, libtest, any code), and [`StdoutPipe::restore`] puts the former output back,
+/// which ends the reader's stream. `None` where the platform or the moment does not allow it.
+pub(crate) struct StdoutPipe {
+    #[cfg(unix)]
+    saved: std::os::fd::OwnedFd,
+}
+
+impl StdoutPipe {
+    /// Redirects standard output into a new pipe: the pipe's reading end, and what restores.
+    pub(crate) fn start() -> Option<(std::fs::File, std::fs::File, StdoutPipe)> {
+        #[cfg(unix)]
+        {
+            use std::io::Write;
+            use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+            let _ = std::io::stdout().flush();
+            let mut ends = [0 as libc::c_int; 2];
+            // SAFETY: `pipe` writes two new descriptors into the array we own; `dup` and `dup2`
+            // only duplicate descriptors; each new descriptor is owned by exactly one OwnedFd
+            // (closed once), and descriptor 1 is replaced atomically by `dup2`.
+            unsafe {
+                if libc::pipe(ends.as_mut_ptr()) != 0 {
+                    return None;
+                }
+                let (read, write) = (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1]));
+                let saved = libc::dup(1);
+                if saved < 0 {
+                    return None;
+                }
+                let saved = OwnedFd::from_raw_fd(saved);
+                let terminal = libc::dup(saved.as_raw_fd());
+                if terminal < 0 {
+                    return None;
+                }
+                let terminal = OwnedFd::from_raw_fd(terminal);
+                if libc::dup2(write.as_raw_fd(), 1) < 0 {
+                    return None;
+                }
+                Some((
+                    std::fs::File::from(read),
+                    std::fs::File::from(terminal),
+                    StdoutPipe { saved },
+                ))
+            }
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
+    /// Puts the former standard output back (what was written before is flushed into the pipe
+    /// first); the pipe's reader then reads to its end once no child process holds it.
+    pub(crate) fn restore(self) {
+        #[cfg(unix)]
+        {
+            use std::io::Write;
+            use std::os::fd::AsRawFd;
+            let _ = std::io::stdout().flush();
+            // SAFETY: duplicates a descriptor we own onto descriptor 1, closing the pipe's
+            // writing end there.
+            unsafe {
+                libc::dup2(self.saved.as_raw_fd(), 1);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The connections a listener accepts inherit its `TCP_NODELAY`, which is what the plain

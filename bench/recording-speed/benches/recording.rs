@@ -1,19 +1,27 @@
-//! Recording N cases against a local upstream whose calls take L each, at
-//! `PROPOSAL_EVAL_MAX_CONCURRENCY` = C: wall time against the floor N·L/C (DESIGN section 16:
-//! within 1.15×); and against an upstream that answers 429 with `Retry-After` (L) to a request
-//! that finds more than K in flight, where the floor is N·L/K (target: within 1.3×), with the
-//! count of 429s seen.
+//! Recording N cases against a local upstream, each case as a test records it
+//! (`proposal_eval::__internal::case_run`: the fixture read, the call through `llm.base_url()`
+//! with a ureq client, the recording written), C cases at a time as the harness runs them while
+//! recording (on C threads); wall time against the floor (DESIGN sections 16 and 20):
 //!
-//! Each case is recorded as a test records it (`proposal_eval::__internal::case_run`: the fixture
-//! read, the call through `llm.base_url()` with a ureq client, the recording written), C cases
-//! at a time as the harness runs them while recording (on C threads).
+//! - `fixed-8`, `fixed-16`: calls of L = 100 ms at C = 8 and 16, N = 10·C cases: the floor
+//!   N·L/C is 1 s, where fixed costs show (targets 1.15x and 1.25x);
+//! - `limited`: an upstream that takes 4 calls in flight and answers 429 with `Retry-After: 1`
+//!   beyond, 60 calls of 200 ms at C = 8: the floor N·L/4 is 3 s (target 1.3x);
+//! - `headers`: an upstream that takes 20 calls a second, told in OpenAI's
+//!   `x-ratelimit-remaining-requests` / `x-ratelimit-reset-requests`, with a 429 and
+//!   `Retry-After: 1` beyond: 60 calls of 200 ms at C = 8, the floor again 3 s (the rate of 4
+//!   calls of 200 ms at once; target 1.3x).
 //!
-//! `cargo bench -p recording-speed-bench` (N, L, C, K: `RECORDING_BENCH_N`, `_LATENCY_MS`, `_C`,
-//! `_K`; defaults 200, 100, 8, 4).
+//! Each shape runs in a process of its own (this binary again, `RECORDING_BENCH_SHAPE`), as a run
+//! of its own (its own shared rate-limit state); `RECORDING_BENCH_ROUNDS` rounds (default 3) of
+//! every shape one after another, so that the shapes of a round meet the same load on the
+//! machine. Each round's ratios are printed, then each shape's median and worst.
+//!
+//! `cargo bench -p recording-speed-bench` (`RECORDING_BENCH_SHAPES=limited,headers` for some).
 
 use proposal_eval::__internal::case_run::OpenSuite;
 use proposal_eval::{Case, Llm};
-use recording_speed_bench::Upstream;
+use recording_speed_bench::{Limit, Upstream};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -87,31 +95,131 @@ fn record(upstream: &str, n: usize, threads: usize) -> Duration {
     took
 }
 
-fn main() {
-    let n = var("RECORDING_BENCH_N", 200) as usize;
-    let latency = Duration::from_millis(var("RECORDING_BENCH_LATENCY_MS", 100));
-    let c = var("RECORDING_BENCH_C", 8) as usize;
-    let k = var("RECORDING_BENCH_K", 4) as usize;
+/// One shape: the upstream's latency and limit, the cases, the threads, the floor.
+struct Shape {
+    name: &'static str,
+    latency: Duration,
+    limit: Limit,
+    n: usize,
+    c: usize,
+    floor: Duration,
+}
+
+fn shapes() -> Vec<Shape> {
+    let ms = Duration::from_millis;
+    let fixed = |name, c: usize| Shape {
+        name,
+        latency: ms(100),
+        limit: Limit::None,
+        n: 10 * c,
+        c,
+        floor: Duration::from_secs(1),
+    };
+    vec![
+        fixed("fixed-8", 8),
+        fixed("fixed-16", 16),
+        Shape {
+            name: "limited",
+            latency: ms(200),
+            limit: Limit::InFlight {
+                above: 4,
+                retry_after_s: 1,
+                retry_after_ms: None,
+            },
+            n: 60,
+            c: 8,
+            floor: ms(3000),
+        },
+        Shape {
+            name: "headers",
+            latency: ms(200),
+            limit: Limit::PerSecond { per_second: 20 },
+            n: 60,
+            c: 8,
+            floor: ms(3000),
+        },
+    ]
+}
+
+/// In the shape's own process: records its cases and prints `<seconds> <429s> <most in flight>`.
+fn run_shape(shape: &Shape) {
     // Read by the runtime once, on the first case: every case here records.
     std::env::set_var("PROPOSAL_EVAL_RECORD", "1");
-    std::env::set_var("PROPOSAL_EVAL_MAX_CONCURRENCY", c.to_string());
-
-    let plain = Upstream::start(latency, None);
-    let took = record(&plain.url, n, c);
-    let floor = latency.mul_f64(n as f64 / c as f64);
+    std::env::set_var("PROPOSAL_EVAL_MAX_CONCURRENCY", shape.c.to_string());
+    let upstream = Upstream::start(shape.latency, shape.limit);
+    let took = record(&upstream.url, shape.n, shape.c);
     println!(
-        "fixed latency: {n} cases, L = {latency:?}, C = {c}: {took:.2?} against the floor {floor:.2?} ({:.3}x; target 1.15x); at most {} in flight",
-        took.as_secs_f64() / floor.as_secs_f64(),
-        plain.counts.most_in_flight.load(SeqCst)
+        "{} {} {}",
+        took.as_secs_f64(),
+        upstream.counts.refused.load(SeqCst),
+        upstream.counts.most_in_flight.load(SeqCst)
     );
+}
 
-    let limited = Upstream::start(latency, Some(k));
-    let took = record(&limited.url, n, c);
-    let floor = latency.mul_f64(n as f64 / k as f64);
-    println!(
-        "429 above {k} in flight: {n} cases, L = {latency:?}, C = {c}: {took:.2?} against the floor {floor:.2?} ({:.3}x; target 1.3x); {} 429s seen, at most {} answered at once",
-        took.as_secs_f64() / floor.as_secs_f64(),
-        limited.counts.refused.load(SeqCst),
-        limited.counts.most_in_flight.load(SeqCst)
-    );
+fn main() {
+    let all = shapes();
+    if let Ok(name) = std::env::var("RECORDING_BENCH_SHAPE") {
+        let shape = all.iter().find(|s| s.name == name).expect("a known shape");
+        return run_shape(shape);
+    }
+    let chosen = std::env::var("RECORDING_BENCH_SHAPES").ok();
+    let shapes: Vec<&Shape> = all
+        .iter()
+        .filter(|s| {
+            chosen
+                .as_deref()
+                .is_none_or(|c| c.split(',').any(|n| n == s.name))
+        })
+        .collect();
+    let rounds = var("RECORDING_BENCH_ROUNDS", 3);
+    let exe = std::env::current_exe().expect("this binary");
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
+    for round in 1..=rounds {
+        for (i, shape) in shapes.iter().enumerate() {
+            let out = std::process::Command::new(&exe)
+                .env("RECORDING_BENCH_SHAPE", shape.name)
+                // A run of its own: the shared rate limit starts afresh.
+                .env(
+                    "NEXTEST_RUN_ID",
+                    format!("bench-{}-{round}-{}", std::process::id(), shape.name),
+                )
+                .output()
+                .expect("the shape's process");
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                shape.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            let line = text.lines().last().unwrap_or("");
+            let fields: Vec<f64> = line
+                .split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            let [took, refused, most] = fields[..] else {
+                panic!("{}: {text}", shape.name)
+            };
+            let ratio = took / shape.floor.as_secs_f64();
+            ratios[i].push(ratio);
+            println!(
+                "round {round}: {:<8} N = {:>3}, L = {:?}, C = {:>2}: {took:.2} s against {:.2} s: {ratio:.3}x; {refused} 429s, at most {most} answered at once",
+                shape.name,
+                shape.n,
+                shape.latency,
+                shape.c,
+                shape.floor.as_secs_f64()
+            );
+        }
+    }
+    for (shape, ratios) in shapes.iter().zip(&mut ratios) {
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "{:<8} median {:.3}x, worst {:.3}x over {} round(s)",
+            shape.name,
+            ratios[ratios.len() / 2],
+            ratios[ratios.len() - 1],
+            ratios.len()
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! `proposal_eval::openai::ChatCompletions` against a fake OpenAI-compatible server on loopback:
-//! retries, waits, timeouts and what its errors say. Each test starts its own server (wiremock,
+//! retries, waits, timeouts and what its errors say; a refusal for the rate left to the shared
+//! limit of `llm.complete`. Each test starts its own server (wiremock,
 //! 127.0.0.1, an OS-chosen port) and counts the calls that reached it.
 
 #[path = "support/fake_openai.rs"]
@@ -63,20 +64,30 @@ fn request() -> Value {
     json!({ "messages": [{ "role": "user", "content": "hi" }] })
 }
 
+/// A refusal for the rate is not retried by the model itself: its status and headers go to
+/// `llm.complete`, whose limit on live calls (shared by the run's test processes) waits out the
+/// `Retry-After` and sends the call again.
 #[test]
-fn a_429_with_retry_after_is_waited_out_then_retried() {
+fn a_429_with_retry_after_is_waited_out_by_the_shared_limit_then_sent_again() {
     let server = Server::start();
+    // Two refusals, then an answer.
     server.then(
         ResponseTemplate::new(429)
             .insert_header("retry-after", "1")
             .set_body_json(json!({ "error": { "message": "Rate limit reached" } })),
-        1,
+        2,
     );
     server.then(ok(), 1);
+    // Alone, the model fails at once: the waiting is the limit's.
+    let error = server.model().complete(&request()).unwrap_err().to_string();
+    assert!(error.contains("HTTP 429 Too Many Requests"), "{error}");
+    assert_eq!(server.calls().len(), 1);
+
+    let mut llm = proposal_eval::Llm::live(server.model());
     let started = Instant::now();
-    let response = server.model().complete(&request()).unwrap();
+    let response = llm.complete(&request()).unwrap();
     assert_eq!(response["choices"][0]["message"]["content"], "{}");
-    assert_eq!(server.calls().len(), 2);
+    assert_eq!(server.calls().len(), 3);
     // The backoff alone is 10 ms: the second second is Retry-After's.
     assert!(
         started.elapsed() >= Duration::from_secs(1),
@@ -93,7 +104,7 @@ fn retry_after_as_an_http_date_is_honoured() {
         .format("%a, %d %b %Y %H:%M:%S GMT")
         .to_string();
     server.then(
-        ResponseTemplate::new(503).insert_header("retry-after", date.as_str()),
+        ResponseTemplate::new(502).insert_header("retry-after", date.as_str()),
         1,
     );
     server.then(ok(), 1);
@@ -152,7 +163,7 @@ fn a_client_error_is_not_retried_and_the_key_is_never_shown() {
 fn a_retry_after_longer_than_max_wait_fails_at_once() {
     let server = Server::start();
     server.then(
-        ResponseTemplate::new(429).insert_header("retry-after", "3600"),
+        ResponseTemplate::new(502).insert_header("retry-after", "3600"),
         10,
     );
     let started = Instant::now();

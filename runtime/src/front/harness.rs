@@ -368,8 +368,16 @@ impl Harness {
         let trials = trials(&suite, &f, waiting);
         let mut args = args.clone();
         args.test_threads = test_threads(args.test_threads);
-        crate::recording::progress::cases_planned(trials.len());
-        let conclusion = libtest_mimic::run(&args, trials);
+        // The cases libtest-mimic will run: a filter's substring and `--skip` are applied there.
+        let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+        crate::recording::progress::cases_planned(selected);
+        let recording =
+            crate::env::settings().is_ok_and(|s| s.record != crate::env::RecordMode::Replay);
+        let conclusion = if recording {
+            crate::recording::progress::beside_libtest(|| libtest_mimic::run(&args, trials))
+        } else {
+            libtest_mimic::run(&args, trials)
+        };
         // The orphan check and the report's fold read different files: side by side, the run
         // ends when the longer of the two does.
         let orphans = std::thread::scope(|scope| {

@@ -65,6 +65,9 @@ where
         absolute: suite.dir.join(relative),
     };
     note_threads_once();
+    if crate::env::settings().is_ok_and(|s| s.record != crate::env::RecordMode::Replay) {
+        crate::recording::progress::beside_libtest_until_exit();
+    }
     let mut loaded = LoadedCase::load(&suite, path);
     let mut result =
         crate::run::run_case(&suite, &mut loaded, &|case, llm| f(case, llm).into_output());

@@ -195,7 +195,9 @@ pub(crate) struct Costs {
 pub(crate) struct Core {
     mode: Mode,
     ignore_request_paths: Vec<Pattern>,
-    redactor: Redactor,
+    /// The suite's redaction rules: replay compares requests in their redacted form; a
+    /// recording's upstream errors are told redacted.
+    pub(crate) redactor: Redactor,
     /// Replay of a large recording: the digests of the recorded requests, which are not held.
     digests: Option<SampleDigests>,
     calls: usize,
@@ -207,6 +209,9 @@ pub(crate) struct Core {
     slots: Vec<Option<Interaction>>,
     failure: Option<String>,
     model_failed: Option<String>,
+    /// While recording: what the upstream answered with an error status, in words, at most
+    /// [`UPSTREAM_ERRORS_KEPT`] of them, and how many in all.
+    upstream_errors: (Vec<String>, usize),
     totals: UsageTotals,
     /// Every call handed an answer, in order: what a case's report entry lists.
     call_log: Vec<crate::recording::usage::CallEntry>,
@@ -235,6 +240,7 @@ impl Core {
             slots: Vec::new(),
             failure: None,
             model_failed: None,
+            upstream_errors: (Vec::new(), 0),
             totals: UsageTotals::default(),
             call_log: Vec::new(),
             trajectory: Vec::new(),
@@ -478,6 +484,9 @@ impl Core {
             super::budget::add(cost, self.costs.budget_usd.is_some());
         }
         super::progress::call_answered(interaction.usage.as_ref(), cost);
+        if let Some(usage) = &interaction.usage {
+            rate_limit::note_tokens(usage.input_tokens + usage.output_tokens);
+        }
         self.totals.add_call(
             interaction.usage.as_ref(),
             interaction.latency_ms,
@@ -520,6 +529,33 @@ impl Core {
         &self.trajectory
     }
 
+    /// A live call was answered with an error status (`said` in words): the case's failure
+    /// tells it, should the case fail.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn upstream_answered(&mut self, said: String) {
+        let (kept, all) = &mut self.upstream_errors;
+        if kept.len() < UPSTREAM_ERRORS_KEPT {
+            kept.push(said);
+        }
+        *all += 1;
+    }
+
+    /// What the upstream answered with an error status, one per line (and how many more).
+    pub(crate) fn upstream_errors(&self) -> Option<String> {
+        let (kept, all) = &self.upstream_errors;
+        if kept.is_empty() {
+            return None;
+        }
+        let mut text = kept.join("\n");
+        if *all > kept.len() {
+            text.push_str(&format!(
+                "\n(and {} more error answer(s))",
+                all - kept.len()
+            ));
+        }
+        Some(text)
+    }
+
     /// A live call failed: nothing of this case is recorded.
     pub(crate) fn live_failed(&mut self, message: String) {
         self.model_failed.get_or_insert(message);
@@ -532,127 +568,293 @@ impl Core {
     }
 }
 
+/// How many of a case's error answers its failure tells.
+const UPSTREAM_ERRORS_KEPT: usize = 3;
+
 /// Locks a case's state; a panic elsewhere while it was held does not lose it.
 pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
     core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-static LIVE_CALLS: Mutex<usize> = Mutex::new(0);
+/// This process's live calls: those that hold a place (waiting for their turn or sent), and
+/// those sent (what the upstream sees in flight).
+struct Live {
+    holding: usize,
+    sent: usize,
+}
+
+static LIVE_CALLS: Mutex<Live> = Mutex::new(Live {
+    holding: 0,
+    sent: 0,
+});
 static LIVE_CALL_DONE: Condvar = Condvar::new();
 
 /// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
 /// process's, and one shared by every test process of the target folder.
 pub(crate) struct LivePermit {
-    _shared: Option<SharedSlot>,
-    /// The rate limit's epoch when the call started (see [`crate::recording::rate_limit`]).
-    epoch: u64,
+    shared: Option<SharedSlot>,
+    /// Whether the place is still held (a refused attempt gives it back at once).
+    holding: bool,
     max: usize,
+    /// How long the call waited, after it had its place, for a `Retry-After` or the pacing.
+    pub(crate) waited: std::time::Duration,
 }
 
 impl LivePermit {
     /// Waits for a place among the live calls: at most `max` (`PROPOSAL_EVAL_MAX_CONCURRENCY`),
-    /// fewer while the upstream limits the rate, and not before a `Retry-After` it asked for.
+    /// fewer while the upstream limits the rate, and not before a `Retry-After` it asked for or
+    /// the turn its rate-limit headers pace. The call is sent as soon as this returns.
     pub(crate) fn acquire(max: usize) -> LivePermit {
         let max = max.max(1);
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         // The limit can grow in another process: look again now and then.
-        while *running >= rate_limit::current(max).limit {
-            running = LIVE_CALL_DONE
-                .wait_timeout(running, std::time::Duration::from_millis(50))
+        while live.holding >= rate_limit::current(max).limit {
+            live = LIVE_CALL_DONE
+                .wait_timeout(live, std::time::Duration::from_millis(50))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        *running += 1;
-        drop(running);
+        live.holding += 1;
+        drop(live);
         // Only test binaries share places: a program of the user's that holds an `Llm::live`
         // leaves no lock files behind in its working folder.
         let dir = crate::layout::live_calls_dir();
         let shared = dir.and_then(|dir| SharedSlot::acquire(&dir, max));
         let state = rate_limit::current(max);
-        let wait = rate_limit::wait_left(&state);
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
-        }
+        let waited = rate_limit::wait_turn(&state, max);
+        LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner()).sent += 1;
         crate::recording::progress::call_started();
         LivePermit {
-            _shared: shared,
-            epoch: state.epoch,
+            shared,
+            holding: true,
             max,
+            waited,
         }
     }
 
-    /// Tells the shared rate limit how the call went.
-    pub(crate) fn report(&self, outcome: rate_limit::Outcome) {
-        rate_limit::report(outcome, self.epoch, self.max);
+    /// Tells the shared rate limit how the call (or this attempt of it) went. A refusal is
+    /// counted against the calls of the run the upstream had in flight with it (those sent, not
+    /// those still waiting for their turn), this one included, and gives the place back at
+    /// once: the resend takes a new one, so refused calls waiting to be sent again are never
+    /// counted in flight.
+    pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) {
+        if !outcome.refused {
+            rate_limit::report(outcome, 0, self.max);
+            return;
+        }
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        let elsewhere = crate::layout::live_calls_dir()
+            .map_or(0, |dir| Places::look(&dir, self.max, false).ours_elsewhere);
+        rate_limit::report(outcome, live.sent + elsewhere, self.max);
+        self.give_back(&mut live);
     }
-}
 
-/// A place among the live calls of every process that shares a target folder: nextest runs each
-/// test in a process of its own, so a bound per process would bound nothing. The places are lock
-/// files (`slot-<n>.lock`) held with an OS file lock, which the kernel releases when the holder
-/// exits or is killed, so a crashed process never keeps one. Processes with different limits
-/// share the first places; the largest limit is the bound. Where no slot file can be opened, or
-/// the platform has no file locks, only the bound per process applies.
-struct SharedSlot {
-    _file: std::fs::File,
-}
-
-impl SharedSlot {
-    fn acquire(dir: &std::path::Path, limit: usize) -> Option<SharedSlot> {
-        let _ = std::fs::create_dir_all(dir);
-        let open = |n: usize| {
-            let path = dir.join(format!("slot-{n}.lock"));
-            let options = |write: bool| {
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(write)
-                    .create(write)
-                    .truncate(false)
-                    .open(&path)
-            };
-            // A lock needs no write access: a slot file another user made still serves.
-            options(true).or_else(|_| options(false)).ok()
-        };
-        let mut pause = std::time::Duration::from_millis(2);
-        let waiting_since = std::time::Instant::now();
-        let mut told = false;
-        loop {
-            let mut opened = false;
-            // Places above the rate limit's are not taken while the upstream limits the rate.
-            for n in 0..rate_limit::current(limit).limit {
-                let Some(file) = open(n) else { continue };
-                opened = true;
-                match file.try_lock() {
-                    Ok(()) => return Some(SharedSlot { _file: file }),
-                    Err(std::fs::TryLockError::WouldBlock) => {}
-                    // No file locks here (an unusual file system or platform).
-                    Err(std::fs::TryLockError::Error(_)) => return None,
-                }
-            }
-            if !opened {
-                return None;
-            }
-            if !told && waiting_since.elapsed() > std::time::Duration::from_secs(30) {
-                // A holder that is stopped (a debugger, ^Z) keeps its place: say what we wait for.
-                eprintln!(
-                    "note: waiting for a live model call place: {limit} are held by other test processes (PROPOSAL_EVAL_MAX_CONCURRENCY; places in {})",
-                    dir.display()
-                );
-                told = true;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+    fn give_back(&mut self, live: &mut Live) {
+        if std::mem::take(&mut self.holding) {
+            self.shared = None;
+            live.holding -= 1;
+            live.sent -= 1;
+            crate::recording::progress::call_ended();
+            LIVE_CALL_DONE.notify_one();
         }
     }
 }
 
 impl Drop for LivePermit {
     fn drop(&mut self) {
-        crate::recording::progress::call_ended();
-        let mut running = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        *running -= 1;
-        LIVE_CALL_DONE.notify_one();
+        let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
+        self.give_back(&mut live);
     }
+}
+
+/// A place among the live calls of every process that shares a target folder: nextest runs each
+/// test in a process of its own, so a bound per process would bound nothing. The places are lock
+/// files (`slot-<n>.lock`) held with an OS file lock, which the kernel releases when the holder
+/// exits or is killed, so a crashed process never keeps one; the holder writes its pid and run
+/// in it, for the waiting note and for the rate limit, which bounds the places a run holds.
+/// A waiting process takes whichever place frees first, never one particular place. Processes
+/// with different limits share the first places; the largest limit is the bound. Where no slot
+/// file can be opened, or the platform has no file locks, only the bound per process applies.
+struct SharedSlot {
+    _file: std::fs::File,
+}
+
+/// Who holds a place: the text its holder wrote in the place's file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Holder {
+    pid: u32,
+    run: String,
+}
+
+impl Holder {
+    fn me() -> Holder {
+        Holder {
+            pid: std::process::id(),
+            run: crate::env::run_id().unwrap_or("").to_string(),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Holder> {
+        let (pid, run) = text.trim().split_once(' ')?;
+        Some(Holder {
+            pid: pid.parse().ok()?,
+            run: run.to_string(),
+        })
+    }
+}
+
+/// The places of a target folder as one look found them.
+struct Places {
+    /// A free place, taken (locked) by this look.
+    free: Option<std::fs::File>,
+    /// The holders of the places held (`None`: one that has not written its name yet).
+    held: Vec<Option<Holder>>,
+    /// Places held by this run (this process's included).
+    ours: usize,
+    /// Places held by this run's other processes.
+    ours_elsewhere: usize,
+    /// Whether any place's file could be opened; `false`: places cannot be shared here.
+    opened: bool,
+    /// The platform has no file locks.
+    unlockable: bool,
+}
+
+impl Places {
+    /// Tries the places `0..max`: keeps the first free one locked, and reads who holds the
+    /// others; with `first_free`, stops at the first free one.
+    fn look(dir: &std::path::Path, max: usize, first_free: bool) -> Places {
+        let me = Holder::me();
+        let mut places = Places {
+            free: None,
+            held: Vec::new(),
+            ours: 0,
+            ours_elsewhere: 0,
+            opened: false,
+            unlockable: false,
+        };
+        for n in 0..max {
+            let Some(file) = open_place(dir, n) else {
+                continue;
+            };
+            places.opened = true;
+            match file.try_lock() {
+                Ok(()) if first_free => {
+                    places.free = Some(file);
+                    return places;
+                }
+                Ok(()) if places.free.is_none() => places.free = Some(file),
+                // Another free one: unlocked as it closes.
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = std::io::read_to_string(&file)
+                        .ok()
+                        .and_then(|t| Holder::parse(&t));
+                    if let Some(h) = holder.as_ref().filter(|h| h.run == me.run) {
+                        places.ours += 1;
+                        if h.pid != me.pid {
+                            places.ours_elsewhere += 1;
+                        }
+                    }
+                    places.held.push(holder);
+                }
+                // No file locks here (an unusual file system or platform).
+                Err(std::fs::TryLockError::Error(_)) => {
+                    places.unlockable = true;
+                    return places;
+                }
+            }
+        }
+        places
+    }
+
+    /// `2 of the 8 places are held, by 2 processes (pids 4242, 4243); 1 by this run`.
+    fn describe(&self, max: usize) -> String {
+        let mut pids: Vec<u32> = self.held.iter().flatten().map(|h| h.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let unnamed = self.held.iter().filter(|h| h.is_none()).count();
+        let pid_list: Vec<String> = pids.iter().map(u32::to_string).collect();
+        let mut text = format!(
+            "{} of the {max} places are held, by {} process(es) (pids {})",
+            self.held.len(),
+            pids.len(),
+            if pid_list.is_empty() {
+                "unknown".to_string()
+            } else {
+                pid_list.join(", ")
+            }
+        );
+        if unnamed > 0 {
+            text.push_str(&format!(" and {unnamed} of a holder not yet named"));
+        }
+        text.push_str(&format!("; {} by this run", self.ours));
+        text
+    }
+}
+
+/// The file of place `n`, opened to be locked (write access when it can be had, so that the
+/// holder can write its name; a lock needs none, so a slot file another user made still serves).
+fn open_place(dir: &std::path::Path, n: usize) -> Option<std::fs::File> {
+    let path = dir.join(format!("slot-{n}.lock"));
+    let options = |write: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(write)
+            .create(write)
+            .truncate(false)
+            .open(&path)
+    };
+    options(true).or_else(|_| options(false)).ok()
+}
+
+/// The waiting note is printed once per process.
+static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl SharedSlot {
+    /// Waits for any free place of `0..max` while this run holds fewer than its rate limit
+    /// allows; `None` where places cannot be shared.
+    fn acquire(dir: &std::path::Path, max: usize) -> Option<SharedSlot> {
+        let _ = std::fs::create_dir_all(dir);
+        let mut pause = std::time::Duration::from_millis(2);
+        let waiting_since = std::time::Instant::now();
+        loop {
+            let limit = rate_limit::current(max).limit;
+            // Below the limit on the run's places only while the upstream limits the rate:
+            // otherwise any free place will do, and the first found ends the look.
+            let places = Places::look(dir, max, limit >= max);
+            if places.unlockable || !places.opened {
+                return None;
+            }
+            if let Some(file) = places.free.as_ref().filter(|_| places.ours < limit) {
+                write_holder(file);
+                return places.free.map(|file| SharedSlot { _file: file });
+            }
+            if waiting_since.elapsed() > crate::env::wait_note_after()
+                && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                // A holder that is stopped (a debugger, ^Z) or hung keeps its place: say what
+                // is waited for, in true figures.
+                eprintln!(
+                    "note: waiting for a live model call place: {}; this run may hold {limit} at once now (PROPOSAL_EVAL_MAX_CONCURRENCY = {max}, fewer while the upstream limits the rate; places in {})",
+                    places.describe(max),
+                    dir.display()
+                );
+            }
+            drop(places);
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// Writes this process's pid and run in the place it holds.
+fn write_holder(mut file: &std::fs::File) {
+    use std::io::{Seek, Write};
+    let me = Holder::me();
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| write!(file, "{} {}", me.pid, me.run));
 }
 
 /// One sample's recorded requests as a replay of a large recording holds them: their digests
@@ -853,6 +1055,33 @@ mod tests {
         // Other tests in this binary may hold places too, so the peak here is at most 2.
         assert!(PEAK.load(SeqCst) <= 2, "peak {}", PEAK.load(SeqCst));
         assert!(PEAK.load(SeqCst) >= 1);
+    }
+
+    #[test]
+    fn the_waiting_note_counts_places_processes_and_this_run() {
+        let holder = |pid, run: &str| {
+            Some(Holder {
+                pid,
+                run: run.into(),
+            })
+        };
+        let places = Places {
+            free: None,
+            held: vec![holder(7, "a"), holder(3, "b"), holder(7, "a"), None],
+            ours: 2,
+            ours_elsewhere: 0,
+            opened: true,
+            unlockable: false,
+        };
+        assert_eq!(
+            places.describe(4),
+            "4 of the 4 places are held, by 2 process(es) (pids 3, 7) and 1 of a holder not yet named; 2 by this run"
+        );
+        assert_eq!(
+            Holder::parse("4242 nextest-1 2"),
+            holder(4242, "nextest-1 2")
+        );
+        assert_eq!(Holder::parse(""), None);
     }
 
     /// Separate opens of a lock file are separate holders for `flock`, as separate processes are:

@@ -395,6 +395,30 @@ fn recorded_response(interaction: &Interaction) -> Response {
 /// is passed on to the client (and recorded).
 const ATTEMPTS: u32 = 6;
 
+/// A call's resends after refusals for the rate, and the time waited before its attempts
+/// (`Retry-After`, the pacing).
+#[derive(Clone, Copy, Debug, Default)]
+struct Resends {
+    count: u32,
+    waited: Duration,
+}
+
+impl Resends {
+    /// ` (sent 6 times: 5 resends after refusals for the rate, 5.0 s waited for Retry-After and
+    /// pacing)`, or nothing for a call sent once without a wait.
+    fn describe(&self) -> String {
+        if self.count == 0 && self.waited < Duration::from_millis(100) {
+            return String::new();
+        }
+        format!(
+            " (sent {} time(s): {} resend(s) after refusals for the rate, {:.1} s waited for Retry-After and pacing)",
+            self.count + 1,
+            self.count,
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
 /// A call on its way to the upstream, in its own thread (a stream is passed on as it comes).
 struct LiveCall {
     context: Arc<Context>,
@@ -417,11 +441,15 @@ impl LiveCall {
             target.push('?');
             target.push_str(query);
         }
-        let (response, permit, started) = self.send_within_limit(agent, &target);
+        let (response, permit, started, resends) = self.send_within_limit(agent, &target);
         let response = match response {
             Ok(response) => response,
             Err(e) => {
-                let message = self.failure(&target, &e.into_io());
+                let message = format!(
+                    "{}{}",
+                    self.failure(&target, &e.into_io()),
+                    resends.describe()
+                );
                 lock(&self.context.core).live_failed(message.clone());
                 let _ = request.respond(error_response(
                     502,
@@ -476,6 +504,19 @@ impl LiveCall {
             ));
             return;
         }
+        if status >= 400 {
+            // An error answer is the client's to handle, and recorded as it came; should the
+            // case fail, its failure says what the upstream said (a client may report only
+            // the status).
+            let said = upstream_said(
+                &self.exchange.method,
+                &target,
+                status,
+                &bytes,
+                &lock(&self.context.core).redactor,
+            );
+            lock(&self.context.core).upstream_answered(format!("{said}{}", resends.describe()));
+        }
         let response = body_value(&bytes);
         let interaction = Interaction {
             usage: Usage::from_response(&response),
@@ -497,9 +538,10 @@ impl LiveCall {
 
 impl LiveCall {
     /// Sends the call when the shared rate limit lets it start (a place among the live calls,
-    /// the upstream's `Retry-After` waited out); a refusal for the rate (429, 503, 529) is told
-    /// to the limit and sent again, up to [`ATTEMPTS`] times in all, the last refusal passed on.
-    /// The answer, the place it holds, and when the answered attempt started.
+    /// the upstream's `Retry-After` waited out, the pacing's turn); a refusal for the rate (429,
+    /// 503, 529) is told to the limit and sent again, up to [`ATTEMPTS`] times in all, the last
+    /// refusal passed on. The answer, the place it holds, when the answered attempt started, and
+    /// the resends made and waits before them.
     fn send_within_limit(
         &self,
         agent: &ureq::Agent,
@@ -508,13 +550,15 @@ impl LiveCall {
         Result<ureq::http::Response<ureq::Body>, ureq::Error>,
         LivePermit,
         Instant,
+        Resends,
     ) {
         let limit = crate::env::settings()
             .map(|s| s.max_concurrency)
             .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
-        let mut attempt = 1;
+        let mut resends = Resends::default();
         loop {
-            let permit = LivePermit::acquire(limit);
+            let mut permit = LivePermit::acquire(limit);
+            resends.waited += permit.waited;
             let started = Instant::now();
             let response = send(
                 agent,
@@ -524,7 +568,7 @@ impl LiveCall {
                 self.body.clone(),
             );
             let Ok(answer) = &response else {
-                return (response, permit, started);
+                return (response, permit, started, resends);
             };
             let headers = answer.headers();
             let header = |name: &str| {
@@ -533,21 +577,73 @@ impl LiveCall {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string)
             };
-            let status = answer.status().as_u16();
-            let outcome = super::rate_limit::outcome_of(status, &header);
+            let outcome = super::rate_limit::outcome_of(answer.status().as_u16(), &header);
             permit.report(outcome);
-            let refused = matches!(status, 429 | 503 | 529);
-            if !refused || attempt == ATTEMPTS {
-                return (response, permit, started);
+            if !outcome.refused || resends.count + 1 == ATTEMPTS {
+                return (response, permit, started, resends);
             }
-            attempt += 1;
+            resends.count += 1;
         }
     }
 
     /// What a failed call tells the case: the call, then what happened in words (refused, timed
     /// out and the setting that bounds it, the host unknown), then the client's own message.
     fn failure(&self, target: &str, error: &std::io::Error) -> String {
-        failure_text(&self.exchange.method, target, error, self.context.timeout)
+        let url = redacted_url(target, &lock(&self.context.core).redactor);
+        failure_text(&self.exchange.method, &url, error, self.context.timeout)
+    }
+}
+
+/// The longest body excerpt an upstream's error answer is told with.
+const EXCERPT_CHARS: usize = 500;
+
+/// `POST http://…/v1/chat/completions answered 500 Internal Server Error: {"error": …}`: the
+/// URL's query and the body redacted by the suite's rules (and anything that looks like a key
+/// masked), the body on one line, at most [`EXCERPT_CHARS`] characters of it.
+fn upstream_said(
+    method: &str,
+    target: &str,
+    status: u16,
+    body: &[u8],
+    redactor: &proposal_eval_engine::redact::Redactor,
+) -> String {
+    use proposal_eval_engine::credentials::masked;
+    let url = redacted_url(target, redactor);
+    let mut value = body_value(body);
+    redactor.redact(&mut value);
+    let text = match masked(&value) {
+        Value::Null => String::new(),
+        Value::String(text) => text,
+        json => json.to_string(),
+    };
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let excerpt = match one_line.char_indices().nth(EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}...", &one_line[..cut]),
+        None => one_line,
+    };
+    let reason = ureq::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
+    let body = if excerpt.is_empty() {
+        " (empty body)".to_string()
+    } else {
+        format!(": {excerpt}")
+    };
+    format!("{method} {url} answered {status}{reason}{body}")
+}
+
+/// A URL as a failure tells it: its query redacted by the suite's rules, and anything in it
+/// that looks like a key masked.
+fn redacted_url(target: &str, redactor: &proposal_eval_engine::redact::Redactor) -> String {
+    let url = match target.split_once('?') {
+        Some((path, query)) => format!("{path}?{}", redactor.redact_query(query)),
+        None => target.to_string(),
+    };
+    match proposal_eval_engine::credentials::masked(&Value::String(url)) {
+        Value::String(url) => url,
+        _ => target.to_string(),
     }
 }
 

@@ -119,19 +119,7 @@ impl Llm {
         let Some(model) = model else {
             return Err(LlmError::NoModel);
         };
-        let limit = crate::env::settings()
-            .map(|s| s.max_concurrency)
-            .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
-        let permit = LivePermit::acquire(limit);
-        let started = std::time::Instant::now();
-        let answer =
-            catch(|| crate::run::executor::outside_async(|| model.complete_with_usage(request)))
-                .unwrap_or_else(|m| Err(ModelError::new(format!("the live model panicked: {m}"))));
-        let latency_ms = crate::recording::usage::millis(started.elapsed());
-        if answer.is_ok() {
-            permit.report(crate::recording::rate_limit::Outcome::Fine);
-        }
-        drop(permit);
+        let (answer, latency_ms) = live_call(&*model, request);
         match answer {
             Ok(Completion { response, usage }) => {
                 let mut interaction =
@@ -241,6 +229,17 @@ impl Llm {
         lock(&self.core).replay_mismatched()
     }
 
+    /// While recording: what the upstream answered with an error status, in words.
+    pub(crate) fn upstream_errors(&self) -> Option<String> {
+        lock(&self.core).upstream_errors()
+    }
+
+    /// While recording: the suite's redaction rules, for what its upstream errors tell.
+    pub(crate) fn redacting(self, redactor: Redactor) -> Llm {
+        lock(&self.core).set_redactor(redactor);
+        self
+    }
+
     /// While recording: the first live call's failure, if one failed.
     pub(crate) fn model_failure(&self) -> Option<String> {
         lock(&self.core).model_failed()
@@ -260,6 +259,64 @@ impl Llm {
     pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
         lock(&self.core).take_recorded()
     }
+}
+
+/// How many times a call refused for the rate is made in all before the refusal is the
+/// answer (as through the proxy).
+const ATTEMPTS: u32 = 6;
+
+/// One `llm.complete` call to the live model, within the shared limit on live calls: what the
+/// model tells of its HTTP answers (a refusal for the rate, the rate-limit headers) is told to
+/// the limit, and a refused call is made again when the limit lets it, up to [`ATTEMPTS`] times
+/// in all. The answer and the answered attempt's latency.
+fn live_call(model: &dyn Model, request: &Value) -> (Result<Completion, ModelError>, f64) {
+    use crate::recording::rate_limit;
+    let max = crate::env::settings()
+        .map(|s| s.max_concurrency)
+        .unwrap_or(crate::env::DEFAULT_MAX_CONCURRENCY);
+    let mut attempt = 1;
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        let mut permit = LivePermit::acquire(max);
+        waited += permit.waited;
+        let started = std::time::Instant::now();
+        let (answer, told) = catch(|| {
+            crate::run::executor::outside_async(|| {
+                rate_limit::observing(|| model.complete_with_usage(request))
+            })
+        })
+        .unwrap_or_else(|m| {
+            let e = ModelError::new(format!("the live model panicked: {m}"));
+            (Err(e), None)
+        });
+        let latency_ms = crate::recording::usage::millis(started.elapsed());
+        let outcome = match &answer {
+            Err(e) => e.rate.or(told),
+            Ok(_) => told.or(Some(rate_limit::Outcome::FINE)),
+        };
+        if let Some(outcome) = outcome {
+            permit.report(outcome);
+        }
+        drop(permit);
+        let refused = outcome.is_some_and(|o| o.refused) && answer.is_err();
+        if !refused || attempt == ATTEMPTS {
+            let answer = answer.map_err(|e| resent(e, attempt - 1, waited));
+            return (answer, latency_ms);
+        }
+        attempt += 1;
+    }
+}
+
+/// A failed call's error, with the resends made after refusals for the rate and the waits.
+fn resent(e: ModelError, resends: u32, waited: std::time::Duration) -> ModelError {
+    if resends == 0 && waited < std::time::Duration::from_millis(100) {
+        return e;
+    }
+    e.noted(&format!(
+        " (sent {} time(s): {resends} resend(s) after refusals for the rate, {:.1} s waited for Retry-After and pacing)",
+        resends + 1,
+        waited.as_secs_f64()
+    ))
 }
 
 impl Drop for Llm {
@@ -556,6 +613,48 @@ mod tests {
         assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 1);
         let recorded = llm.take_recorded().unwrap();
         assert_eq!(recorded[1].response, json!({"echo": 2}));
+    }
+
+    /// A model that tells its refusals (`ModelError::with_http`) has them waited out and sent
+    /// again by the shared limit; one that tells no status is not sent again.
+    #[test]
+    fn a_refusal_the_model_tells_is_sent_again_and_said() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            match seen.fetch_add(1, SeqCst) {
+                0 | 1 => Err(ModelError::new("HTTP 429: slow down")
+                    .with_http(429, &[("retry-after-ms", "60")])),
+                _ => Ok(json!("answer")),
+            }
+        });
+        let started = std::time::Instant::now();
+        assert_eq!(llm.complete(&json!(1)).unwrap(), json!("answer"));
+        assert_eq!(calls.load(SeqCst), 3);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(110));
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            seen.fetch_add(1, SeqCst);
+            Err(ModelError::new("HTTP 429: slow down").with_http(429, &[("retry-after-ms", "1")]))
+        });
+        let error = llm.complete(&json!(1)).unwrap_err().to_string();
+        assert_eq!(calls.load(SeqCst), 6);
+        assert!(
+            error.starts_with("the live model failed: HTTP 429: slow down (sent 6 time(s): 5 resend(s) after refusals for the rate, "),
+            "{error}"
+        );
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut llm = Llm::live(move |_: &Value| -> Result<Value, ModelError> {
+            seen.fetch_add(1, SeqCst);
+            Err(ModelError::new("HTTP 429: slow down"))
+        });
+        assert!(llm.complete(&json!(1)).is_err());
+        assert_eq!(calls.load(SeqCst), 1);
     }
 
     #[test]

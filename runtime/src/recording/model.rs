@@ -73,6 +73,8 @@ impl Model for Box<dyn Model> {
 pub struct ModelError {
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// What the HTTP answer said about the rate limit, when the model told it.
+    pub(crate) rate: Option<crate::recording::rate_limit::Outcome>,
 }
 
 impl ModelError {
@@ -86,6 +88,7 @@ impl ModelError {
         ModelError {
             message: message.to_string(),
             source: None,
+            rate: None,
         }
     }
 
@@ -94,7 +97,36 @@ impl ModelError {
         ModelError {
             message: error.to_string(),
             source: Some(Box::new(error)),
+            rate: None,
         }
+    }
+
+    /// The same failure, its message followed by `note` (its source and rate kept).
+    pub(crate) fn noted(mut self, note: &str) -> ModelError {
+        self.message.push_str(note);
+        self
+    }
+
+    /// The HTTP answer that failed the call: its status and headers. While recording, a refusal
+    /// for the rate (429, 503, 529) is told to the limit on live calls that every test process
+    /// of the run shares, which waits out its `Retry-After` and sends the call again (up to 6
+    /// times in all); the rate-limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`) pace the
+    /// calls. A model that does not tell its status is never sent again.
+    ///
+    /// ```
+    /// use proposal_eval::ModelError;
+    /// let e = ModelError::new("HTTP 429: slow down").with_http(429, &[("retry-after", "2")]);
+    /// assert_eq!(e.to_string(), "HTTP 429: slow down");
+    /// ```
+    pub fn with_http(mut self, status: u16, headers: &[(&str, &str)]) -> ModelError {
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.to_string())
+        };
+        self.rate = Some(crate::recording::rate_limit::outcome_of(status, &header));
+        self
     }
 }
 

@@ -6,7 +6,7 @@
 //! process per test, the lines are those of one case each.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -162,22 +162,133 @@ fn duration_text(d: Duration) -> String {
     }
 }
 
+/// The status line on a terminal, once drawn.
+static BAR: OnceLock<indicatif::ProgressBar> = OnceLock::new();
+/// The harness's run has ended: the status line is gone for good.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
 /// The reporter thread: the status line on a terminal, the periodic summary elsewhere, for the
-/// rest of the process.
+/// rest of the process (the status line until the harness's run ends).
 fn report() {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
-            bar.set_style(style);
-        }
-        loop {
+        let bar = BAR.get_or_init(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        while !ENDED.load(Relaxed) {
             bar.set_message(Snapshot::now().line());
             std::thread::sleep(Duration::from_millis(200));
         }
+        return;
     }
     periodic(EVERY, &mut std::io::stderr(), Snapshot::now, None);
+}
+
+/// Standard output passed to the terminal a whole line at a time, the status line cleared
+/// while a line is written (and drawn again below it): on a terminal, the status line never
+/// shares a line with libtest's output.
+struct Passing {
+    pipe: crate::sys::StdoutPipe,
+    finished: std::sync::mpsc::Receiver<()>,
+}
+
+impl Passing {
+    /// Starts passing standard output on, when both it and stderr are terminals.
+    fn start() -> Option<Passing> {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() || !std::io::stdout().is_terminal() {
+            return None;
+        }
+        let (reader, terminal, pipe) = crate::sys::StdoutPipe::start()?;
+        let (done, finished) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("proposal-eval-output".into())
+            .spawn(move || {
+                forward_lines(reader, terminal);
+                let _ = done.send(());
+            });
+        if spawned.is_err() {
+            pipe.restore();
+            return None;
+        }
+        Some(Passing { pipe, finished })
+    }
+
+    /// Puts standard output back, once what was written has been passed on (a child process
+    /// a case left running may hold the pipe open: its end is not waited for), and clears the
+    /// status line for good.
+    fn end(self) {
+        self.pipe.restore();
+        let _ = self.finished.recv_timeout(Duration::from_secs(2));
+        ENDED.store(true, Relaxed);
+        if let Some(bar) = BAR.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Runs the harness's libtest-mimic run beside the status line ([`Passing`]); elsewhere (a
+/// pipe, CI, a platform without the redirection) `run` as it is.
+pub(crate) fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
+    let passing = Passing::start();
+    let result = run();
+    if let Some(passing) = passing {
+        passing.end();
+    }
+    result
+}
+
+/// The macro front end, whose libtest run is not ours to wrap: standard output is passed on
+/// beside the status line ([`Passing`]) from the first case that records until the process
+/// exits.
+pub(crate) fn beside_libtest_until_exit() {
+    static PASSING: std::sync::Mutex<Option<Passing>> = std::sync::Mutex::new(None);
+    static STARTED: Once = Once::new();
+    extern "C" fn at_exit() {
+        // Nothing may unwind out of an exit hook.
+        let _ = std::panic::catch_unwind(|| {
+            let passing = PASSING.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(passing) = passing {
+                passing.end();
+            }
+        });
+    }
+    STARTED.call_once(|| {
+        if let Some(passing) = Passing::start() {
+            *PASSING.lock().unwrap_or_else(|p| p.into_inner()) = Some(passing);
+            crate::sys::at_exit(at_exit);
+        }
+    });
+}
+
+/// Copies `reader` to `terminal` a whole line at a time, the status line cleared meanwhile.
+fn forward_lines(reader: std::fs::File, mut terminal: std::fs::File) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(reader);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let mut write = || {
+                    let _ = terminal.write_all(&line);
+                    let _ = terminal.flush();
+                };
+                match BAR.get() {
+                    Some(bar) => bar.suspend(write),
+                    None => write(),
+                }
+            }
+        }
+    }
 }
 
 /// Writes `snapshot()`'s line to `out` every `every`; `rounds` bounds the lines (tests).

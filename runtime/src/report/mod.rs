@@ -646,7 +646,7 @@ pub struct Totals {
     pub recorded: usize,
     /// Cases refused because their recording was stale.
     pub stale: usize,
-    /// Cases that used no recording.
+    /// Cases that used no recording (none was there, or the one they recorded was not written).
     pub no_recording: usize,
     /// Cases whose result is from a run older than the report's latest run.
     #[serde(default)]
@@ -669,7 +669,7 @@ impl Totals {
             RecordingUse::ReplayedStale => self.replayed_stale += 1,
             RecordingUse::Recorded | RecordingUse::Pending => self.recorded += 1,
             RecordingUse::Stale => self.stale += 1,
-            RecordingUse::None => self.no_recording += 1,
+            RecordingUse::None | RecordingUse::NotRecorded => self.no_recording += 1,
         }
         if older {
             self.older += 1;
@@ -1129,6 +1129,7 @@ fn recording_text(use_: RecordingUse) -> &'static str {
         RecordingUse::Pending => "recorded (pending review)",
         RecordingUse::Stale => "stale",
         RecordingUse::None => "none",
+        RecordingUse::NotRecorded => "not recorded",
     }
 }
 

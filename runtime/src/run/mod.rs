@@ -414,16 +414,14 @@ impl Step<'_, '_> {
         let input = &case.input;
         result.calls.clear();
         let mut runs: Vec<SampleRun> = Vec::with_capacity(repeat);
-        result.recording = if review {
-            RecordingUse::Pending
-        } else {
-            RecordingUse::Recorded
-        };
+        // `recorded` only once the file is written: every failure before says `not recorded`.
+        result.recording = RecordingUse::NotRecorded;
         let now = case.now;
         let mut samples = Vec::with_capacity(repeat);
         for _ in 0..repeat {
             let mut llm = Llm::record(suite.model.clone())
-                .with_suite(config.http.clone(), config.pricing.clone());
+                .with_suite(config.http.clone(), config.pricing.clone())
+                .redacting(config.recording.redactor());
             let output =
                 call(f, case, &mut llm, true).map_err(|e| format!("{e}{}", live_failure(&llm)))?;
             usage.add(&llm.usage());
@@ -440,7 +438,6 @@ impl Step<'_, '_> {
             let Some(interactions) = llm.take_recorded() else {
                 // The code under test swallowed a failed live call: its output is not what
                 // the model would answer, so nothing is recorded and the case does not pass.
-                result.recording = RecordingUse::None;
                 return Err(format!(
                     "a live model call failed while recording: {}\nnothing was recorded; {}",
                     llm.model_failure().as_deref().unwrap_or("(no message)"),
@@ -472,6 +469,7 @@ impl Step<'_, '_> {
             pending
                 .write_moved(pending_file)
                 .map_err(|e| write_failure(suite, pending_file, "pending recording", e))?;
+            result.recording = RecordingUse::Pending;
         } else if review {
             // Nothing to review; the committed recording is never touched under review.
             result.recording = RecordingUse::None;
@@ -499,6 +497,7 @@ impl Step<'_, '_> {
             recording
                 .write_moved(recording_file)
                 .map_err(|e| write_failure(suite, recording_file, "recording", e))?;
+            result.recording = RecordingUse::Recorded;
         } else {
             // The case no longer calls the model: an old recording would make replays fail
             // ("0 calls but the recording has 1") with no way to re-record it away.
@@ -749,10 +748,17 @@ impl Step<'_, '_> {
 /// Calls the code under test once; a panic fails the case.
 /// While recording, the reason a live call failed (the upstream refused, timed out, cut a
 /// stream), as a line to add to the case's own error; empty when none failed.
+/// What the live calls of a failed case said: a call that failed, the upstream's error answers
+/// (a client may report a failed call by its status alone: `http status: 500`).
 fn live_failure(llm: &Llm) -> String {
-    llm.model_failure()
+    let mut text = llm
+        .model_failure()
         .map(|reason| format!("\na live model call failed while recording: {reason}"))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(said) = llm.upstream_errors() {
+        text.push_str(&format!("\nthe upstream answered with an error:\n{said}"));
+    }
+    text
 }
 
 fn call(
