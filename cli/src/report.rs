@@ -142,11 +142,8 @@ pub fn run(options: Options) -> Result<i32, String> {
             proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
             proposal_eval::stats::DEFAULT_ALPHA,
         );
-        write_atomic(
-            &dir.join("report.html"),
-            report.to_html_compared(&comparison).as_bytes(),
-        )
-        .map_err(|e| format!("cannot write {}: {e}", display(&dir.join("report.html"))))?;
+        proposal_eval::__internal::report::page::write(&dir, Some(&comparison))
+            .map_err(|e| e.to_string())?;
         outln!(
             "compared with {base} in report.html: {}; overall: {} at alpha {}",
             comparison.summary_line(),
