@@ -17,7 +17,7 @@ Usage: cargo proposal-eval report [--save NAME] [--compare BASE] [--junit FILE] 
        cargo proposal-eval report --merge PATH... [same options]
 
 Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite appends one line per case
-to its run's journal, <target>/proposal-eval/runs/<run>.jsonl. This command folds the journals
+to its run's journal, <target>/proposal-eval/runs/<run>/journal.jsonl. This command folds the journals
 into results.jsonl (the latest result of every case), report.json and report.html (one
 self-contained page), prints a table per suite, and the path of the HTML page. A whole run of a
 test target does this at its end; after a filtered run or `cargo nextest run`, run this.
