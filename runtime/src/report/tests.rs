@@ -674,3 +674,18 @@ fn ten_runs_stay_within_the_budget_and_every_kept_story_shows() {
         );
     }
 }
+
+/// A case's id as text (the page's links) and back: two suites whose folders share a last name
+/// are two ids.
+#[test]
+fn a_case_id_reads_back_from_its_text() {
+    use super::entry::CaseId;
+    let eu = CaseId::new("demo", "evals", "fixtures/eu/payments", "sub/refund");
+    let us = CaseId::new("demo", "evals", "fixtures/us/payments", "sub/refund");
+    assert_eq!(eu.text(), "demo/evals/fixtures/eu/payments//sub/refund");
+    assert_ne!(eu.text(), us.text());
+    for id in [eu, us, CaseId::new("p", "b", "/abs/suite", "a")] {
+        assert_eq!(CaseId::parse(&id.text()), Some(id.clone()));
+    }
+    assert_eq!(CaseId::parse("demo/evals/no-separator"), None);
+}

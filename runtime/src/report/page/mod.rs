@@ -57,7 +57,7 @@ pub const PASSING_STORIES: u64 = 16 << 20;
 /// given (`report --compare BASE`); returns whether the file changed.
 pub fn write(dir: &Path, comparison: Option<&Comparison>) -> Result<bool, ReportError> {
     let json = dir.join("report.json");
-    let report = ReportFile::open(&json)?;
+    let mut report = ReportFile::open(&json)?;
     let compare = match comparison {
         Some(c) => serde_json::to_string(c).map_err(ReportError::json)?,
         None => "null".to_string(),
@@ -76,9 +76,7 @@ pub fn write(dir: &Path, comparison: Option<&Comparison>) -> Result<bool, Report
                 "{{summary}}" => report.write(&mut Escaped(out), FIRST_PAGE, &mut stories)?,
                 "{{compare}}" => Escaped(out).write_all(compare.as_bytes())?,
                 "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
-                _ if report.cases > FIRST_PAGE => {
-                    report.write(&mut Escaped(out), usize::MAX, &mut stories)?
-                }
+                _ if report.large => report.write(&mut Escaped(out), usize::MAX, &mut stories)?,
                 _ => out.write_all(b"null")?,
             }
             rest = after;
@@ -94,68 +92,47 @@ struct ReportFile {
     path: PathBuf,
     /// The header, up to and with the line that opens the cases.
     head: String,
-    /// How many cases.
-    cases: usize,
+    /// Whether it has more than [`FIRST_PAGE`] cases (then it is embedded twice over); known
+    /// once its first page is written.
+    large: bool,
 }
 
 impl ReportFile {
     fn open(path: &Path) -> Result<ReportFile, ReportError> {
         let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
         let mut reader = std::io::BufReader::new(file);
-        let (mut head, mut line, mut cases) = (String::new(), String::new(), None);
-        while cases.is_none() {
+        let (mut head, mut line) = (String::new(), String::new());
+        loop {
             line.clear();
-            if reader
-                .read_line(&mut line)
-                .map_err(ReportError::io("read", path))?
-                == 0
-            {
+            let read = reader.read_line(&mut line);
+            if read.map_err(ReportError::io("read", path))? == 0 {
                 return Err(ReportError::new(
                     path,
                     "not a report.json as the fold writes it (no `\"cases\": [` line): run `cargo proposal-eval report`",
                 ));
             }
             head.push_str(&line);
-            match line.trim_end() {
-                "\"cases\": [" | "  \"cases\": [" => cases = Some(0),
-                l if l.trim_start().starts_with("\"cases\": []") => cases = Some(usize::MAX),
-                _ => {}
+            if line.trim().starts_with("\"cases\": [") {
+                let path = path.to_path_buf();
+                return Ok(ReportFile {
+                    path,
+                    head,
+                    large: false,
+                });
             }
         }
-        let cases = match cases {
-            Some(usize::MAX) => 0,
-            _ => {
-                let mut n = 0;
-                for l in reader.split(b'\n') {
-                    let l = l.map_err(ReportError::io("read", path))?;
-                    if l.starts_with(b"    {") {
-                        n += 1;
-                    }
-                }
-                n
-            }
-        };
-        Ok(ReportFile {
-            path: path.to_path_buf(),
-            head,
-            cases,
-        })
     }
 
     /// Writes the report with its first `limit` cases, each with its story when it fits.
     fn write(
-        &self,
+        &mut self,
         out: &mut dyn Write,
         limit: usize,
         stories: &mut Stories,
     ) -> std::io::Result<()> {
-        let mut reader =
-            std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(&self.path)?);
+        let file = std::fs::File::open(&self.path)?;
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
         reader.seek(std::io::SeekFrom::Start(self.head.len() as u64))?;
-        if self.cases == 0 {
-            out.write_all(self.head.as_bytes())?;
-            return std::io::copy(&mut reader, out).map(drop);
-        }
         out.write_all(self.head.as_bytes())?;
         stories.restart();
         let (mut line, mut written) = (Vec::new(), 0);
@@ -165,12 +142,15 @@ impl ReportFile {
                 return Ok(());
             }
             let Some(case) = line.strip_prefix(b"    ").filter(|l| l.starts_with(b"{")) else {
-                // `  ]` and what follows the cases.
-                out.write_all(b"\n")?;
+                // `  ]` and what follows the cases (nothing to add after `"cases": []`).
+                if written > 0 {
+                    out.write_all(b"\n")?;
+                }
                 out.write_all(&line)?;
                 return std::io::copy(&mut reader, out).map(drop);
             };
             if written == limit {
+                self.large = true;
                 continue;
             }
             let case = case.trim_ascii_end();
