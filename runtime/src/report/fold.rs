@@ -259,8 +259,9 @@ impl Gathered {
         *run
     }
 
-    /// Reads the line at `place` into `buf`.
-    fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+    /// Reads the line at `place` into `buf` (not checked to be UTF-8 here: its story is copied
+    /// or referred to, not read, and the rest is parsed).
+    fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b [u8]> {
         let source = &mut self.files[place.file as usize];
         if source.at != place.offset {
             // Lines of a journal come nearly in case order (test threads interleave): a step
@@ -278,7 +279,7 @@ impl Gathered {
         buf.resize(place.len as usize, 0);
         source.file.read_exact(buf)?;
         source.at = place.offset + u64::from(place.len);
-        std::str::from_utf8(buf).map_err(std::io::Error::other)
+        Ok(buf)
     }
 }
 
@@ -453,7 +454,7 @@ fn lines(
     let latest_run = gathered.latest_run();
     let (mut buf, mut part, mut line) = (Vec::new(), Vec::new(), Vec::new());
     for latest in std::mem::take(&mut gathered.latest).into_values() {
-        let text = gathered.line(latest.place, &mut buf)?.as_bytes();
+        let text = gathered.line(latest.place, &mut buf)?;
         let mut counted = match Counted::read(text, &mut part) {
             Ok(counted) => counted,
             Err(_) => {
