@@ -252,7 +252,7 @@ impl Gathered {
         u32::try_from(at).expect("fewer than 2^32 runs")
     }
 
-    /// The run of the latest line of all, as an index and by name: a case of any other run is
+    /// The run of the latest line of all (an index into `runs`): a case of any other run is
     /// older.
     fn latest_run(&self) -> Option<u32> {
         let (_, run) = self.sources.iter().flatten().max_by_key(|(at, _)| *at)?;
