@@ -286,6 +286,16 @@ pub fn table(report: &Report) -> String {
         }
     }
     let failing: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
+    // A test name two suite folders give (`fixtures/eu/payments`, `fixtures/us/payments`): the
+    // line names the folder too, as `compare` does.
+    let mut first = std::collections::HashMap::new();
+    let mut shared = std::collections::HashSet::new();
+    for c in &report.cases {
+        let name = (&c.package, &c.binary, &c.test);
+        if *first.entry(name).or_insert(&c.suite_dir) != &c.suite_dir {
+            shared.insert(name);
+        }
+    }
     if !failing.is_empty() {
         out.push_str("\nfailing:\n");
         for c in failing {
@@ -304,10 +314,11 @@ pub fn table(report: &Report) -> String {
             } else {
                 why.join(", ")
             };
-            out.push_str(&format!(
-                "  {} ({}/{}): {why}\n",
-                c.test, c.package, c.binary
-            ));
+            let place = match shared.contains(&(&c.package, &c.binary, &c.test)) {
+                true => format!("{}/{}, {}", c.package, c.binary, c.suite_dir),
+                false => format!("{}/{}", c.package, c.binary),
+            };
+            out.push_str(&format!("  {} ({place}): {why}\n", c.test));
         }
     }
     let unreadable = report::unreadable_summary(&report.unreadable_entries);
