@@ -17,7 +17,7 @@ Usage: cargo proposal-eval report [--save NAME] [--compare BASE] [--junit FILE] 
        cargo proposal-eval report --merge PATH... [same options]
 
 Every `cargo test` (or `cargo nextest run`) of a proposal-eval suite appends one line per case
-to its run's journal, <target>/proposal-eval/runs/<run>.jsonl. This command folds the journals
+to its run's journal, <target>/proposal-eval/runs/<run>/journal.jsonl. This command folds the journals
 into results.jsonl (the latest result of every case), report.json and report.html (one
 self-contained page), prints a table per suite, and the path of the HTML page. A whole run of a
 test target does this at its end; after a filtered run or `cargo nextest run`, run this.
@@ -142,11 +142,8 @@ pub fn run(options: Options) -> Result<i32, String> {
             proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
             proposal_eval::stats::DEFAULT_ALPHA,
         );
-        write_atomic(
-            &dir.join("report.html"),
-            report.to_html_compared(&comparison).as_bytes(),
-        )
-        .map_err(|e| format!("cannot write {}: {e}", display(&dir.join("report.html"))))?;
+        proposal_eval::__internal::report::page::write(&dir, Some(&comparison))
+            .map_err(|e| e.to_string())?;
         outln!(
             "compared with {base} in report.html: {}; overall: {} at alpha {}",
             comparison.summary_line(),
@@ -289,6 +286,16 @@ pub fn table(report: &Report) -> String {
         }
     }
     let failing: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
+    // A test name two suite folders give (`fixtures/eu/payments`, `fixtures/us/payments`): the
+    // line names the folder too, as `compare` does.
+    let mut first = std::collections::HashMap::new();
+    let mut shared = std::collections::HashSet::new();
+    for c in &report.cases {
+        let name = (&c.package, &c.binary, &c.test);
+        if *first.entry(name).or_insert(&c.suite_dir) != &c.suite_dir {
+            shared.insert(name);
+        }
+    }
     if !failing.is_empty() {
         out.push_str("\nfailing:\n");
         for c in failing {
@@ -313,10 +320,11 @@ pub fn table(report: &Report) -> String {
             } else {
                 ""
             };
-            out.push_str(&format!(
-                "  {} ({}/{}): {why}{unwritten}\n",
-                c.test, c.package, c.binary
-            ));
+            let place = match shared.contains(&(&c.package, &c.binary, &c.test)) {
+                true => format!("{}/{}, {}", c.package, c.binary, c.suite_dir),
+                false => format!("{}/{}", c.package, c.binary),
+            };
+            out.push_str(&format!("  {} ({place}): {why}{unwritten}\n", c.test));
         }
     }
     let unreadable = report::unreadable_summary(&report.unreadable_entries);

@@ -75,7 +75,7 @@ fn report(run: usize) -> Report {
                 recording_path: None,
                 finished_at: "2026-01-01T00:00:00Z".parse().unwrap(),
                 older: false,
-                story_left_out: false,
+                story: None,
             }
         })
         .collect();

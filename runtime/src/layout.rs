@@ -1,7 +1,41 @@
 //! Where the product keeps its derived files: `target/proposal-eval/` beside the test binaries
-//! (reports and the runs' journals, the discovery cache, the live-call places).
+//! (reports and the runs' files, the discovery cache, the live-call places).
+//!
+//! Each run's files are in one folder, `runs/<run>/`: its journal ([`JOURNAL`]) and its per-run
+//! state (the budget ledger, rate-limit state: [`run_state_dir`]). The report's retention keeps
+//! or removes a run's folder whole (`report/runs.rs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The folder of the runs' folders, below the report folder.
+pub(crate) const RUNS: &str = "runs";
+
+/// A run's journal in its folder: one report entry per line.
+pub(crate) const JOURNAL: &str = "journal.jsonl";
+
+/// `runs/<run>/` in the report folder `dir`: the folder of run `run`'s files.
+pub(crate) fn run_dir(dir: &Path, run: &str) -> PathBuf {
+    dir.join(RUNS).join(safe(run))
+}
+
+/// The run this process belongs to ([`crate::env::run_id`]), or the process itself where no
+/// run is known.
+pub(crate) fn this_run() -> String {
+    match crate::env::run_id() {
+        Some(run) => run.to_string(),
+        None => format!("process-{}", std::process::id()),
+    }
+}
+
+/// This run's folder for per-run state (a file per concern, named by its module), removed with
+/// the run's journal by the report's retention; `None` outside a test binary, so a user's own
+/// program leaves no run folder behind.
+pub(crate) fn run_state_dir() -> Option<PathBuf> {
+    Some(run_dir(
+        &report_dir_of_test_binary()?,
+        crate::env::run_id()?,
+    ))
+}
 
 /// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
 pub(crate) fn report_dir() -> PathBuf {

@@ -229,8 +229,8 @@ pub mod __internal {
     // cli (`report`, `compare`), cli tests, runtime tests and runtime/benches/compare.rs.
     pub mod report {
         pub use crate::report::{
-            fold, fold_at_run_end, unreadable_summary, Entry, EvaluatorEntry, FieldEntry,
-            RecordingUse, Report, Totals, FORMAT,
+            fold, fold_at_run_end, unreadable_summary, CaseId, Entry, EvaluatorEntry, FieldEntry,
+            RecordingUse, Report, StoryRef, Totals, FORMAT,
         };
         pub mod compare {
             pub use crate::report::compare::{
@@ -240,9 +240,9 @@ pub mod __internal {
         pub mod junit {
             pub use crate::report::junit::to_junit;
         }
-        // cli tests and runtime/tests/report_html.rs (the page is report.json's).
+        // cli (`report --compare`) and runtime/tests/report_html.rs (the page is report.json's).
         pub mod page {
-            pub use crate::report::page::render;
+            pub use crate::report::page::write;
         }
         // cli (`report --merge`).
         pub mod merge {

@@ -267,7 +267,7 @@ fn parent() {
 
     // An entry line that cannot be read (here one cut off by a kill) is left out of the report,
     // which names it, and the run that folds the report names it at its end.
-    let killed = "target/proposal-eval/runs/killed-run.jsonl";
+    let killed = "target/proposal-eval/runs/killed-run/journal.jsonl";
     write(
         &krate.root.join(killed),
         "{\"package\":\"demo\",\"binary\":\"repeats\",\"suite\":\"su",

@@ -78,13 +78,14 @@ fn main() -> std::process::ExitCode {
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
     let case = |name: &str| {
-        report["cases"]
+        let case = report["cases"]
             .as_array()
             .unwrap()
             .iter()
             .find(|c| c["case"] == name)
             .cloned()
-            .unwrap_or_else(|| panic!("{name} in {report:#}"))
+            .unwrap_or_else(|| panic!("{name} in {report:#}"));
+        with_story(case, &root.join("target/proposal-eval"))
     };
     check_big(&case("big"));
     check_agent(&case("agent"));
@@ -184,6 +185,27 @@ fn check_terminal(text: &str) {
         .parse()
         .unwrap();
     assert!(left_out > BIG - 64 * 1024, "{cut}");
+}
+
+/// A case of `report.json` with its story (`input`, `output`, `calls`), read from the journal
+/// its `story` names, as the page reads it.
+fn with_story(mut case: Value, dir: &Path) -> Value {
+    let story = case
+        .as_object_mut()
+        .unwrap()
+        .remove("story")
+        .expect("a story");
+    let bytes = std::fs::read(dir.join(story["journal"].as_str().unwrap())).unwrap();
+    let offset = story["offset"].as_u64().unwrap() as usize;
+    let length = story["length"].as_u64().unwrap() as usize;
+    let fields = &bytes[offset..offset + length];
+    assert_eq!(fields[0], b',', "the story's fields, after a comma");
+    let mut object = b"{".to_vec();
+    object.extend_from_slice(&fields[1..]);
+    object.push(b'}');
+    let fields: serde_json::Map<String, Value> = serde_json::from_slice(&object).unwrap();
+    case.as_object_mut().unwrap().extend(fields);
+    case
 }
 
 /// The big case: its failure and its output capped, saying how much was left out.

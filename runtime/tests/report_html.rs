@@ -1,15 +1,15 @@
-//! `report.html` as a person sees it: the page `report::page::render` makes, opened from
-//! `file://` in headless Chromium (Debian's `chromium`, which `.ci/run` installs), its script's
-//! DOM read back with `--dump-dom`. Skipped, with a message, where there is no Chromium.
+//! `report.html` as a person sees it: the page the fold writes, opened from `file://` in headless
+//! Chromium (Debian's `chromium`, which `.ci/run` installs), its script's DOM read back with
+//! `--dump-dom`. Skipped, with a message, where there is no Chromium.
 //!
-//! The reports are built from entries (read as JSON, so the fields an entry gains later are kept)
-//! by `Report::from_entries`; the per-case fields of the report's v2 contract (`input`,
-//! `output`, `calls`, `recording_path`, an evaluator's `verdicts` and `alignment`) are set on the
-//! JSON where the entry type does not carry them yet.
+//! The cases are written as a run's journal, one entry a line as a test run writes them, and
+//! folded by `report --merge` (which keeps cases whose fixtures are not on this machine): the
+//! page refers to each story in the journal and embeds those that fit.
 
 use proposal_eval::__internal::report::compare::{compare, read_view, DEFAULT_MIN_DELTA};
-use proposal_eval::__internal::report::page::render;
-use proposal_eval::__internal::report::{Entry, Report};
+use proposal_eval::__internal::report::merge::merge;
+use proposal_eval::__internal::report::page;
+use proposal_eval::__internal::report::Entry;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -89,42 +89,27 @@ fn case(suite: &str, name: &str, score: f64, misses: &[&str]) -> Value {
     })
 }
 
-/// `report.json`'s text for these entries: aggregated by the report's own code, each case's
-/// JSON then completed with the fields of `cases` its entry type does not hold.
-fn report_json(cases: &[Value]) -> String {
-    let entries: Vec<Entry> = cases
+/// The report folder (`report.json`, `report.html`) of these cases, written as the journal of
+/// one run under `dir/name` and folded.
+fn folded(dir: &Path, name: &str, cases: &[Value]) -> PathBuf {
+    let journal = dir.join(name).join("runs/r/journal.jsonl");
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    let lines: String = cases
         .iter()
-        .map(|c| serde_json::from_value(c.clone()).expect("an entry"))
+        .map(|c| {
+            let entry: Entry = serde_json::from_value(c.clone()).expect("an entry");
+            serde_json::to_string(&entry).unwrap() + "\n"
+        })
         .collect();
-    let mut report = serde_json::to_value(Report::from_entries(entries)).unwrap();
-    for built in report["cases"].as_array_mut().unwrap() {
-        let given = cases.iter().find(|c| c["test"] == built["test"]).unwrap();
-        complete(built, given);
-    }
-    serde_json::to_string(&report).unwrap()
+    std::fs::write(&journal, lines).unwrap();
+    let out = dir.join(name).join("out");
+    merge(&[journal], &out).unwrap();
+    out
 }
 
-/// Sets the keys of `given` that `built` lacks (or holds as null), objects and arrays of
-/// objects key by key.
-fn complete(built: &mut Value, given: &Value) {
-    match (built, given) {
-        (Value::Object(b), Value::Object(g)) => {
-            for (k, v) in g {
-                match b.get_mut(k) {
-                    Some(slot) if !slot.is_null() => complete(slot, v),
-                    _ => {
-                        b.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (Value::Array(b), Value::Array(g)) if b.len() == g.len() => {
-            for (slot, v) in b.iter_mut().zip(g) {
-                complete(slot, v);
-            }
-        }
-        _ => {}
-    }
+/// The page's URL in the report folder `out`.
+fn page_url(out: &Path) -> String {
+    format!("file://{}", out.join("report.html").display())
 }
 
 /// The four cases of the small report: two fail.
@@ -145,12 +130,6 @@ fn four_cases() -> Vec<Value> {
         ),
         case("refunds", "full", 1.0, &[]),
     ]
-}
-
-fn write_page(dir: &Path, name: &str, html: &str) -> String {
-    let file = dir.join(name);
-    std::fs::write(&file, html).unwrap();
-    format!("file://{}", file.display())
 }
 
 fn chromium() -> Option<PathBuf> {
@@ -247,11 +226,7 @@ fn rows(dom: &str) -> Vec<String> {
 fn a_failing_case_opens_to_its_whole_story() {
     let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let url = write_page(
-        dir.path(),
-        "report.html",
-        &render(&report_json(&four_cases()), None),
-    );
+    let url = page_url(&folded(dir.path(), "run", &four_cases()));
     let dom = dump_dom(
         &chromium,
         &format!("{url}#verdict=failed&case=refunds::partial"),
@@ -264,12 +239,12 @@ fn a_failing_case_opens_to_its_whole_story() {
     assert_eq!(text_of(&dom, "pass-rate"), "50.0%");
     assert_eq!(
         text_of(&dom, "total-usage"),
-        "8 calls, 4800 in / 1200 out tokens, 1625.0 ms, $0.0024"
+        "8 calls, 4800 in / 1200 out tokens, 1.6 s, $0.0024"
     );
     // Filtered to failures, the opened case marked.
     assert_eq!(rows(&dom), ["payments::raise_amount", "refunds::partial"]);
     assert_eq!(text_of(&dom, "count"), "2 of 4 cases match; showing 1–2.");
-    assert!(dom.contains("<tr data-test=\"refunds::partial\" data-id=\"demo/evals/refunds::partial\" class=\"open\">"));
+    assert!(dom.contains("<tr data-test=\"refunds::partial\" data-id=\"demo/evals/fixtures/refunds//partial\" class=\"open\">"));
     // The checks and budget columns: the verdict and score, the summary on hover, `–` where
     // the evaluator did not run.
     let row = between(&dom, "<tr data-test=\"refunds::partial\"", "</tr>");
@@ -321,7 +296,7 @@ fn a_failing_case_opens_to_its_whole_story() {
     // The model calls and the recording.
     let calls = between(case, "<section id=\"model-calls\"", "</section>");
     assert!(calls.contains(
-        "<td>2</td><td>judge</td><td>judge-model</td><td class=\"num\">400</td><td class=\"num\">100</td><td class=\"num\">105.8</td><td class=\"num\">0.000200</td>"
+        "<td>2</td><td>judge</td><td>judge-model</td><td class=\"num\">400</td><td class=\"num\">100</td><td class=\"num\">105.8 ms</td><td class=\"num\">$0.0002</td>"
     ));
     assert_eq!(
         text_of(case, "recording-path"),
@@ -357,11 +332,7 @@ fn a_must_not_statement_shows_the_answer_apart_from_the_outcome() {
     };
     let dir = tempfile::tempdir().unwrap();
     let cases = [judged("not_held", false), judged("held", true)];
-    let url = write_page(
-        dir.path(),
-        "report.html",
-        &render(&report_json(&cases), None),
-    );
+    let url = page_url(&folded(dir.path(), "run", &cases));
     for (name, answer, outcome, class, votes) in [
         (
             "not_held",
@@ -395,36 +366,31 @@ fn a_must_not_statement_shows_the_answer_apart_from_the_outcome() {
     }
 }
 
-/// A case whose story the page left out (a large report's page holds as many stories as it
-/// can open with, failing cases' first) opens to its verdicts and the note that says where its
-/// story is; its recording's path and run are still there.
+/// A case whose story the page does not hold (a large report's page holds as many stories as
+/// it can open with, failing cases' first; here, the journal is gone) opens to its verdicts and
+/// the note that says where its story is; its recording's path and run are still there.
 #[test]
 fn a_case_whose_story_the_page_left_out_says_where_it_is() {
     let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut cases = four_cases();
-    let full = cases
-        .iter_mut()
-        .find(|c| c["test"] == "refunds::full")
-        .unwrap();
-    for story in ["input", "output", "calls"] {
-        full.as_object_mut().unwrap().remove(story);
-    }
-    full["story_left_out"] = json!(true);
-    let url = write_page(
-        dir.path(),
-        "report.html",
-        &render(&report_json(&cases), None),
-    );
-    let dom = dump_dom(&chromium, &format!("{url}#case=refunds::full"));
+    let out = folded(dir.path(), "run", &four_cases());
+    let journal = dir.path().join("run/runs/r/journal.jsonl");
+    std::fs::remove_file(&journal).unwrap();
+    page::write(&out, None).unwrap();
+    let dom = dump_dom(&chromium, &format!("{}#case=refunds::full", page_url(&out)));
     let case = between(
         &dom,
         "<section id=\"case-detail\"",
         "<section id=\"summary\"",
     );
+    let note = between(case, "<p id=\"story-left-out\"", "</p>");
+    assert!(
+        note.contains("This case’s input, output and model calls are not in this page"),
+        "{note}"
+    );
     assert_eq!(
-        between(case, "<p id=\"story-left-out\"", "</p>"),
-        "<p id=\"story-left-out\" class=\"muted\">This case’s input, output and model calls are not in this page: it holds the stories of as many cases as it can open with (failing cases first). They are in <code>report.json</code> and <code>results.jsonl</code>, beside this page."
+        text_of(note, "story-journal"),
+        journal.display().to_string()
     );
     assert!(!case.contains("id=\"case-input\""), "{case}");
     assert!(case.contains("data-evaluator=\"trajectory\""), "{case}");
@@ -460,7 +426,8 @@ fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed
             case(suite, &format!("case_{i:03}"), score, misses)
         })
         .collect();
-    let new = report_json(&cases);
+    let new_out = folded(dir.path(), "new", &cases);
+    let new = std::fs::read_to_string(new_out.join("report.json")).unwrap();
     // The baseline: the same cases, all passing but one that fails in both.
     let base_cases: Vec<Value> = cases
         .iter()
@@ -473,7 +440,8 @@ fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed
             }
         })
         .collect();
-    let base = report_json(&base_cases);
+    let base_out = folded(dir.path(), "base", &base_cases);
+    let base = std::fs::read_to_string(base_out.join("report.json")).unwrap();
     let comparison = compare(
         &read_view(base.as_bytes()).unwrap(),
         "main",
@@ -482,11 +450,8 @@ fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed
         DEFAULT_MIN_DELTA,
         0.05,
     );
-    let url = write_page(
-        dir.path(),
-        "report.html",
-        &render(&new, Some(&serde_json::to_string(&comparison).unwrap())),
-    );
+    page::write(&new_out, Some(&comparison)).unwrap();
+    let url = page_url(&new_out);
 
     // Text and verdict filters, sorted by case name descending, page 2 of 100 rows each.
     let dom = dump_dom(
@@ -523,14 +488,14 @@ fn filters_sort_and_pages_come_from_the_link_and_a_comparison_shows_what_changed
         comparison.regressions.len()
     );
     assert!(regressions.contains(
-        "<a href=\"#case=demo%2Fevals%2Fpayments%3A%3Acase_003\">payments::case_003</a></td><td>pass → fail</td>"
-    ));
+        "<a href=\"#case=demo%2Fevals%2Ffixtures%2Fpayments%2F%2Fcase_003\">payments::case_003</a></td><td>pass → fail</td><td>1.00 → 0.30</td><td>[0].amount: values differ: expected 60, actual 80</td>"
+    ), "{regressions}");
     assert!(
         !regressions.contains("case_001"),
         "failed in both: not a regression"
     );
-    let deltas = between(compared, "<table id=\"suite-deltas\"", "</table>");
-    let refunds = between(deltas, "<td>refunds", "</tr>");
+    let deltas = between(compared, "<table id=\"significance\"", "</table>");
+    let refunds = between(deltas, "<tr data-suite=\"fixtures/refunds\">", "</tr>");
     let suite = comparison
         .suites
         .iter()
@@ -581,20 +546,172 @@ fn a_page_of_100k_cases_first_screen() {
             )
         })
         .collect();
-    let json = report_json(&cases);
-    drop(cases);
     let started = Instant::now();
-    let html = render(&json, None);
+    let out = folded(dir.path(), "run", &cases);
     let render_time = started.elapsed();
-    let url = write_page(dir.path(), "report.html", &html);
-    let dom = dump_dom(&chromium, &url);
+    drop(cases);
+    let size = |f: &str| std::fs::metadata(out.join(f)).unwrap().len() / 1_000_000;
+    let dom = dump_dom(&chromium, &page_url(&out));
     assert_eq!(rows(&dom).len(), 100);
     assert_eq!(text_of(&dom, "count"), "100000 cases; showing 1–100.");
     let timing = between(&dom, "<p id=\"first-render\"", ">");
     eprintln!(
-        "100,000 cases: report.json {} MB, report.html {} MB, render {:?}; in Chromium (ms since navigation): {timing}",
-        json.len() / 1_000_000,
-        html.len() / 1_000_000,
+        "100,000 cases: report.json {} MB, report.html {} MB, journal and fold {:?}; in Chromium (ms since navigation): {timing}",
+        size("report.json"),
+        size("report.html"),
         render_time
     );
+}
+
+/// Two suites whose folders share a last name (`fixtures/eu/payments`, `fixtures/us/payments`),
+/// each with a case `refund`: two rows, two links that open different cases, two lines in
+/// `compare`. The comparison's significance table says what `compare` says: p-values as it
+/// writes them, the detectable change, the overall row, tokens, latency and cost.
+#[test]
+fn two_suites_of_one_name_and_the_significance_table() {
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let suite_case = |region: &str, name: &str, passed: bool| {
+        let misses: &[&str] = if passed {
+            &[]
+        } else {
+            &["recommend.price: values differ: expected 100, actual 155.4"]
+        };
+        let mut c = case("payments", name, if passed { 1.0 } else { 0.0 }, misses);
+        c["suite_dir"] = json!(format!("fixtures/{region}/payments"));
+        c["fixture"] = json!(format!("/work/demo/fixtures/{region}/payments/{name}.json"));
+        if !passed {
+            c["failure"] = json!(format!("payments::{name}: strict FAILED\n  {}", misses[0]));
+        }
+        c
+    };
+    // Now: eu's refund and 11 others fail (12 flips: p = 2/2^12); us's refund passes (it
+    // failed before) and 20 others fail.
+    let mut new = vec![suite_case("eu", "refund", false)];
+    new.extend((0..11).map(|i| suite_case("eu", &format!("c{i:02}"), false)));
+    new.push(suite_case("us", "refund", true));
+    new.extend((0..20).map(|i| suite_case("us", &format!("c{i:02}"), false)));
+    // An advisory miss of the rubric: passed, not shown green.
+    new[12]["evaluators"].as_array_mut().unwrap().push(json!({
+        "evaluator": "rubric", "score": 0.5, "passed": true, "summary": "1 of 2 statements hold",
+        "verdicts": [
+            {"statement": "Polite", "passed": true, "reason": "Yes.", "advisory": true},
+            {"statement": "Brief", "passed": false, "reason": "No.", "advisory": true},
+        ],
+    }));
+    let base: Vec<Value> = new
+        .iter()
+        .map(|c| {
+            let region = if c["suite_dir"] == "fixtures/eu/payments" {
+                "eu"
+            } else {
+                "us"
+            };
+            let name = c["case"].as_str().unwrap();
+            suite_case(region, name, region == "eu" || name != "refund")
+        })
+        .collect();
+    let new_out = folded(dir.path(), "new", &new);
+    let base_out = folded(dir.path(), "base", &base);
+    let read = |out: &Path| std::fs::read_to_string(out.join("report.json")).unwrap();
+    let (base_json, new_json) = (read(&base_out), read(&new_out));
+    let comparison = compare(
+        &read_view(base_json.as_bytes()).unwrap(),
+        "main",
+        &read_view(new_json.as_bytes()).unwrap(),
+        "current report",
+        DEFAULT_MIN_DELTA,
+        0.05,
+    );
+    let text = comparison.to_text();
+    assert!(text.contains(
+        "  payments::refund (demo/evals, fixtures/eu/payments): pass -> FAIL, score 1 -> 0\n      recommend.price: values differ: expected 100, actual 155.4\n"
+    ), "{text}");
+    assert!(
+        text.contains(
+            "  payments::refund (demo/evals, fixtures/us/payments): FAIL -> pass, score 0 -> 1\n"
+        ),
+        "{text}"
+    );
+    page::write(&new_out, Some(&comparison)).unwrap();
+    let url = page_url(&new_out);
+
+    let eu = "demo/evals/fixtures/eu/payments//refund";
+    let us = "demo/evals/fixtures/us/payments//refund";
+    let dom = dump_dom(&chromium, &format!("{url}#q=refund"));
+    let ids: Vec<&str> = between(&dom, "<tbody id=\"rows\">", "</tbody>")
+        .split("data-id=\"")
+        .skip(1)
+        .map(|row| &row[..row.find('"').unwrap()])
+        .collect();
+    assert_eq!(ids, [eu, us], "two rows");
+    assert!(dom.contains(&format!(
+        "<a href=\"#q=refund&amp;case={}\">",
+        eu.replace('/', "%2F")
+    )));
+    assert!(dom.contains(&format!(
+        "<a href=\"#q=refund&amp;case={}\">",
+        us.replace('/', "%2F")
+    )));
+    // The advisory miss is not a plain pass; scores are bucketed as ranges.
+    assert!(
+        dom.contains("<span class=\"advisory\">rubric 0.50</span>"),
+        "{dom}"
+    );
+    assert!(dom.contains(">0.9-1.0</text>"));
+
+    // The significance table: the overall row first, then each suite; p as compare writes it.
+    let table = between(&dom, "<table id=\"significance\"", "</table>");
+    let row =
+        |suite: &str| between(table, &format!("<tr data-suite=\"{suite}\">"), "</tr>").to_string();
+    let (overall, eu_row, us_row) = (
+        row(""),
+        row("fixtures/eu/payments"),
+        row("fixtures/us/payments"),
+    );
+    assert!(
+        overall.contains("<strong>overall</strong></td><td>regressed</td>"),
+        "{overall}"
+    );
+    assert!(
+        eu_row.contains(
+            "<td class=\"num\">12</td><td class=\"num\">0</td><td class=\"num\">0.0005</td>"
+        ),
+        "{eu_row}"
+    );
+    assert!(
+        us_row.contains(
+            "<td class=\"num\">20</td><td class=\"num\">1</td><td class=\"num\">&lt; 0.0001</td>"
+        ),
+        "{us_row}"
+    );
+    assert!(!table.contains(">0.000<"));
+    assert!(
+        overall.contains("pp (pass rate)"),
+        "the detectable change: {overall}"
+    );
+    // 33 cases of 1,500 tokens, 406.25 ms and $0.0006 on each side.
+    assert!(overall.contains("<td>49500 → 49500 (+0.0%)</td><td>13.4 s → 13.4 s (+0.0%)</td><td>$0.0198 → $0.0198 (+0.0%)</td>"), "{overall}");
+
+    // Each link opens its own case; the failure text is shown once.
+    for (id, dir) in [(eu, "fixtures/eu/payments"), (us, "fixtures/us/payments")] {
+        let dom = dump_dom(&chromium, &format!("{url}#case={}", id.replace('/', "%2F")));
+        let case = between(
+            &dom,
+            "<section id=\"case-detail\"",
+            "<section id=\"summary\"",
+        );
+        assert!(
+            case.contains(&format!("payments <span class=\"muted\">{dir}</span>")),
+            "{case}"
+        );
+        if dir.contains("eu") {
+            assert_eq!(
+                case.matches("values differ: expected 100").count(),
+                1,
+                "{case}"
+            );
+            assert!(!case.contains("id=\"failure\""), "{case}");
+        }
+    }
 }

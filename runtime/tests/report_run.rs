@@ -39,7 +39,7 @@ fn masked_report(dir: &Path, root: &Path) -> Value {
         // The fields reports v2 added (a case's story for the page) were not in the old
         // report: the goldens compare what both give.
         let case = case.as_object_mut().unwrap();
-        for v2 in ["input", "output", "calls", "recording_path"] {
+        for v2 in ["input", "output", "calls", "story", "recording_path"] {
             case.remove(v2);
         }
         for evaluator in case["evaluators"].as_array_mut().unwrap() {
@@ -103,13 +103,13 @@ fn nextest_installed(test: &str) -> bool {
     found
 }
 
-/// The journals in `dir/runs`: file name and lines.
+/// The journals in `dir/runs`: run folder name and lines.
 fn journals(dir: &Path) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = std::fs::read_dir(dir.join("runs"))
         .unwrap()
         .map(|e| {
             let path = e.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
+            let text = std::fs::read_to_string(path.join("journal.jsonl")).unwrap();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             (name, text.lines().map(str::to_string).collect())
         })
@@ -337,7 +337,7 @@ fn a_line_cut_by_a_killed_process_is_skipped_and_named() {
     // A process of run `cut` takes the journal's lock as a test process does (`flock`, what
     // `File::lock` is on Linux), writes half its line, and is killed (SIGKILL) while another
     // process of the run waits for the lock.
-    let journal = dir.join("runs/nextest-cut.jsonl");
+    let journal = dir.join("runs/nextest-cut/journal.jsonl");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
     let cut = "{\"package\":\"payments-agent\",\"binary\":\"evals\",\"suite\":\"pay";
     let mut writer = Command::new("python3")

@@ -79,7 +79,7 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
         "{text}"
     );
     assert!(
-        text.contains("regressions (1):\n  suite::a (demo/evals): pass -> FAIL, score 1 -> 0.50\n      field_accuracy 0.50\n"),
+        text.contains("regressions (1):\n  suite::a (demo/evals): pass -> FAIL, score 1 -> 0.50\n      invoice.total: outside tolerance\n"),
         "{text}"
     );
     assert!(
@@ -143,7 +143,7 @@ fn save_a_baseline_then_compare_the_next_run_with_it() {
         "{md}"
     );
     assert!(
-        md.contains("#### Regressions (1)\n\n| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n| `suite::a` | demo/evals | pass → FAIL | 1 → 0.50 | field_accuracy 0.50 |"),
+        md.contains("#### Regressions (1)\n\n| case | binary | verdict | score | why |\n|---|---|---|---:|---|\n| `suite::a` | demo/evals | pass → FAIL | 1 → 0.50 | invoice.total: outside tolerance |"),
         "{md}"
     );
     assert!(

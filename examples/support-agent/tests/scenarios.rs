@@ -1259,8 +1259,7 @@ fn outside_cargo() -> Result<(), Failed> {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|e| std::fs::read_to_string(e.path().join("journal.jsonl")).ok())
             .any(|text| {
                 text.lines().any(|line| {
                     line.starts_with(&package)

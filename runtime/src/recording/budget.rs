@@ -3,7 +3,8 @@
 //! nextest runs each test in a process of its own, and `cargo test` each test binary in one, so
 //! a count kept by each process would bound a case, or a binary, and not the run. The test
 //! processes of one run ([`crate::env::run_id`]: one `cargo nextest run`, one `cargo test`)
-//! share a ledger under `target/proposal-eval/budget/`: a file holding the dollars spent,
+//! share a ledger in the run's folder, `target/proposal-eval/runs/<run>/budget.usd` (removed
+//! with the run by the report's retention): a file holding the dollars spent,
 //! replaced whole (temp file and rename) while an OS file lock is held on a lock file beside
 //! it, so additions from several processes at once all count and a reader never sees half a
 //! number. Outside a test binary, in one started by hand, or where the ledger cannot be written,
@@ -11,14 +12,9 @@
 
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 /// This process's live calls, in dollars.
 static PROCESS: Mutex<f64> = Mutex::new(0.0);
-
-/// Ledgers not written for this long belong to runs that are over: removed when a run starts
-/// its own.
-const KEEP: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The estimated cost of this run's live calls so far (of this process's, when that is more:
 /// a ledger that could not be written).
@@ -45,16 +41,14 @@ fn ledger() -> Option<&'static Ledger> {
     static LEDGER: OnceLock<Option<Ledger>> = OnceLock::new();
     LEDGER
         .get_or_init(|| {
-            let dir = crate::layout::report_dir_of_test_binary()?.join("budget");
+            let dir = crate::layout::run_state_dir()?;
             let run = crate::env::run_id()?;
             // A binary started by hand is a run of its own, not one with every binary its shell
             // starts (the shell is then the parent that names the run).
             if !run.starts_with("nextest-") && !started_by_cargo() {
                 return None;
             }
-            let ledger = Ledger::new(&dir, run);
-            ledger.remove_old();
-            Some(ledger)
+            Some(Ledger::new(&dir, "budget"))
         })
         .as_ref()
 }
@@ -72,7 +66,7 @@ fn started_by_cargo() -> bool {
     false
 }
 
-/// One run's ledger: `<run>.usd`, the dollars spent as a decimal number, and `<run>.lock`.
+/// One run's ledger: `<name>.usd`, the dollars spent as a decimal number, and `<name>.lock`.
 pub(crate) struct Ledger(crate::files::RunFile);
 
 impl Ledger {
@@ -92,28 +86,6 @@ impl Ledger {
             // `{}` of an f64 reads back as the same f64.
             (format!("{total}\n"), total)
         })
-    }
-
-    /// Removes the ledgers of other runs not written for [`KEEP`].
-    fn remove_old(&self) {
-        let Some(dir) = self.0.value.parent() else {
-            return;
-        };
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > KEEP);
-            if old && path != self.0.value && path != self.0.lock {
-                let _ = std::fs::remove_file(path);
-            }
-        }
     }
 }
 

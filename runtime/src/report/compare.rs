@@ -19,8 +19,10 @@
 //! takes (diffs and messages are skipped, not copied).
 
 use super::confidence::{self, Confidence, SuiteConfidence, Tally};
-use super::{FieldAccuracy, RepeatSummary, Samples};
+use super::entry::CaseId;
+use super::schema::FieldAccuracy;
 use crate::recording::usage::UsageTotals;
+use crate::repeat::{RepeatSummary, Samples};
 use chrono::{DateTime, Utc};
 use proposal_eval_engine::stats::Verdict;
 use serde::{Deserialize, Serialize};
@@ -29,7 +31,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 #[cfg(doc)]
-use super::Report;
+use super::schema::Report;
 
 /// What a comparison reads of a `report.json`.
 #[derive(Debug, Deserialize)]
@@ -129,6 +131,16 @@ pub struct EvaluatorView<'a> {
     pub score: f64,
     /// Whether it passed.
     pub passed: bool,
+    /// One line per mismatch or miss.
+    #[serde(borrow, default)]
+    pub misses: Vec<Cow<'a, str>>,
+}
+
+impl CaseView<'_> {
+    /// The case's id.
+    pub fn id(&self) -> CaseId<'_> {
+        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
+    }
 }
 
 /// Reads what a comparison needs of a `report.json`'s bytes.
@@ -192,6 +204,21 @@ pub struct CaseChange {
     /// Whether they disagreed in the baseline.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub was_flaky: bool,
+    /// Whether another case of its package and binary has its test name (a suite in another
+    /// folder of the same last name): the text forms then name its suite folder.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub name_shared: bool,
+}
+
+impl CaseChange {
+    /// Where the case is, as the text forms say it: `package/binary`, and its suite folder when
+    /// its test name does not tell it apart.
+    fn place(&self) -> String {
+        match self.name_shared {
+            true => format!("{}/{}, {}", self.package, self.binary, self.suite_dir),
+            false => format!("{}/{}", self.package, self.binary),
+        }
+    }
 }
 
 /// A suite's repeated cases, before and after: pass@1, pass@k, pass^k.
@@ -306,39 +333,51 @@ fn side(name: &str, report: &RunView) -> Side {
     }
 }
 
-fn key<'v>(e: &'v CaseView) -> (&'v str, &'v str, &'v str, &'v str) {
-    (&e.package, &e.binary, &e.suite_dir, &e.case)
-}
-
-/// The cases of a report in key order (already so unless the file was edited by hand).
+/// The cases of a report in id order (already so unless the file was edited by hand).
 fn sorted<'v, 'a>(report: &'v RunView<'a>) -> Vec<&'v CaseView<'a>> {
     let mut cases: Vec<&CaseView> = report.cases.iter().collect();
-    if !cases.is_sorted_by(|a, b| key(a) <= key(b)) {
-        cases.sort_by(|a, b| key(a).cmp(&key(b)));
+    if !cases.is_sorted_by(|a, b| a.id() <= b.id()) {
+        cases.sort_by(|a, b| a.id().cmp(&b.id()));
     }
     cases
 }
 
+/// Why a case fails, in one line: its first failing evaluator's first mismatch
+/// (`recommend.price: values differ: expected 100, actual 155.4`), else that evaluator and its
+/// score, else the failure's first line.
 fn why(entry: &CaseView) -> Option<String> {
     if entry.passed {
         return None;
     }
-    let failing: Vec<String> = entry
-        .evaluators
-        .iter()
-        .filter(|e| !e.passed)
-        .map(|e| format!("{} {}", e.evaluator, score_text(e.score)))
-        .collect();
-    Some(if failing.is_empty() {
-        entry
+    let failing = entry.evaluators.iter().find(|e| !e.passed);
+    let first_miss = failing
+        .and_then(|e| e.misses.first())
+        .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()));
+    Some(match (first_miss, failing) {
+        (Some(miss), _) => miss.to_string(),
+        (None, Some(e)) => format!("{} {}", e.evaluator, score_text(e.score)),
+        (None, None) => entry
             .failure
             .as_deref()
             .and_then(|f| f.lines().next())
             .unwrap_or("failed")
-            .to_string()
-    } else {
-        failing.join(", ")
+            .to_string(),
     })
+}
+
+/// The (package, binary, test name) that more than one suite folder has, across both reports.
+fn shared_names<'v>(
+    reports: [&'v RunView; 2],
+) -> std::collections::HashSet<(&'v str, &'v str, &'v str)> {
+    let mut first = std::collections::HashMap::new();
+    let mut shared = std::collections::HashSet::new();
+    for case in reports.iter().flat_map(|r| &r.cases) {
+        let name = (&*case.package, &*case.binary, &*case.test);
+        if *first.entry(name).or_insert(&*case.suite_dir) != &*case.suite_dir {
+            shared.insert(name);
+        }
+    }
+    shared
 }
 
 fn change(base: Option<&CaseView>, new: Option<&CaseView>) -> CaseChange {
@@ -364,6 +403,7 @@ fn change(base: Option<&CaseView>, new: Option<&CaseView>) -> CaseChange {
         was_flaky: base
             .and_then(|b| b.samples.as_ref())
             .is_some_and(|s| s.flaky()),
+        name_shared: false,
     }
 }
 
@@ -402,7 +442,7 @@ pub fn compare(
     let (mut i, mut j) = (0, 0);
     while i < olds.len() || j < news.len() {
         let order = match (olds.get(i), news.get(j)) {
-            (Some(o), Some(n)) => key(o).cmp(&key(n)),
+            (Some(o), Some(n)) => o.id().cmp(&n.id()),
             (Some(_), None) => Ordering::Less,
             _ => Ordering::Greater,
         };
@@ -456,6 +496,21 @@ pub fn compare(
     };
     out.regressions.sort_by(by_delta);
     out.score_changes.sort_by(by_delta);
+    let shared = shared_names([base, new]);
+    if !shared.is_empty() {
+        for list in [
+            &mut out.regressions,
+            &mut out.fixes,
+            &mut out.score_changes,
+            &mut out.added,
+            &mut out.removed,
+            &mut out.flaky,
+        ] {
+            for c in list.iter_mut() {
+                c.name_shared = shared.contains(&(&*c.package, &*c.binary, &*c.test));
+            }
+        }
+    }
     out.field_changes = field_changes(base, new, listed);
     out.repeats = repeat_changes(base, new);
     (out.overall, out.suites) = tallies.finish(base, new, alpha);
@@ -877,7 +932,7 @@ impl Comparison {
                     "| {} | {} | {} | {} → {} |",
                     signed(c.delta.unwrap_or(0.0)),
                     md_code(&c.test),
-                    md_cell(&format!("{}/{}", c.package, c.binary)),
+                    md_cell(&c.place()),
                     maybe_score(c.base_score),
                     maybe_score(c.new_score)
                 );
@@ -915,13 +970,7 @@ impl Comparison {
             }
             let body: String = rows
                 .iter()
-                .map(|c| {
-                    format!(
-                        "- {} ({})\n",
-                        md_code(&c.test),
-                        md_cell(&format!("{}/{}", c.package, c.binary))
-                    )
-                })
+                .map(|c| format!("- {} ({})\n", md_code(&c.test), md_cell(&c.place())))
                 .collect();
             details.push((format!("{title} ({})", rows.len()), body));
         }
@@ -972,10 +1021,9 @@ impl Comparison {
 /// A regression's or a fix's lines in the terminal form, its reason below it.
 fn text_case(c: &CaseChange) -> String {
     let mut line = format!(
-        "  {} ({}/{}): {} -> {}, score {} -> {}",
+        "  {} ({}): {} -> {}, score {} -> {}",
         c.test,
-        c.package,
-        c.binary,
+        c.place(),
         verdict(c.base_passed),
         verdict(c.new_passed),
         maybe_score(c.base_score),
@@ -991,11 +1039,10 @@ fn text_case(c: &CaseChange) -> String {
 /// A score change's line in the terminal form.
 fn text_score(c: &CaseChange) -> String {
     format!(
-        "  {:>6}  {} ({}/{}): {} -> {}\n",
+        "  {:>6}  {} ({}): {} -> {}\n",
         signed(c.delta.unwrap_or(0.0)),
         c.test,
-        c.package,
-        c.binary,
+        c.place(),
         maybe_score(c.base_score),
         maybe_score(c.new_score)
     )
@@ -1038,10 +1085,9 @@ fn text_repeat(r: &RepeatChange) -> String {
 /// A flaky case's line in the terminal form.
 fn text_flaky(c: &CaseChange) -> String {
     format!(
-        "  {} ({}/{}): {}{}\n",
+        "  {} ({}): {}{}\n",
         c.test,
-        c.package,
-        c.binary,
+        c.place(),
         c.new_samples.as_deref().unwrap_or(""),
         if c.was_flaky {
             "; flaky before too"
@@ -1053,7 +1099,7 @@ fn text_flaky(c: &CaseChange) -> String {
 
 /// An added or removed case's line in the terminal form.
 fn text_listed(c: &CaseChange) -> String {
-    format!("  {} ({}/{})\n", c.test, c.package, c.binary)
+    format!("  {} ({})\n", c.test, c.place())
 }
 
 /// A table of regressions or fixes in the markdown form.
@@ -1064,7 +1110,7 @@ fn markdown_cases(out: &mut String, rows: &[CaseChange]) {
             out,
             "| {} | {} | {} → {} | {} → {} | {} |",
             md_code(&c.test),
-            md_cell(&format!("{}/{}", c.package, c.binary)),
+            md_cell(&c.place()),
             verdict(c.base_passed),
             verdict(c.new_passed),
             maybe_score(c.base_score),

@@ -208,6 +208,16 @@ fn duration(ms: f64) -> String {
     }
 }
 
+/// `$0.0120`; a cost under $0.0001 to two significant digits (`$0.000012`), never `$0.0000`.
+fn money(usd: f64) -> String {
+    if usd > 0.0 && usd < 0.0001 {
+        let digits = (-usd.log10()).ceil() as usize + 1;
+        format!("${usd:.digits$}")
+    } else {
+        format!("${usd:.4}")
+    }
+}
+
 fn percent(rate: f64) -> String {
     format!("{:.1}%", rate * 100.0)
 }
@@ -306,7 +316,13 @@ impl Confidence {
         }
         if b.cost_usd.is_some() || n.cost_usd.is_some() {
             let (bc, nc) = (b.cost_usd.unwrap_or(0.0), n.cost_usd.unwrap_or(0.0));
-            let _ = write!(text, ", cost ${bc:.4} {arrow} ${nc:.4}{}", change(bc, nc));
+            let _ = write!(
+                text,
+                ", cost {} {arrow} {}{}",
+                money(bc),
+                money(nc),
+                change(bc, nc)
+            );
         }
         if b.unpriced_calls + n.unpriced_calls > 0 {
             let _ = write!(
@@ -551,5 +567,9 @@ mod tests {
         assert_eq!(p_text(0.000_01), "p < 0.0001");
         assert_eq!(duration(850.0), "850.0 ms");
         assert_eq!(duration(12_500.0), "12.5 s");
+        assert_eq!(money(0.000_012_3), "$0.000012");
+        assert_eq!(money(0.000_099), "$0.000099");
+        assert_eq!(money(0.0), "$0.0000");
+        assert_eq!(money(0.012), "$0.0120");
     }
 }

@@ -1,42 +1,49 @@
-//! The fold: the journals of the runs ([`journal`](super::journal)) and the standing results
-//! folded into `results.jsonl` (the latest result of every case that still exists), and from it
-//! `report.json` and `report.html`. `report --merge` ([`merge`](super::merge)) folds other
+//! The fold: the lines the runs' journals gained since the last fold, and the standing results,
+//! folded into `results.jsonl` (the latest result of every case that still exists), and from
+//! it `report.json` and `report.html`. `report --merge` ([`merge`](super::merge)) folds other
 //! machines' files the same way.
 //!
 //! A fold runs under an OS lock on `.fold.lock` (released by the kernel when its process ends).
-//! It reads `results.jsonl` and every journal written to since the previous fold began (a
-//! journal's modification time against that of `results.jsonl`, which the fold sets to the time
-//! it began), keeps the latest line of each case, and writes the three files, each only when its
-//! content changed: a fold run twice gives the same files. Each journal it has read whole gets,
-//! under the journal's lock, a modification time before the next fold's window, so it is read
-//! again only when a line is added to it (a run's last line is written just before its fold
-//! begins). It then deletes the journals past the last
-//! [`KEPT_RUNS`](super::journal::KEPT_RUNS) runs' that it has taken up.
+//! It reads `results.jsonl`, and each journal from where the last fold stopped (the bookmark,
+//! [`runs`](super::runs)); keeps the latest line of each case; and writes the three files, each
+//! only when its content changed: a fold run twice gives the same files. Then the runs past
+//! retention are removed, and the bookmark written.
+//!
+//! Each story is written once, in its journal: a case's line in `results.jsonl` is its journal
+//! line with the story (`input`, `output`, `calls`) replaced by where it is
+//! (`"story": {"journal", "offset", "length"}`), and `report.json` holds those lines. The page
+//! embeds the stories it has room for, read from the journals.
 //!
 //! Memory does not grow with the size of the entries: the first pass keeps, per case, where its
 //! latest line is (file, offset, length); the second reads those lines one at a time, adds up
-//! what the report's numbers need ([`Counted`]) and copies each line as it is into
-//! `results.jsonl`; `report.json` and `report.html` are then written from the files before them,
-//! a buffer at a time.
+//! what the report's numbers need ([`Counted`]) and writes each to `results.jsonl`;
+//! `report.json` and `report.html` are then written from it, a buffer at a time.
 
-use super::aggregate::{self, Aggregate, Counted};
-use super::journal::{Unreadable, KEPT_RUNS, RUNS};
-use super::{case_key, page, Entry, EntryKey, Report, ReportError, Targets, FORMAT};
+use super::aggregate::{Aggregate, Counted};
+use super::entry::Entry;
+use super::error::ReportError;
+use super::journal::{EntryKey, Unreadable};
+use super::page;
+use super::runs::Runs;
+use super::schema::{Report, FORMAT};
+use crate::layout::{JOURNAL, RUNS};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, Read as _, Seek as _};
+use std::io::{BufRead as _, Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
 
-/// The standing result of every case, one entry line each, in case order.
+/// The standing result of every case, one line each, in case order.
 pub(super) const RESULTS: &str = "results.jsonl";
 
 /// The file whose OS lock keeps folds apart.
 const LOCK: &str = ".fold.lock";
 
-/// A journal modified up to this long before the previous fold began is read again: file times
-/// are coarse on some file systems, and reading a journal twice changes nothing.
-const SLACK: Duration = Duration::from_secs(2);
+#[cfg(test)]
+thread_local! {
+    /// The bytes of journals the folds of this thread have read: what a test of the bookmark
+    /// counts.
+    pub(super) static JOURNAL_BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 
 /// Where a line is: its file (an index into [`Gathered::files`]), its byte offset and length
 /// (without its newline), and its number in the file, from 1.
@@ -50,8 +57,8 @@ struct Place {
 
 /// A case's latest line so far. Of two lines of a case written at the same time (to the
 /// nanosecond: the same line, read from `results.jsonl` and again from its journal), the one
-/// read last stands; files are read in a fixed order (`results.jsonl`, then the journals by
-/// name; a merge's sources as given), so the result is the same every time.
+/// read last stands; files are read in a fixed order (`results.jsonl`, then the journals in the
+/// bookmark's order; a merge's sources as given), so the result is the same every time.
 struct Latest {
     finished_at: DateTime<Utc>,
     /// Its run, an index into [`Gathered::runs`].
@@ -80,9 +87,6 @@ pub(super) struct Gathered {
     sources: Vec<Option<(DateTime<Utc>, Option<u32>)>>,
     unreadable: Unreadable,
     lines: Lines,
-    /// The time a file read whole is marked with (the fold's own journals only): see
-    /// [`fold`].
-    taken_up: Option<SystemTime>,
 }
 
 /// A file lines were read from, open for reading them again.
@@ -93,6 +97,9 @@ struct Source {
     at: u64,
     /// The source (machine) it belongs to.
     source: usize,
+    /// For a journal: the name its stories are referred to by, and the reference's start,
+    /// `,"story":{"journal":"…","offset":`; `None` for a file whose lines are copied as they are.
+    refer: Option<(String, Vec<u8>)>,
 }
 
 impl Gathered {
@@ -104,34 +111,46 @@ impl Gathered {
             sources: Vec::new(),
             unreadable: Unreadable::default(),
             lines,
-            taken_up: None,
         }
     }
 
-    /// Takes up the lines of `path`, a file of `source` (numbered from 0, one per machine): one
-    /// entry per line. The file is read under a shared OS lock, so no line is read half-written.
-    pub(super) fn add(&mut self, path: &Path, source: usize) -> Result<(), ReportError> {
+    /// Takes up the lines of `path`, a file of `source` (numbered from 0, one per machine), from
+    /// `from` (bytes and lines already read), and returns where it stopped (the file's end). The
+    /// file is read under a shared OS lock, so no line is read half-written. `journal`: the name
+    /// its stories are referred to by in the lines written (`None`: its lines are copied as
+    /// they are).
+    pub(super) fn add(
+        &mut self,
+        path: &Path,
+        source: usize,
+        from: (u64, u64),
+        journal: Option<&str>,
+    ) -> Result<(u64, u64), ReportError> {
         let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
         file.lock_shared().map_err(ReportError::io("lock", path))?;
-        let added = self.add_locked(path, &file, source);
-        if let (Ok(()), Some(time)) = (&added, self.taken_up) {
-            // Under the lock, so no line is written between the read and the mark.
-            if let Ok(marked) = std::fs::File::options().append(true).open(path) {
-                let _ = marked.set_modified(time);
-            }
-        }
+        // A journal shorter than its bookmark was not appended to but written anew: read whole.
+        let from = match file.metadata() {
+            Ok(meta) if meta.len() < from.0 => (0, 0),
+            _ => from,
+        };
+        let added = self.add_locked(path, &file, source, from);
         let _ = file.unlock();
-        added?;
+        let to = added?;
+        let refer = journal.map(|name| {
+            let text = serde_json::to_string(name).unwrap_or_default();
+            let start = format!(",\"story\":{{\"journal\":{text},\"offset\":");
+            (name.to_string(), start.into_bytes())
+        });
         // Its lines are read again by place, after the lock is let go: only lines after them
         // are written meanwhile.
         self.files.push(Source {
             path: path.to_path_buf(),
             file: std::io::BufReader::with_capacity(64 * 1024, file),
-            // Unknown (the first pass left the file at its end): the first read seeks.
             at: u64::MAX,
             source,
+            refer,
         });
-        Ok(())
+        Ok(to)
     }
 
     fn add_locked(
@@ -139,44 +158,46 @@ impl Gathered {
         path: &Path,
         file: &std::fs::File,
         source: usize,
-    ) -> Result<(), ReportError> {
+        (mut offset, lines): (u64, u64),
+    ) -> Result<(u64, u64), ReportError> {
         if self.sources.len() <= source {
             self.sources.resize(source + 1, None);
         }
         let index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
         let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
-        let mut buf = Vec::new();
-        let mut key = String::new();
-        let (mut offset, mut number) = (0u64, 0u32);
+        reader
+            .seek(std::io::SeekFrom::Start(offset))
+            .map_err(ReportError::io("read", path))?;
+        let (mut buf, mut key) = (Vec::new(), String::new());
+        let mut number = lines;
         loop {
             buf.clear();
             let read = reader
                 .read_until(b'\n', &mut buf)
                 .map_err(ReportError::io("read", path))?;
+            #[cfg(test)]
+            JOURNAL_BYTES_READ.with(|n| n.set(n.get() + read as u64));
             if read == 0 {
-                return Ok(());
+                return Ok((offset, number));
             }
-            number += 1;
             let ended = buf.last() == Some(&b'\n');
-            let body = if ended {
-                &buf[..buf.len() - 1]
-            } else {
-                &buf[..]
-            };
+            let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
             let place = Place {
                 file: index,
                 offset,
                 len: u32::try_from(body.len()).unwrap_or(u32::MAX),
-                number,
+                number: u32::try_from(number + 1).unwrap_or(u32::MAX),
             };
             offset += read as u64;
+            number += u64::from(ended);
             if body.trim_ascii().is_empty() {
                 continue;
             }
             // Only the key's fields are read here (and checked to be UTF-8); the rest is read
             // once the line stands.
             let Some(k) = EntryKey::of_line(body) else {
-                self.bad(path, number, &String::from_utf8_lossy(body), !ended)?;
+                let line = String::from_utf8_lossy(body).into_owned();
+                self.bad(path, place.number, &line, !ended)?;
                 continue;
             };
             let run = k.run.as_deref().map(|r| self.run_index(r));
@@ -184,7 +205,7 @@ impl Gathered {
             if latest.is_none_or(|(at, _)| k.finished_at > at) {
                 *latest = Some((k.finished_at, run));
             }
-            case_key(&mut key, &k.package, &k.binary, &k.suite_dir, &k.case);
+            k.id().key_into(&mut key);
             let new = Latest {
                 finished_at: k.finished_at,
                 run,
@@ -231,14 +252,16 @@ impl Gathered {
         u32::try_from(at).expect("fewer than 2^32 runs")
     }
 
-    /// The run of the latest line of all: a case of any other run is older.
-    fn latest_run(&self) -> Option<String> {
+    /// The run of the latest line of all (an index into `runs`): a case of any other run is
+    /// older.
+    fn latest_run(&self) -> Option<u32> {
         let (_, run) = self.sources.iter().flatten().max_by_key(|(at, _)| *at)?;
-        Some(self.runs[(*run)? as usize].clone())
+        *run
     }
 
-    /// Reads the line at `place` into `buf`.
-    fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+    /// Reads the line at `place` into `buf` (not checked to be UTF-8 here: its story is copied
+    /// or referred to, not read, and the rest is parsed).
+    fn line<'b>(&mut self, place: Place, buf: &'b mut Vec<u8>) -> std::io::Result<&'b [u8]> {
         let source = &mut self.files[place.file as usize];
         if source.at != place.offset {
             // Lines of a journal come nearly in case order (test threads interleave): a step
@@ -256,26 +279,8 @@ impl Gathered {
         buf.resize(place.len as usize, 0);
         source.file.read_exact(buf)?;
         source.at = place.offset + u64::from(place.len);
-        std::str::from_utf8(buf).map_err(std::io::Error::other)
+        Ok(buf)
     }
-}
-
-/// What a fold keeps of a case whose fixture or test target is not on this machine.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Gone {
-    /// Dropped: the case no longer exists (this machine's runs).
-    Dropped,
-    /// Kept: the files are another machine's (`report --merge`).
-    Kept,
-}
-
-/// Which runs are current.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Current {
-    /// The run of the latest line of all (one machine).
-    LatestRun,
-    /// Each source's own latest run (the partitions of one CI run, each with its run id).
-    EachSourcesLatest,
 }
 
 /// Folds the journals in `dir` (the report folder) into its `results.jsonl`, `report.json`
@@ -290,126 +295,73 @@ pub(super) fn fold(dir: &Path, keep_cases: bool) -> Result<Report, ReportError> 
         .open(&lock_path)
         .map_err(ReportError::io("open", &lock_path))?;
     lock.lock().map_err(ReportError::io("lock", &lock_path))?;
-    let began = SystemTime::now();
-    let results_path = dir.join(RESULTS);
-    // (Whether there are standing results, and since when.)
-    let (standing, since) = match std::fs::metadata(&results_path) {
-        Ok(meta) => (
-            true,
-            meta.modified()
-                .ok()
-                .map(|t| t.checked_sub(SLACK).unwrap_or(t)),
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
-        Err(e) => return Err(ReportError::io("read", &results_path)(e)),
-    };
-    let journals = journals(dir);
-    // In name order, so that unreadable lines are listed in the same order every time.
-    let mut unread: Vec<&PathBuf> = journals
-        .iter()
-        .filter(|(_, time)| since.is_none_or(|since| *time >= since))
-        .map(|(path, _)| path)
-        .collect();
-    unread.sort();
-    let mut files: Vec<(&Path, usize)> = Vec::with_capacity(unread.len() + 1);
-    if standing {
-        files.push((&results_path, 0));
-    }
-    files.extend(unread.iter().map(|path| (path.as_path(), 0)));
+    let results = dir.join(RESULTS);
     let mut gathered = Gathered::new(Lines::Listed);
-    // Each file read whole is marked as older than the window of the next fold, so that fold
-    // does not read it again unless a line is added to it: a run's last line is written just
-    // before its fold begins, within any slack for coarse file times.
-    gathered.taken_up = began.checked_sub(SLACK + Duration::from_secs(1));
-    // One file after another: read at once, a thread each, the map of a second file's lines
-    // stood beside the first's (measured: peak memory 47 -> 79 MB at 100,000 cases).
-    for &(path, source) in &files {
-        match gathered.add(path, source) {
-            Ok(()) => {}
-            // Gone since it was listed (another fold's journal).
+    match gathered.add(&results, 0, (0, 0), None) {
+        Err(e) if e.kind() != Some(std::io::ErrorKind::NotFound) => return Err(e),
+        _ => {}
+    }
+    let mut runs = Runs::find(dir);
+    let names: Vec<String> = runs
+        .runs
+        .iter()
+        .map(|r| format!("{RUNS}/{}/{JOURNAL}", r.run))
+        .collect();
+    for (run, name) in runs.runs.iter_mut().zip(&names) {
+        let path = Runs::journal(dir, &run.run);
+        match gathered.add(&path, 0, (run.bytes, run.lines), Some(name)) {
+            Ok((bytes, lines)) => (run.bytes, run.lines) = (bytes, lines),
+            // Gone since it was listed (another fold's retention).
             Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => {}
-            Err(e) if *path == results_path => return Err(e),
-            // Unreadable: named, not fatal.
             Err(e) => gathered.unreadable_file(&e),
         }
     }
-    let report = write(gathered, &Out::Fold(&results_path), keep_cases)?;
-    // The next fold reads the journals written to since this one began.
-    if let Ok(file) = std::fs::File::options().append(true).open(&results_path) {
-        let _ = file.set_modified(began);
-    }
-    for (path, time) in journals.iter().skip(KEPT_RUNS) {
-        if *time < began {
-            let _ = std::fs::remove_file(path);
-        }
-    }
+    let (report, referred) = write(gathered, &Out::Fold(&results), keep_cases)?;
+    let referred: Vec<bool> = names.iter().map(|n| referred.contains(n)).collect();
+    runs.retain_and_save(dir, &referred)
+        .map_err(ReportError::io("write", &dir.join(RUNS)))?;
     drop(lock);
     Ok(report)
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// The journals in `dir/runs`, the most recently written first.
-fn journals(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
-    let Ok(read) = std::fs::read_dir(dir.join(RUNS)) else {
-        return Vec::new();
-    };
-    let mut journals: Vec<(PathBuf, SystemTime)> = read
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .filter_map(|p| Some((modified(&p)?, p)))
-        .map(|(t, p)| (p, t))
-        .collect();
-    journals.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    journals
-}
-
-/// What a fold writes, and where.
+/// What a fold keeps of a case whose fixture or test target is not on this machine, and which
+/// runs are current.
 pub(super) enum Out<'a> {
     /// This machine's fold: `results.jsonl` at this path, and the report beside it; cases whose
-    /// fixture or target is gone are dropped; the latest run is current.
+    /// fixture or target is gone are dropped; the run of the latest line of all is current.
     Fold(&'a Path),
     /// A merge: `report.json` and `report.html` in this folder (no `results.jsonl`: the cases
-    /// are other machines'); every case is kept; each source's latest run is current.
+    /// are other machines'); every case is kept; each source's latest run is current (the
+    /// partitions of one CI run, each with its run id).
     Merge(&'a Path),
 }
 
-impl Out<'_> {
-    fn dir(&self) -> &Path {
-        match self {
-            Out::Fold(results) => results.parent().unwrap_or(Path::new(".")),
-            Out::Merge(dir) => dir,
-        }
-    }
-}
-
 /// Writes the report of the gathered lines, each file only when its content changed, and
-/// returns it (with its cases when `keep_cases`).
+/// returns it (with its cases when `keep_cases`) and the journals its lines refer to.
 pub(super) fn write(
     mut gathered: Gathered,
     out: &Out,
     keep_cases: bool,
-) -> Result<Report, ReportError> {
-    let (gone, current) = match out {
-        Out::Fold(_) => (Gone::Dropped, Current::LatestRun),
-        Out::Merge(_) => (Gone::Kept, Current::EachSourcesLatest),
+) -> Result<(Report, Vec<String>), ReportError> {
+    let (dir, lines_path) = match out {
+        Out::Fold(results) => (
+            results.parent().unwrap_or(Path::new(".")),
+            results.to_path_buf(),
+        ),
+        // A merge's lines go to a file of their own, removed at the end.
+        Out::Merge(dir) => (
+            *dir,
+            dir.join(format!(".merged-{}.jsonl", std::process::id())),
+        ),
     };
-    let dir = out.dir();
     std::fs::create_dir_all(dir).map_err(ReportError::io("create", dir))?;
-    let latest_run = gathered.latest_run();
-    // The kept lines, in case order, into `results.jsonl` (a merge's go to a file of its own,
-    // removed at the end).
-    let lines_path = match out {
-        Out::Fold(results) => results.to_path_buf(),
-        Out::Merge(dir) => dir.join(format!(".merged-{}.jsonl", std::process::id())),
-    };
+    let latest_run = gathered
+        .latest_run()
+        .map(|run| gathered.runs[run as usize].clone());
     let mut kept = Kept::default();
     let mut refused = None;
     let results_changed = put(&lines_path, |w| {
-        match lines(&mut gathered, w, gone, current, keep_cases) {
+        match lines(&mut gathered, w, out, keep_cases) {
             Ok(lines) => kept = lines,
             Err(Stop::Line(e)) => {
                 refused = Some(e);
@@ -443,27 +395,12 @@ pub(super) fn write(
                 header = self::header(&report)?;
             }
         }
-        // Both from `results.jsonl`, at once; the page with the stories that fit it.
-        let text = ResultsText {
-            header: &header,
-            lines: &lines_path,
-            older: &kept.older,
-            cut: &[],
-        };
-        let cut = page_cuts(&kept.stories, PAGE_STORIES);
-        let html_path = dir.join("report.html");
-        let (json, html) = std::thread::scope(|scope| {
-            let html = scope.spawn(|| {
-                let mut page_text = ResultsText { cut: &cut, ..text };
-                put(&html_path, |w| page::write(w, &mut page_text, None))
-            });
-            let json = put(&report_path, |w| text.write(w, usize::MAX));
-            (json, html.join())
-        });
-        json?;
-        html.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        put(&report_path, |w| {
+            write_json(w, &header, &lines_path, &kept.older)
+        })?;
+        page::write(dir, None)?;
         report.cases = std::mem::take(&mut kept.cases);
-        Ok(report)
+        Ok((report, std::mem::take(&mut kept.journals)))
     })();
     if let Out::Merge(_) = out {
         let _ = std::fs::remove_file(&lines_path);
@@ -477,11 +414,18 @@ struct Kept {
     aggregate: Aggregate,
     /// Per kept line, in order: whether it is of an older run.
     older: Vec<bool>,
-    /// Per kept line, in order: whether the case passed, and where its story is
-    /// ([`Counted::story`]).
-    stories: Vec<(bool, Option<(usize, usize)>)>,
     /// The entries, when asked for.
     cases: Vec<Entry>,
+    /// The journals the kept lines refer to, each once.
+    journals: Vec<String>,
+}
+
+impl Kept {
+    fn refers_to(&mut self, journal: &str) {
+        if !self.journals.iter().any(|j| j == journal) {
+            self.journals.push(journal.to_string());
+        }
+    }
 }
 
 /// Why the second pass stopped.
@@ -497,53 +441,38 @@ impl From<std::io::Error> for Stop {
     }
 }
 
-/// The second pass: each case's latest line, in case order, read again and added up, and
-/// written to `w` unless it is dropped.
+/// The second pass: each case's latest line, in case order, read again, added up, and written
+/// to `w` (its story replaced by where it is) unless it is dropped.
 fn lines(
     gathered: &mut Gathered,
     w: &mut dyn std::io::Write,
-    gone: Gone,
-    current: Current,
+    out: &Out,
     keep_cases: bool,
 ) -> Result<Kept, Stop> {
     let mut kept = Kept::default();
     let mut targets = Targets::default();
-    let latest_run = gathered
-        .sources
-        .iter()
-        .flatten()
-        .max_by_key(|(at, _)| *at)
-        .and_then(|(_, run)| *run);
-    let (mut buf, mut part) = (Vec::new(), Vec::new());
+    let latest_run = gathered.latest_run();
+    let (mut buf, mut part, mut line) = (Vec::new(), Vec::new(), Vec::new());
     for latest in std::mem::take(&mut gathered.latest).into_values() {
         let text = gathered.line(latest.place, &mut buf)?;
-        let parsed = Counted::read(text.as_bytes(), &mut part).and_then(|counted| {
-            let entry = match keep_cases {
-                true => Some(serde_json::from_str::<Entry>(text)?),
-                false => None,
-            };
-            Ok((counted, entry))
-        });
-        let (mut counted, entry) = match parsed {
-            Ok(parsed) => parsed,
+        let mut counted = match Counted::read(text, &mut part) {
+            Ok(counted) => counted,
             Err(_) => {
                 let path = gathered.files[latest.place.file as usize].path.clone();
-                let text = String::from_utf8_lossy(&buf).into_owned();
+                let text = String::from_utf8_lossy(text).into_owned();
                 gathered
                     .bad(&path, latest.place.number, &text, false)
                     .map_err(Stop::Line)?;
                 continue;
             }
         };
-        let current_run = match current {
-            Current::LatestRun => latest_run,
-            Current::EachSourcesLatest => {
-                let source = gathered.files[latest.place.file as usize].source;
-                gathered.sources[source].and_then(|(_, run)| run)
-            }
+        let source = &gathered.files[latest.place.file as usize];
+        let current_run = match out {
+            Out::Fold(_) => latest_run,
+            Out::Merge(_) => gathered.sources[source.source].and_then(|(_, run)| run),
         };
         // A result whose fixture or test target is gone: the case no longer exists.
-        if gone == Gone::Dropped
+        if matches!(out, Out::Fold(_))
             && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
         {
             continue;
@@ -552,15 +481,44 @@ fn lines(
         counted.finished_at = latest.finished_at;
         kept.aggregate.add(&counted);
         kept.older.push(counted.older);
-        kept.stories.push((counted.passed, counted.story));
-        if let Some(mut entry) = entry {
-            entry.older = counted.older;
-            kept.cases.push(entry);
+        line.clear();
+        match (&source.refer, counted.story) {
+            (Some((journal, refer)), Some((from, to))) if to > from => {
+                let at = latest.place.offset + from as u64;
+                line.extend_from_slice(&text[..from]);
+                line.extend_from_slice(refer);
+                let _ = write!(line, "{at},\"length\":{}}}", to - from);
+                line.extend_from_slice(&text[to..]);
+                kept.refers_to(journal);
+            }
+            (_, story) => {
+                line.extend_from_slice(text);
+                if let Some(journal) =
+                    story.and_then(|(from, to)| referred_journal(&text[from..to]))
+                {
+                    kept.refers_to(journal);
+                }
+            }
         }
-        w.write_all(&buf)?;
+        if keep_cases {
+            if let Ok(mut entry) = serde_json::from_slice::<Entry>(&line) {
+                entry.older = counted.older;
+                kept.cases.push(entry);
+            }
+        }
+        w.write_all(&line)?;
         w.write_all(b"\n")?;
     }
     Ok(kept)
+}
+
+/// The journal a line's story reference names, read by position (`None` for anything else).
+fn referred_journal(story: &[u8]) -> Option<&str> {
+    let rest = story.strip_prefix(b",\"story\":{\"journal\":\"")?;
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"')
+        .then(|| std::str::from_utf8(&rest[..end]).ok())
+        .flatten()
 }
 
 /// The report's header: `report.json` as serde writes it with no cases.
@@ -594,98 +552,57 @@ fn unchanged_time(path: &Path, header: &str) -> Option<DateTime<Utc>> {
     Some(DateTime::parse_from_rfc3339(time).ok()?.to_utc())
 }
 
-/// How many bytes of stories (input, output, calls) `report.html` embeds at most: failing
-/// cases' first, then passing ones', in case order ([`aggregate::page_stories`]). Every case has
-/// its row, verdicts and diffs; a case left out says where its story is. A browser holds the
-/// embedded JSON as one string: at 100,000 cases of 5 KB stories the whole (546 MB) was past
-/// what Chromium opens, and the page came up empty.
-pub(super) const PAGE_STORIES: usize = 128 << 20;
-
-/// Per line: the story span to cut from the page's copy, `None` to embed the line whole.
-pub(super) fn page_cuts(
-    stories: &[(bool, Option<(usize, usize)>)],
-    budget: usize,
-) -> Vec<Option<(usize, usize)>> {
-    let sizes: Vec<(bool, usize)> = stories
-        .iter()
-        .map(|&(passed, span)| (passed, span.map_or(0, |(from, to)| to - from)))
-        .collect();
-    aggregate::page_stories(&sizes, budget)
-        .into_iter()
-        .zip(stories)
-        .map(|(embedded, &(_, span))| span.filter(|_| !embedded))
-        .collect()
+/// `text` around the value of its `generated_at`, which a fold that changed nothing leaves.
+fn without_generated_at(text: &str) -> (&str, &str) {
+    const KEY: &str = "\"generated_at\": \"";
+    let Some(at) = text.find(KEY) else {
+        return (text, "");
+    };
+    let value = at + KEY.len();
+    let end = text[value..].find('"').map_or(text.len(), |e| value + e);
+    (&text[..value], &text[end..])
 }
 
-/// The report's JSON as `report.json` holds it: the header as serde writes it, and in place of
-/// its empty cases the lines of `results.jsonl` (`lines`), those of another run than the latest
-/// marked older (`older`, one flag per line), those with a span in `cut` (the page's) without
-/// their story.
-#[derive(Clone, Copy)]
-struct ResultsText<'a> {
-    header: &'a str,
-    lines: &'a Path,
-    older: &'a [bool],
-    cut: &'a [Option<(usize, usize)>],
-}
-
-impl ResultsText<'_> {
-    /// Writes the report with its first `cases` cases.
-    fn write(&self, w: &mut dyn std::io::Write, cases: usize) -> std::io::Result<()> {
-        let at = self
-            .header
-            .rfind(EMPTY_CASES)
-            .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
-        w.write_all(&self.header.as_bytes()[..at])?;
-        let older = &self.older[..cases.min(self.older.len())];
-        if older.is_empty() {
-            w.write_all(EMPTY_CASES.as_bytes())?;
-        } else {
-            w.write_all(b"\"cases\": [\n    ")?;
-            let file = std::fs::File::open(self.lines)?;
-            let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
-            let (mut line, mut short) = (Vec::new(), Vec::new());
-            for (i, older) in older.iter().enumerate() {
-                line.clear();
-                reader.read_until(b'\n', &mut line)?;
-                let mut whole = line.strip_suffix(b"\n");
-                if let (Some(text), Some(Some(span))) = (whole, self.cut.get(i)) {
-                    aggregate::without_story(text, *span, &mut short);
-                    whole = Some(&short);
-                }
-                let Some(body) = whole.and_then(|l| l.strip_prefix(b"{")) else {
-                    return Err(std::io::Error::other(format!(
-                        "{}: line {} is not the one just written",
-                        self.lines.display(),
-                        i + 1
-                    )));
-                };
-                if i > 0 {
-                    w.write_all(b",\n    ")?;
-                }
-                // The line as written; marked: `{"older":true,` and the rest of the object.
-                w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
-                w.write_all(body)?;
+/// Writes `report.json`: the header as serde writes it, and in place of its empty cases the
+/// lines of `results.jsonl` (`lines`), one a line, those of another run than the latest marked
+/// older (`older`, one flag per line).
+fn write_json(
+    w: &mut dyn std::io::Write,
+    header: &str,
+    lines: &Path,
+    older: &[bool],
+) -> std::io::Result<()> {
+    let at = header
+        .rfind(EMPTY_CASES)
+        .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
+    w.write_all(&header.as_bytes()[..at])?;
+    if older.is_empty() {
+        w.write_all(EMPTY_CASES.as_bytes())?;
+    } else {
+        w.write_all(b"\"cases\": [\n    ")?;
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(lines)?);
+        let mut line = Vec::new();
+        for (i, older) in older.iter().enumerate() {
+            line.clear();
+            reader.read_until(b'\n', &mut line)?;
+            let Some(body) = line.strip_suffix(b"\n").and_then(|l| l.strip_prefix(b"{")) else {
+                return Err(std::io::Error::other(format!(
+                    "{}: line {} is not the one just written",
+                    lines.display(),
+                    i + 1
+                )));
+            };
+            if i > 0 {
+                w.write_all(b",\n    ")?;
             }
-            w.write_all(b"\n  ]")?;
+            // The line as written; marked: `{"older":true,` and the rest of the object.
+            w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
+            w.write_all(body)?;
         }
-        w.write_all(&self.header.as_bytes()[at + EMPTY_CASES.len()..])?;
-        w.write_all(b"\n")
+        w.write_all(b"\n  ]")?;
     }
-}
-
-impl page::ReportText for ResultsText<'_> {
-    fn is_large(&self) -> bool {
-        self.older.len() > page::FIRST_PAGE
-    }
-
-    fn write_first(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write(out, page::FIRST_PAGE)
-    }
-
-    fn write_whole(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write(out, usize::MAX)
-    }
+    w.write_all(&header.as_bytes()[at + EMPTY_CASES.len()..])?;
+    w.write_all(b"\n")
 }
 
 /// Writes `path` with what `write` writes, unless the file already holds exactly that; returns
@@ -698,104 +615,99 @@ fn put(
         .map_err(ReportError::io("write", path))
 }
 
-/// `text` around the value of its `generated_at`, which a fold that changed nothing leaves.
-fn without_generated_at(text: &str) -> (&str, &str) {
-    const KEY: &str = "\"generated_at\": \"";
-    let Some(at) = text.find(KEY) else {
-        return (text, "");
-    };
-    let value = at + KEY.len();
-    let end = text[value..].find('"').map_or(text.len(), |e| value + e);
-    (&text[..value], &text[end..])
+/// Whether each test target seen in the entries still exists, asked once per target.
+#[derive(Default)]
+struct Targets {
+    /// By crate root and binary.
+    gone: std::collections::HashMap<(PathBuf, String), bool>,
+    /// The last suite asked about (package, binary, suite folder, fixture folder) and its
+    /// answer: cases come suite by suite, so most are answered without a path made.
+    last: Option<(String, String, String, PathBuf, bool)>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_at_is_left_out_of_the_comparison() {
-        let a = "{\n  \"format\": 1,\n  \"generated_at\": \"2026-01-01T00:00:00Z\",\n  \"x\": 1\n}";
-        let b = a.replace("2026-01-01", "2027-02-02");
-        assert_eq!(without_generated_at(a), without_generated_at(&b));
-        assert_ne!(
-            without_generated_at(a),
-            without_generated_at(&b.replace("1\n}", "2\n}"))
-        );
+impl Targets {
+    /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
+    /// read off the entry is taken to exist.
+    fn gone(&mut self, entry: &Counted) -> bool {
+        let folder = Path::new(&*entry.fixture).parent().unwrap_or(Path::new(""));
+        if let Some((package, binary, suite_dir, last_folder, gone)) = &self.last {
+            if (
+                package.as_str(),
+                binary.as_str(),
+                suite_dir.as_str(),
+                last_folder.as_path(),
+            ) == (&entry.package, &entry.binary, &entry.suite_dir, folder)
+            {
+                return *gone;
+            }
+        }
+        let gone = match crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) {
+            None => false,
+            Some(root) => {
+                let key = (root, entry.binary.to_string());
+                match self.gone.get(&key) {
+                    Some(gone) => *gone,
+                    None => {
+                        let gone = !target_exists(&key.0, &entry.package, &entry.binary);
+                        self.gone.insert(key, gone);
+                        gone
+                    }
+                }
+            }
+        };
+        self.last = Some((
+            entry.package.to_string(),
+            entry.binary.to_string(),
+            entry.suite_dir.to_string(),
+            folder.to_path_buf(),
+            gone,
+        ));
+        gone
     }
+}
 
-    /// The page's copy of the report: with a budget for one story, the failing case keeps its
-    /// story and the passing ones are embedded without theirs, marked; `report.json`'s copy
-    /// (no cut) keeps every story.
-    #[test]
-    fn the_page_embeds_the_stories_that_fit_failing_cases_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let lines_path = dir.path().join("results.jsonl");
-        let line = |case: &str, passed: bool| {
-            let entry: Entry = serde_json::from_value(serde_json::json!({
-                "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
-                "case": case, "test": format!("s::{case}"), "fixture": "/m/fixtures/s/a.json",
-                "passed": passed, "score": 1.0, "recording": "replayed", "evaluators": [],
-                "input": {"message": format!("input of {case}")},
-                "output": {"reply": "x".repeat(100)},
-                "recording_path": format!("fixtures/s/recordings/{case}.json"), "run": "r1",
-                "finished_at": "2026-01-01T00:00:00Z",
-            }))
-            .unwrap();
-            serde_json::to_string(&entry).unwrap()
-        };
-        let lines = [line("a", true), line("b", false), line("c", true)];
-        std::fs::write(&lines_path, lines.join("\n") + "\n").unwrap();
-        let mut buf = Vec::new();
-        let stories: Vec<_> = lines
-            .iter()
-            .map(|l| {
-                let counted = Counted::read(l.as_bytes(), &mut buf).unwrap();
-                (counted.passed, counted.story)
-            })
-            .collect();
-        let one_story = stories[1].1.map(|(from, to)| to - from).unwrap();
-        let report = Report {
-            format: FORMAT,
-            generated_at: Utc::now(),
-            latest_run: None,
-            totals: Default::default(),
-            suites: Vec::new(),
-            unreadable_entries: Vec::new(),
-            cases: Vec::new(),
-        };
-        let header = header(&report).unwrap();
-        let older = [false; 3];
-        let cut = page_cuts(&stories, one_story);
-        let text = ResultsText {
-            header: &header,
-            lines: &lines_path,
-            older: &older,
-            cut: &[],
-        };
-        let read = |text: ResultsText| {
-            let mut out = Vec::new();
-            text.write(&mut out, usize::MAX).unwrap();
-            serde_json::from_slice::<Report>(&out).unwrap().cases
-        };
-        let page = read(ResultsText { cut: &cut, ..text });
-        let left_out: Vec<bool> = page.iter().map(|c| c.story_left_out).collect();
-        assert_eq!(left_out, [true, false, true]);
-        assert_eq!(
-            page[1].input,
-            Some(serde_json::json!({"message": "input of b"}))
-        );
-        assert_eq!(
-            (page[0].input.is_none(), page[0].output.is_none()),
-            (true, true)
-        );
-        assert_eq!(
-            page[2].recording_path.as_deref(),
-            Some("fixtures/s/recordings/c.json")
-        );
-        let whole = read(text);
-        assert!(whole
-            .iter()
-            .all(|c| !c.story_left_out && c.output.is_some()));
+/// The crate root an entry's fixture path was made from (`<root>/<suite_dir>/<case>.json`).
+fn crate_root_of(fixture: &str, suite_dir: &str, case: &str) -> Option<PathBuf> {
+    let suite_dir = suite_dir.trim_start_matches("./");
+    let tail = match suite_dir {
+        "" | "." => PathBuf::from(format!("{case}.json")),
+        dir => Path::new(dir).join(format!("{case}.json")),
+    };
+    let plain = tail
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let fixture = Path::new(fixture);
+    if !plain || !fixture.ends_with(&tail) {
+        return None;
     }
+    let mut root = fixture.to_path_buf();
+    for _ in tail.components() {
+        root.pop();
+    }
+    Some(root)
+}
+
+/// Whether the crate at `root` still has a test target named `binary`: the lib or main binary
+/// of `package`, `tests/<binary>.rs`, `tests/<binary>/main.rs`, another conventional target
+/// file, or a target its manifest names.
+pub(super) fn target_exists(root: &Path, package: &str, binary: &str) -> bool {
+    let Ok(manifest) = std::fs::read_to_string(root.join("Cargo.toml")) else {
+        return false;
+    };
+    if binary == "unknown" || binary == package.replace('-', "_") || binary == package {
+        return true;
+    }
+    let files = [
+        format!("tests/{binary}.rs"),
+        format!("tests/{binary}/main.rs"),
+        format!("src/bin/{binary}.rs"),
+        format!("src/bin/{binary}/main.rs"),
+        format!("examples/{binary}.rs"),
+        format!("benches/{binary}.rs"),
+    ];
+    files.iter().any(|f| root.join(f).is_file())
+        || manifest.lines().any(|line| {
+            let line: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            line == format!("name=\"{binary}\"") || line == format!("name='{binary}'")
+        })
 }

@@ -1,33 +1,26 @@
-//! The journal of a run: `runs/<run-id>.jsonl` below the report folder, one serialized
+//! The journal of a run: `runs/<run-id>/journal.jsonl` below the report folder, one serialized
 //! [`Entry`](super::Entry) and a newline per case. Every test process of the run (each test
 //! binary of a `cargo test`, each process of a `cargo nextest run`) appends to the same file, one
 //! line per `write`, under an OS lock on the file ([`std::fs::File::lock`]) that the kernel
 //! releases when its process ends, so a killed writer never leaves a lock behind.
 //!
 //! A line cut by a kill is never glued to the next one: a writer that finds the file not ending
-//! in a newline writes one first. The reader ([`read`]) skips a line it cannot read and names it.
+//! in a newline writes one first. The fold skips a line it cannot read and names it
+//! ([`Unreadable`]); it reads a line's key ([`EntryKey`]) without the rest.
 
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use std::borrow::Cow;
 use std::io::{Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The folder of the journals, below the report folder.
-pub(super) const RUNS: &str = "runs";
-
-/// The journals kept: the last runs', for `report --merge` and for looking back.
-pub(super) const KEPT_RUNS: usize = 10;
-
 /// The unreadable lines of one file listed one by one; the rest are counted.
 const LISTED_PER_FILE: usize = 20;
 
-/// The journal of the run this process belongs to, in `dir` (the report folder): named by
-/// [`crate::env::run_id`], or by the process where no run is known.
+/// The journal of the run this process belongs to, in `dir` (the report folder).
 pub(super) fn path_in(dir: &Path) -> PathBuf {
-    let run = match crate::env::run_id() {
-        Some(run) => crate::layout::safe(run),
-        None => format!("process-{}", std::process::id()),
-    };
-    dir.join(RUNS).join(format!("{run}.jsonl"))
+    crate::layout::run_dir(dir, &crate::layout::this_run()).join(crate::layout::JOURNAL)
 }
 
 /// This process's journal, opened by its first line (`None` when it could not be opened), and
@@ -118,7 +111,7 @@ impl Unreadable {
     }
 
     /// Names a file that could not be read at all.
-    pub(super) fn file(&mut self, error: &super::ReportError) {
+    pub(super) fn file(&mut self, error: &super::error::ReportError) {
         self.listed.push(error.to_string());
     }
 
@@ -139,7 +132,7 @@ impl Unreadable {
 
 /// Where and why `line` is not an entry: its column, from 1, and serde's reason.
 pub(super) fn what_is_wrong(line: &str) -> (usize, String) {
-    match serde_json::from_str::<super::Entry>(line) {
+    match serde_json::from_str::<super::entry::Entry>(line) {
         Err(e) => (e.column(), why(&e)),
         // An entry whose case could not be told apart: written in another layout.
         Ok(_) => (1, "no case identity".to_string()),
@@ -153,6 +146,177 @@ pub(super) fn why(error: &serde_json::Error) -> String {
         Some(at) => text[..at].to_string(),
         None => text,
     }
+}
+
+/// What identifies a case across runs, and when its entry was written: read from a line without
+/// building the rest of the entry, so a line that a newer entry replaces costs a scan only.
+#[derive(Deserialize)]
+pub(super) struct EntryKey<'a> {
+    #[serde(borrow)]
+    pub(super) package: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) binary: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) suite_dir: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(super) case: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(super) run: Option<Cow<'a, str>>,
+    pub(super) finished_at: DateTime<Utc>,
+}
+
+impl<'a> EntryKey<'a> {
+    /// The case's id.
+    pub(super) fn id(&self) -> super::entry::CaseId<'_> {
+        super::entry::CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
+    }
+
+    /// The key of an entry line. Lines are written by `record`, with the key's fields first
+    /// and `finished_at` last, so the usual line is read by position; anything else (an escape
+    /// in a field, another layout) goes through serde.
+    pub(super) fn of_line(line: &'a [u8]) -> Option<EntryKey<'a>> {
+        EntryKey::by_position(line).or_else(|| serde_json::from_slice(line).ok())
+    }
+
+    /// The key read by position, looking at the bytes of its fields only (the rest of the line
+    /// is not even checked to be UTF-8: that is for whoever parses it).
+    pub(super) fn by_position(line: &'a [u8]) -> Option<EntryKey<'a>> {
+        let text = |bytes: &'a [u8]| std::str::from_utf8(bytes).ok();
+        let mut rest = line;
+        let mut field = |name: &str| -> Option<&'a str> {
+            rest = rest.strip_prefix(name.as_bytes())?;
+            let end = rest.iter().position(|&b| b == b'"')?;
+            let value = &rest[..end];
+            rest = &rest[end + 1..];
+            // An escape would need decoding (and `\"` ends no string): serde's job.
+            if value.contains(&b'\\') {
+                return None;
+            }
+            text(value)
+        };
+        let package = field("{\"package\":\"")?;
+        let binary = field(",\"binary\":\"")?;
+        field(",\"suite\":\"")?;
+        let suite_dir = field(",\"suite_dir\":\"")?;
+        let case = field(",\"case\":\"")?;
+        // A quote inside a string is escaped, so this text can only be the last field itself.
+        const FINISHED: &[u8] = b",\"finished_at\":\"";
+        const RUN: &[u8] = b",\"run\":\"";
+        let body = line.strip_suffix(b"\"}")?;
+        let at = rfind(body, FINISHED)?;
+        let (before, finished) = (&body[..at], &body[at + FINISHED.len()..]);
+        let finished_at = DateTime::parse_from_rfc3339(text(finished)?).ok()?.to_utc();
+        // `run`, when there is one, comes right before.
+        let run = match before.strip_suffix(b"\"") {
+            Some(rest) => {
+                let run = &rest[rfind(rest, RUN)? + RUN.len()..];
+                if run.contains(&b'\\') || run.contains(&b'"') {
+                    return None;
+                }
+                Some(text(run)?.into())
+            }
+            // A line written before `run` came last (with `usage` or `samples` after it):
+            // serde finds it.
+            None if rfind(before, RUN).is_some() => return None,
+            None => None,
+        };
+        Some(EntryKey {
+            package: package.into(),
+            binary: binary.into(),
+            suite_dir: suite_dir.into(),
+            case: case.into(),
+            run,
+            finished_at,
+        })
+    }
+}
+
+/// Where `needle` last starts in `haystack`.
+pub(super) fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// The fields of an entry line that tell the case's story (what it was given and returned, its
+/// calls; or, in `results.jsonl` and `report.json`, where in its journal they are), then those
+/// after it: an entry's last fields, written after every field the report's numbers read.
+const STORY: [&[u8]; 7] = [
+    b"input",
+    b"output",
+    b"calls",
+    b"story",
+    b"recording_path",
+    b"run",
+    b"finished_at",
+];
+
+/// Where an entry line's story begins and where the fields after it begin (the bytes between
+/// are the story, or the reference to it, with their leading comma); `None` for a line not laid
+/// out as `record` writes it.
+pub(super) fn story_span(line: &[u8]) -> Option<(usize, usize)> {
+    let story = story_start(line)?;
+    Some((story, story_end(line, story)?))
+}
+
+/// Where the fields written after the story begin: `recording_path`, `run` and `finished_at`,
+/// short strings [`Entry`]'s last fields, read from the end as the fold's index reads them (a
+/// string's quotes are escaped, so a field found from the end whose value holds no quote is the
+/// field itself). `None` when the line does not end with `finished_at`.
+fn story_end(line: &[u8], story: usize) -> Option<usize> {
+    const TAIL: [&[u8]; 3] = [
+        b",\"finished_at\":\"",
+        b",\"run\":\"",
+        b",\"recording_path\":\"",
+    ];
+    let body = line.strip_suffix(b"\"}")?;
+    let mut start = rfind(body, TAIL[0])?;
+    for key in &TAIL[1..] {
+        let Some(before) = body[..start].strip_suffix(b"\"") else {
+            break;
+        };
+        if let Some(at) = rfind(before, key) {
+            if !before[at + key.len()..].contains(&b'"') {
+                start = at;
+            }
+        }
+    }
+    (start >= story).then_some(start)
+}
+
+/// Where the comma before the first top-level story field of a compact JSON object is; `None`
+/// when there is none (or the text is not laid out as `record` writes it).
+fn story_start(line: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'"' => {
+                if depth == 1 && i > 0 && line[i - 1] == b',' {
+                    let key = &line[i + 1..];
+                    let story = STORY
+                        .iter()
+                        .any(|k| key.starts_with(k) && key.get(k.len()) == Some(&b'"'));
+                    if story {
+                        return Some(i - 1);
+                    }
+                }
+                // To the string's closing quote, past escapes.
+                i += 1;
+                loop {
+                    let at = i + memchr::memchr2(b'"', b'\\', &line[i..])?;
+                    if line[at] == b'"' {
+                        i = at;
+                        break;
+                    }
+                    i = at + 2;
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]

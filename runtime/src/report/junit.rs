@@ -10,7 +10,9 @@
 //! XML 1.0 cannot hold most control characters, even escaped: they are written as `\u{..}`, so a
 //! failure message with a stray control character still gives a file every reader accepts.
 
-use super::{Entry, Report};
+use super::entry::Entry;
+use super::schema::Report;
+use crate::run::RecordingUse;
 use std::fmt::Write as _;
 
 /// Escapes text for XML content and attribute values; characters XML 1.0 cannot hold are
@@ -109,7 +111,7 @@ fn testcase(out: &mut String, entry: &Entry) {
     if let Some(score) = entry.score {
         property("score", &score.to_string());
     }
-    property("recording", super::recording_text(entry.recording));
+    property("recording", recording_text(entry.recording));
     if let Some(samples) = &entry.samples {
         property("samples", &samples.describe());
     }
@@ -150,6 +152,19 @@ fn failure_text(entry: &Entry) -> String {
         "failed".into()
     } else {
         lines.join("\n")
+    }
+}
+
+/// How a case used its recording, in words.
+fn recording_text(use_: RecordingUse) -> &'static str {
+    match use_ {
+        RecordingUse::Replayed => "replayed",
+        RecordingUse::ReplayedStale => "replayed (stale)",
+        RecordingUse::Recorded => "recorded",
+        RecordingUse::Pending => "recorded (pending review)",
+        RecordingUse::Stale => "stale",
+        RecordingUse::None => "none",
+        RecordingUse::NotRecorded => "not recorded",
     }
 }
 

@@ -5,11 +5,13 @@
 //! ([`fold`](super::fold)), and the report written where `report` writes it. A source is:
 //!
 //! - a `target/proposal-eval` folder (or the `target` folder holding one, or the folder holding
-//!   that): its run journals,
-//!   `runs/*.jsonl` (the entry files below `entries/` where there are no journals), else its
-//!   `report.json`;
+//!   that): its run journals, `runs/*/journal.jsonl` (older layouts' `runs/*.jsonl` and entry
+//!   files below `entries/` too), else its `report.json`;
 //! - a `runs/` folder, or one journal (`*.jsonl`): one entry per line;
-//! - a `report.json`: its cases.
+//! - a `report.json`: its cases, whose stories are read from the journals beside it.
+//!
+//! The merged report refers to each story in its source's journal, by the journal's absolute
+//! path; the page embeds those that fit, as one machine's does.
 //!
 //! Of the entries of one case (package, test binary, suite folder and case) the latest wins, as
 //! within one machine. A case is from an older run when it is not from its own source's latest
@@ -21,8 +23,10 @@
 //! last line cut off without its newline (a runner killed mid-write) is left out, and named in
 //! the report's `unreadable_entries`.
 
+use super::entry::Entry;
+use super::error::ReportError;
 use super::fold::{self, Gathered, Lines, Out};
-use super::{Entry, Report, ReportError};
+use super::schema::{Report, FORMAT};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +40,8 @@ pub fn merge(paths: &[PathBuf], dir: &Path) -> Result<Report, ReportError> {
         for (source, path) in paths.iter().enumerate() {
             for file in source_files(path)? {
                 if file.extension().is_some_and(|e| e == "jsonl") {
-                    gathered.add(&file, source)?;
+                    let journal = std::path::absolute(&file).unwrap_or_else(|_| file.clone());
+                    gathered.add(&file, source, (0, 0), Some(&journal.to_string_lossy()))?;
                 } else {
                     let lines = dir.join(format!(
                         ".merge-{}-{}.jsonl",
@@ -45,11 +50,11 @@ pub fn merge(paths: &[PathBuf], dir: &Path) -> Result<Report, ReportError> {
                     ));
                     copies.push(lines.clone());
                     report_lines(&file, &lines)?;
-                    gathered.add(&lines, source)?;
+                    gathered.add(&lines, source, (0, 0), None)?;
                 }
             }
         }
-        fold::write(gathered, &Out::Merge(dir), true)
+        fold::write(gathered, &Out::Merge(dir), true).map(|(report, _)| report)
     })();
     for copy in copies {
         let _ = std::fs::remove_file(copy);
@@ -130,20 +135,23 @@ fn report_lines(file: &Path, lines: &Path) -> Result<(), ReportError> {
         why: format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", super::journal::why(&e)),
         io: None,
     })?;
-    if report.format > super::FORMAT {
+    if report.format > FORMAT {
         return Err(ReportError::new(
             file,
             format!(
                 "a report of format {} (this proposal-eval reads format {} and older): merge with the newer cargo-proposal-eval that wrote it",
-                report.format,
-                super::FORMAT
+                report.format, FORMAT
             ),
         ));
     }
+    let beside = std::path::absolute(file.parent().unwrap_or(Path::new("."))).unwrap_or_default();
     crate::files::replace_derived_with(lines, |out| {
         for entry in &mut report.cases {
             // As a journal holds it: the merge marks older runs itself.
             entry.older = false;
+            if let Some(story) = &mut entry.story {
+                story.journal = beside.join(&story.journal).to_string_lossy().into_owned();
+            }
             serde_json::to_writer(&mut *out, entry).map_err(std::io::Error::other)?;
             std::io::Write::write_all(out, b"\n")?;
         }

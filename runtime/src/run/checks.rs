@@ -298,6 +298,7 @@ mod tests {
                             latency_ms: number("latency_ms"),
                             cost_usd: spent.get("cost_usd").and_then(Value::as_f64),
                             unpriced_calls: 0,
+                            ..UsageTotals::default()
                         };
                         let r = budget_result(f.budget.as_ref().unwrap(), &totals);
                         (r.score, r.rendered)

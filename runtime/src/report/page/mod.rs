@@ -1,7 +1,13 @@
-//! `report.html`: one fixed page (`page.html`, `page.css`, `page.js`, compiled in) with the
-//! report's JSON, and a comparison's when there is one, embedded in it. The page's own script
+//! `report.html`: one fixed page (`page.html`, `page.css`, `page.js`, compiled in) with
+//! `report.json`, and a comparison when there is one, embedded in it. The page's own script
 //! renders everything (summary, charts, filters, rows, a case's whole story), so the file works
 //! from `file://` with no network, and no HTML is made per case in Rust.
+//!
+//! The page is written from `report.json` as the fold writes it (one case a line), a line at a
+//! time: [`write`]. `report.json` refers to each case's story (`input`, `output`, `calls`) in its
+//! run's journal; the page embeds the stories themselves, read from the journals, up to
+//! [`FAILING_STORIES`] bytes of failing cases' and [`PASSING_STORIES`] of passing ones', each in
+//! case order. A case past that keeps the reference, and the page names the journal.
 //!
 //! The JSON goes in `<script type="application/json">` elements with every `<` written as
 //! `\u003c`. In JSON a `<` can only stand inside a string, where `\u003c` means the same
@@ -9,13 +15,16 @@
 //! `<!--`) can end the element or change how the browser parses it.
 //!
 //! A large report is embedded twice over, so that its first screen does not wait for the whole
-//! file: before the script, the report with only its first [`FIRST_PAGE`] cases (`report-summary`);
-//! after it, the whole report (`report-data`). The script draws the summary, the charts and the
-//! first page of rows as soon as the browser reaches it, and reads the rest when the document
-//! has loaded. A report of at most [`FIRST_PAGE`] cases is embedded once (`report-data` is then
-//! `null`).
+//! file: before the script, the report with only its first [`FIRST_PAGE`] cases
+//! (`report-summary`); after it, the whole report (`report-data`). A report of at most
+//! [`FIRST_PAGE`] cases is embedded once (`report-data` is then `null`).
 
-use std::io::Write;
+use super::compare::Comparison;
+use super::entry::StoryRef;
+use super::error::ReportError;
+use super::journal::story_span;
+use std::io::{BufRead as _, Read as _, Seek as _, Write};
+use std::path::{Path, PathBuf};
 
 /// The page, with `{{style}}`, `{{summary}}`, `{{compare}}`, `{{script}}` and `{{report}}` in
 /// this order.
@@ -36,57 +45,204 @@ const MARKERS: [&str; 5] = [
 /// screen shows.
 pub const FIRST_PAGE: usize = 100;
 
-/// `report.html` for `report_json` (the text of `report.json`), and the comparison with a
-/// baseline (`compare`'s JSON) when `report --compare BASE` asked for one.
-///
-/// Text that is not a report is embedded as it is; the page then says it cannot read its data.
-pub fn render(report_json: &str, compare_json: Option<&str>) -> String {
-    let mut out = Vec::with_capacity(
-        TEMPLATE.len() + STYLE.len() + SCRIPT.len() + 2 * report_json.len() + 1024,
-    );
-    let mut text = InMemory {
-        json: report_json,
-        cases: find_cases(report_json.as_bytes(), FIRST_PAGE),
+/// The most bytes of failing cases' stories the page embeds.
+pub const FAILING_STORIES: u64 = 16 << 20;
+
+/// The most bytes of passing cases' stories the page embeds. Why a bound: the browser holds the
+/// embedded JSON as one string; a page of 100,000 cases with 5 KB stories (546 MB) came up empty
+/// in Chromium, and one of 184 MB took 2.6 s more than a blank page to show its first screen.
+/// Every byte is also written by the run that folds: at 5,000 no-model cases a 16 MiB bound made
+/// the page (20 MB) most of what the fold wrote.
+pub const PASSING_STORIES: u64 = 4 << 20;
+
+/// Writes `dir/report.html` from `dir/report.json`, with `comparison` below the summary when
+/// given (`report --compare BASE`); returns whether the file changed.
+pub fn write(dir: &Path, comparison: Option<&Comparison>) -> Result<bool, ReportError> {
+    let json = dir.join("report.json");
+    let mut report = ReportFile::open(&json)?;
+    let compare = match comparison {
+        Some(c) => serde_json::to_string(c).map_err(ReportError::json)?,
+        None => "null".to_string(),
     };
-    write(&mut out, &mut text, compare_json).expect("writing to memory does not fail");
-    String::from_utf8(out).expect("the page's pieces are text")
-}
-
-/// A report's JSON as the page embeds it: cut to its first [`FIRST_PAGE`] cases, and whole.
-pub(crate) trait ReportText {
-    /// Whether it has more than [`FIRST_PAGE`] cases (then it is embedded twice over).
-    fn is_large(&self) -> bool;
-    /// Writes the report with only its first [`FIRST_PAGE`] cases (all of them when it is not
-    /// large).
-    fn write_first(&mut self, out: &mut dyn Write) -> std::io::Result<()>;
-    /// Writes the whole report.
-    fn write_whole(&mut self, out: &mut dyn Write) -> std::io::Result<()>;
-}
-
-/// Writes `report.html` to `out`: the page with `report` (and `compare_json`) embedded, a
-/// buffer at a time, so a large report is never held whole.
-pub(crate) fn write(
-    out: &mut dyn Write,
-    report: &mut dyn ReportText,
-    compare_json: Option<&str>,
-) -> std::io::Result<()> {
-    let mut rest = TEMPLATE;
-    for marker in MARKERS {
-        let (before, after) = rest
-            .split_once(marker)
-            .expect("page.html holds each marker once, in order");
-        out.write_all(before.as_bytes())?;
-        match marker {
-            "{{style}}" => out.write_all(STYLE.as_bytes())?,
-            "{{summary}}" => report.write_first(&mut Escaped(out))?,
-            "{{compare}}" => Escaped(out).write_all(compare_json.unwrap_or("null").as_bytes())?,
-            "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
-            _ if report.is_large() => report.write_whole(&mut Escaped(out))?,
-            _ => out.write_all(b"null")?,
+    let html = dir.join("report.html");
+    let mut stories = Stories::new(dir);
+    crate::files::replace_derived_if_changed(&html, |out| {
+        let mut rest = TEMPLATE;
+        for marker in MARKERS {
+            let (before, after) = rest
+                .split_once(marker)
+                .expect("page.html holds each marker once, in order");
+            out.write_all(before.as_bytes())?;
+            match marker {
+                "{{style}}" => out.write_all(STYLE.as_bytes())?,
+                "{{summary}}" => report.write(&mut Escaped(out), FIRST_PAGE, &mut stories)?,
+                "{{compare}}" => Escaped(out).write_all(compare.as_bytes())?,
+                "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
+                _ if report.large => report.write(&mut Escaped(out), usize::MAX, &mut stories)?,
+                _ => out.write_all(b"null")?,
+            }
+            rest = after;
         }
-        rest = after;
+        out.write_all(rest.as_bytes())
+    })
+    .map_err(ReportError::io("write", &html))
+}
+
+/// `report.json` as the fold writes it: a header whose last key is `"cases": [`, one case a
+/// line, then `  ]` and the rest.
+struct ReportFile {
+    path: PathBuf,
+    /// The header, up to and with the line that opens the cases.
+    head: String,
+    /// Whether it has more than [`FIRST_PAGE`] cases (then it is embedded twice over); known
+    /// once its first page is written.
+    large: bool,
+}
+
+impl ReportFile {
+    fn open(path: &Path) -> Result<ReportFile, ReportError> {
+        let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
+        let mut reader = std::io::BufReader::new(file);
+        let (mut head, mut line) = (String::new(), String::new());
+        loop {
+            line.clear();
+            let read = reader.read_line(&mut line);
+            if read.map_err(ReportError::io("read", path))? == 0 {
+                return Err(ReportError::new(
+                    path,
+                    "not a report.json as the fold writes it (no `\"cases\": [` line): run `cargo proposal-eval report`",
+                ));
+            }
+            head.push_str(&line);
+            if line.trim().starts_with("\"cases\": [") {
+                let path = path.to_path_buf();
+                return Ok(ReportFile {
+                    path,
+                    head,
+                    large: false,
+                });
+            }
+        }
     }
-    out.write_all(rest.as_bytes())
+
+    /// Writes the report with its first `limit` cases, each with its story when it fits.
+    fn write(
+        &mut self,
+        out: &mut dyn Write,
+        limit: usize,
+        stories: &mut Stories,
+    ) -> std::io::Result<()> {
+        let file = std::fs::File::open(&self.path)?;
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        reader.seek(std::io::SeekFrom::Start(self.head.len() as u64))?;
+        out.write_all(self.head.as_bytes())?;
+        stories.restart();
+        let (mut line, mut written) = (Vec::new(), 0);
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                return Ok(());
+            }
+            let Some(case) = line.strip_prefix(b"    ").filter(|l| l.starts_with(b"{")) else {
+                // `  ]` and what follows the cases (nothing to add after `"cases": []`).
+                if written > 0 {
+                    out.write_all(b"\n")?;
+                }
+                out.write_all(&line)?;
+                return std::io::copy(&mut reader, out).map(drop);
+            };
+            if written == limit {
+                self.large = true;
+                continue;
+            }
+            let case = case.trim_ascii_end();
+            let case = case.strip_suffix(b",").unwrap_or(case);
+            if written > 0 {
+                out.write_all(b",\n")?;
+            }
+            out.write_all(b"    ")?;
+            stories.embed(case, out)?;
+            written += 1;
+        }
+    }
+}
+
+/// The stories the page embeds so far, and the journals they are read from.
+struct Stories {
+    dir: PathBuf,
+    /// Bytes embedded so far: failing cases', passing ones'.
+    embedded: [u64; 2],
+    /// The journal read last.
+    open: Option<(String, std::fs::File)>,
+}
+
+impl Stories {
+    fn new(dir: &Path) -> Stories {
+        Stories {
+            dir: dir.to_path_buf(),
+            embedded: [0, 0],
+            open: None,
+        }
+    }
+
+    /// Starts again from the first case (the page embeds its cases twice over).
+    fn restart(&mut self) {
+        self.embedded = [0, 0];
+    }
+
+    /// Writes a case's line with its story in place of the reference
+    /// when it fits and can be read; else as it is.
+    fn embed(&mut self, line: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
+        let Some((from, to)) = story_span(line) else {
+            return out.write_all(line);
+        };
+        let reference = &line[from..to];
+        let Some(body) = reference.strip_prefix(b",\"story\":") else {
+            return out.write_all(line);
+        };
+        let failing = memchr::memmem::find(line, b",\"passed\":f")
+            .is_some_and(|at| memchr::memmem::find(line, b",\"passed\":") == Some(at));
+        let (kind, budget) = match failing {
+            true => (0, FAILING_STORIES),
+            false => (1, PASSING_STORIES),
+        };
+        let story = serde_json::from_slice::<StoryRef>(body)
+            .ok()
+            .filter(|r| self.embedded[kind] + r.length <= budget)
+            .and_then(|r| self.read(&r).ok());
+        match story {
+            Some(story) => {
+                self.embedded[kind] += story.len() as u64;
+                out.write_all(&line[..from])?;
+                out.write_all(&story)?;
+                out.write_all(&line[to..])
+            }
+            None => out.write_all(line),
+        }
+    }
+
+    /// The story's bytes, checked to begin with a story field.
+    fn read(&mut self, story: &StoryRef) -> std::io::Result<Vec<u8>> {
+        if self
+            .open
+            .as_ref()
+            .is_none_or(|(path, _)| *path != story.journal)
+        {
+            let file = std::fs::File::open(self.dir.join(&story.journal))?;
+            self.open = Some((story.journal.clone(), file));
+        }
+        let (_, file) = self.open.as_mut().expect("opened above");
+        file.seek(std::io::SeekFrom::Start(story.offset))?;
+        let mut bytes = vec![0; usize::try_from(story.length).map_err(std::io::Error::other)?];
+        file.read_exact(&mut bytes)?;
+        let is_story = [&b",\"input\":"[..], b",\"output\":", b",\"calls\":"]
+            .iter()
+            .any(|key| bytes.starts_with(key));
+        match is_story {
+            true => Ok(bytes),
+            false => Err(std::io::Error::other("not a story")),
+        }
+    }
 }
 
 /// A writer that passes JSON on with every `<` as `\u003c` (see the module's docs).
@@ -109,101 +265,6 @@ impl Write for Escaped<'_> {
     }
 }
 
-/// A report's JSON in memory, with where its cases array is.
-struct InMemory<'a> {
-    json: &'a str,
-    cases: Option<CasesArray>,
-}
-
-impl ReportText for InMemory<'_> {
-    fn is_large(&self) -> bool {
-        self.cases.is_some()
-    }
-
-    fn write_first(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
-        let Some(cases) = &self.cases else {
-            return out.write_all(self.json.as_bytes());
-        };
-        out.write_all(&self.json.as_bytes()[..cases.first_end])?;
-        out.write_all(b"]")?;
-        out.write_all(&self.json.as_bytes()[cases.close..])
-    }
-
-    fn write_whole(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
-        out.write_all(self.json.as_bytes())
-    }
-}
-
-/// Byte offsets of a top-level `"cases"` array in a JSON object's text.
-#[derive(Debug, PartialEq)]
-struct CasesArray {
-    /// Where its `n`th element ends (the `,` after it).
-    first_end: usize,
-    /// Just after its `]`.
-    close: usize,
-}
-
-/// Where the top-level `"cases"` array's first `n` elements end and where the array ends; `None`
-/// when there is no such array or it has at most `n` elements. One pass that tracks strings and
-/// nesting only; on text that is not JSON it may find nothing, or cut where JSON would not, and
-/// the page then reports the data unreadable.
-fn find_cases(json: &[u8], n: usize) -> Option<CasesArray> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    // The last string read directly in the top-level object: the key before a `:`.
-    let mut key: &[u8] = &[];
-    // Inside the array: how many commas so far, and where the `n`th was.
-    let mut array: Option<(usize, Option<usize>)> = None;
-    while i < json.len() {
-        match json[i] {
-            b'"' => {
-                let start = i + 1;
-                i = string_end(json, start)?;
-                if depth == 1 {
-                    key = &json[start..i];
-                }
-            }
-            b'[' if depth == 1 && key == b"cases" && array.is_none() => {
-                depth += 1;
-                array = Some((0, None));
-            }
-            b'{' | b'[' => depth += 1,
-            b']' if depth == 2 && array.is_some() => {
-                let (_, first_end) = array?;
-                return Some(CasesArray {
-                    first_end: first_end?,
-                    close: i + 1,
-                });
-            }
-            b'}' | b']' => depth = depth.checked_sub(1)?,
-            b',' if depth == 2 => {
-                if let Some((commas, first_end)) = &mut array {
-                    *commas += 1;
-                    if *commas == n {
-                        *first_end = Some(i);
-                    }
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The index of the `"` that ends the string starting at `start`.
-fn string_end(json: &[u8], start: usize) -> Option<usize> {
-    let mut i = start;
-    while i < json.len() {
-        match json[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,20 +282,33 @@ mod tests {
         &html[start..start + end]
     }
 
+    /// The page of a `report.json` of these cases, laid out as the fold writes it.
+    fn page_of(dir: &Path, cases: &[String]) -> String {
+        let mut json = String::from("{\n  \"format\": 1,\n");
+        if cases.is_empty() {
+            json.push_str("  \"cases\": []\n}\n");
+        } else {
+            json.push_str("  \"cases\": [\n    ");
+            json.push_str(&cases.join(",\n    "));
+            json.push_str("\n  ]\n}\n");
+        }
+        std::fs::write(dir.join("report.json"), json).unwrap();
+        write(dir, None).unwrap();
+        std::fs::read_to_string(dir.join("report.html")).unwrap()
+    }
+
     #[test]
     fn no_text_in_the_report_can_end_its_script_element() {
-        let value = json!({
-            "cases": [{
-                "test": "a</script><script>alert(1)</script>",
-                "failure": "<!-- <script> </SCRIPT> <b>x</b>",
-            }]
+        let dir = tempfile::tempdir().unwrap();
+        let case = json!({
+            "test": "a</script><script>alert(1)</script>",
+            "failure": "<!-- <script> </SCRIPT> <b>x</b>",
         });
-        let text = serde_json::to_string(&value).unwrap();
-        let html = render(&text, None);
+        let html = page_of(dir.path(), &[case.to_string()]);
         let embedded = script_text(&html, "report-summary");
         assert!(!embedded.contains('<'), "{embedded}");
         let back: Value = serde_json::from_str(embedded).unwrap();
-        assert_eq!(back, value);
+        assert_eq!(back, json!({"format": 1, "cases": [case]}));
         // A small report is embedded once.
         assert_eq!(script_text(&html, "report-data"), "null");
         assert_eq!(script_text(&html, "compare-data"), "null");
@@ -244,62 +318,103 @@ mod tests {
     }
 
     #[test]
-    fn a_comparison_is_embedded_beside_the_report() {
-        let html = render("{\"cases\":[]}", Some("{\"base\":{\"name\":\"<main>\"}}"));
-        assert_eq!(
-            script_text(&html, "compare-data"),
-            "{\"base\":{\"name\":\"\\u003cmain>\"}}"
-        );
-        let back: Value = serde_json::from_str(script_text(&html, "compare-data")).unwrap();
-        assert_eq!(back["base"]["name"], "<main>");
-    }
-
-    #[test]
     fn a_large_report_is_embedded_with_its_first_page_first_and_whole_after() {
+        let dir = tempfile::tempdir().unwrap();
         let cases: Vec<Value> = (0..FIRST_PAGE + 5)
-            .map(|i| json!({"test": format!("s::c{i}"), "failure": "a \"quoted\", [tricky] {text}\\", "evaluators": [{"fields": [1, 2]}]}))
+            .map(|i| json!({"test": format!("s::c{i}"), "failure": "a \"quoted\", [tricky] {text}\\"}))
             .collect();
-        let report = json!({
-            "format": 1,
-            "suites": [{"suite": "cases", "field_accuracy": []}],
-            "cases": cases,
-            "after": {"cases": [1, 2, 3]},
-        });
-        let text = serde_json::to_string_pretty(&report).unwrap();
-        let html = render(&text, None);
+        let lines: Vec<String> = cases.iter().map(Value::to_string).collect();
+        let html = page_of(dir.path(), &lines);
         let summary: Value = serde_json::from_str(script_text(&html, "report-summary")).unwrap();
-        let mut expected = report.clone();
-        expected["cases"] = Value::Array(cases[..FIRST_PAGE].to_vec());
-        assert_eq!(summary, expected);
+        assert_eq!(summary, json!({"format": 1, "cases": cases[..FIRST_PAGE]}));
         let whole: Value = serde_json::from_str(script_text(&html, "report-data")).unwrap();
-        assert_eq!(whole, report);
+        assert_eq!(whole, json!({"format": 1, "cases": cases}));
         // The first page comes before the script, the whole report after it.
         let at = |needle: &str| html.find(needle).unwrap();
         assert!(at("id=\"report-summary\"") < at("<script>\n"));
         assert!(at("<script>\n") < at("id=\"report-data\""));
-    }
-
-    #[test]
-    fn exactly_a_page_of_cases_is_embedded_once() {
-        let cases: Vec<Value> = (0..FIRST_PAGE).map(|i| json!({ "i": i })).collect();
-        let text = serde_json::to_string(&json!({ "cases": cases })).unwrap();
-        assert_eq!(find_cases(text.as_bytes(), FIRST_PAGE), None);
-        let html = render(&text, None);
-        assert_eq!(script_text(&html, "report-summary"), text);
+        // Exactly a page of cases is embedded once; none, too.
+        let html = page_of(dir.path(), &lines[..FIRST_PAGE]);
         assert_eq!(script_text(&html, "report-data"), "null");
+        let html = page_of(dir.path(), &[]);
+        let empty: Value = serde_json::from_str(script_text(&html, "report-summary")).unwrap();
+        assert_eq!(empty, json!({"format": 1, "cases": []}));
+    }
+
+    /// Stories referred to are read from their journal while they fit, failing cases' first
+    /// (each kind up to its bound); past that, or where the journal no longer holds them, the
+    /// case keeps its reference.
+    #[test]
+    fn stories_are_embedded_from_their_journal_while_they_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("runs/r")).unwrap();
+        let story = |i: usize| {
+            format!(
+                ",\"input\":{{\"i\":{i}}},\"output\":\"{}\"",
+                "x".repeat(1 << 20)
+            )
+        };
+        let mut journal = String::new();
+        let mut cases = Vec::new();
+        // 20 failing cases' stories of 1 MiB (15 fit in 16 MiB), 20 passing ones' (3 fit in 4).
+        for i in 0..40 {
+            let passed = i >= 20;
+            let text = story(i);
+            let reference = format!(
+                ",\"story\":{{\"journal\":\"runs/r/journal.jsonl\",\"offset\":{},\"length\":{}}}",
+                journal.len(),
+                text.len()
+            );
+            journal.push_str(&text);
+            cases.push(format!(
+                "{{\"test\":\"c{i}\",\"passed\":{passed},\"evaluators\":[{{\"passed\":true}}]{reference},\"run\":\"r\",\"finished_at\":\"2026-01-01T00:00:00Z\"}}"
+            ));
+        }
+        // A reference that points at no story.
+        cases.push(
+            "{\"test\":\"gone\",\"passed\":false,\"story\":{\"journal\":\"runs/r/journal.jsonl\",\"offset\":1,\"length\":5},\"run\":\"r\",\"finished_at\":\"2026-01-01T00:00:00Z\"}"
+                .to_string(),
+        );
+        std::fs::write(dir.path().join("runs/r/journal.jsonl"), journal).unwrap();
+        let html = page_of(dir.path(), &cases);
+        let whole: Value = serde_json::from_str(script_text(&html, "report-summary")).unwrap();
+        let embedded: Vec<bool> = whole["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert_eq!(
+                    c["input"].is_object(),
+                    c["story"].is_null(),
+                    "{}",
+                    c["test"]
+                );
+                c["input"].is_object()
+            })
+            .collect();
+        let failing = embedded[..20].iter().filter(|e| **e).count();
+        let passing = embedded[20..40].iter().filter(|e| **e).count();
+        assert_eq!((failing, passing), (15, 3), "{embedded:?}");
+        assert!(!embedded[40], "a reference that points at no story stays");
+        assert_eq!(whole["cases"][3]["input"], json!({"i": 3}));
+        assert_eq!(whole["cases"][3]["run"], "r");
     }
 
     #[test]
-    fn text_that_is_not_a_report_is_embedded_as_it_is() {
-        for text in ["", "[1,2", "{\"cases\": [1, 2", "{\"cases\": \"x", "]]]"] {
-            let html = render(text, None);
-            assert_eq!(script_text(&html, "report-summary"), text);
-        }
+    fn a_report_json_in_another_layout_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("report.json"), "{\"cases\":[]}").unwrap();
+        let error = write(dir.path(), None).unwrap_err().to_string();
+        assert!(
+            error.ends_with("run `cargo proposal-eval report`"),
+            "{error}"
+        );
     }
 
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
-        let html = render("{}", None);
+        let dir = tempfile::tempdir().unwrap();
+        let html = page_of(dir.path(), &[]);
         for remote in ["http://", "https://", "<link", " src=", "@import", "url("] {
             assert!(!html.contains(remote), "found {remote}");
         }

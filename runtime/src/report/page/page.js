@@ -12,6 +12,11 @@
   const pct = (x) => (x * 100).toFixed(1) + "%";
   const score = (x) => (x == null ? "–" : x.toFixed(2));
   const plural = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
+  // Numbers as the CLI writes them (report/confidence.rs): p-values to four places at most,
+  // durations over a second in seconds, costs under $0.0001 to two significant digits.
+  const pText = (p) => (p < 0.0001 ? "< 0.0001" : p.toFixed(4).replace(/0+$/, "").replace(/\.$/, ""));
+  const duration = (ms) => (ms < 1000 ? ms.toFixed(1) + " ms" : (ms / 1000).toFixed(1) + " s");
+  const money = (usd) => "$" + (usd > 0 && usd < 0.0001 ? usd.toPrecision(2) : usd.toFixed(4));
 
   // Two stages. The script runs while the browser still reads the file: `report-summary` holds
   // report.json with only its first page of cases, enough for the first screen; the whole
@@ -45,12 +50,15 @@
 
   // ---- identity and per-case facts computed once --------------------------------------------
 
-  const caseId = (c) => c.package + "/" + c.binary + "/" + c.test;
+  // A case's id as `CaseId::text` writes it (report/entry.rs): package, binary, suite folder and
+  // case path, so two suites whose folders share a last name keep their rows and links apart.
+  const caseId = (c) => c.package + "/" + c.binary + "/" + c.suite_dir + "//" + c.case;
   const suiteKey = (s) => s.package + "/" + s.binary + "/" + s.suite_dir;
   const suiteNames = {};
   for (const s of suites) suiteNames[s.suite] = (suiteNames[s.suite] || 0) + 1;
   // A suite's filter value: its name, or package/binary/folder when two share the name.
   const suiteValue = (s) => (suiteNames[s.suite] > 1 ? suiteKey(s) : s.suite);
+  const suiteLabel = (s) => (suiteNames[s.suite] > 1 ? s.suite + " (" + s.package + "/" + s.binary + " " + s.suite_dir + ")" : s.suite);
   let caseSuite = [];
   const byId = new Map();
   const byTest = new Map();
@@ -158,8 +166,8 @@
   function usageText(u) {
     if (!u) return "no model call";
     let text = plural(u.calls, "call") + ", " + u.input_tokens + " in / " + u.output_tokens +
-      " out tokens, " + u.latency_ms.toFixed(1) + " ms";
-    if (u.cost_usd != null) text += ", $" + u.cost_usd.toFixed(4);
+      " out tokens, " + duration(u.latency_ms);
+    if (u.cost_usd != null) text += ", " + money(u.cost_usd);
     if (u.unpriced_calls) text += " (" + u.unpriced_calls + " unpriced)";
     // The rubric judge's share apart from the agent's.
     if (u.judge) {
@@ -226,7 +234,7 @@
       "</figcaption>" + (rows.length ? svg : '<p class="muted">nothing to show</p>') + "</figure>";
   }
   function histogram(id, caption, buckets) {
-    const w = 420, h = 160, left = 36, bottom = 22, top = 14;
+    const w = 480, h = 160, left = 36, bottom = 22, top = 14;
     const max = Math.max(1, ...buckets.map((b) => b.count));
     const colW = (w - left) / buckets.length;
     let svg = '<svg id="' + id + '" role="img" aria-labelledby="' + id + '-cap" width="' + w +
@@ -241,15 +249,15 @@
         "</title></rect>" +
         (b.count ? '<text x="' + (x + colW / 2).toFixed(1) + '" y="' + (h - bottom - bh - 3).toFixed(1) +
           '" text-anchor="middle">' + b.count + "</text>" : "") +
-        '<text x="' + (x + colW / 2).toFixed(1) + '" y="' + (h - 6) + '" text-anchor="middle">' +
-        b.from.toFixed(1) + "</text>";
+        '<text class="tick" x="' + (x + colW / 2).toFixed(1) + '" y="' + (h - 6) + '" text-anchor="middle">' +
+        b.from.toFixed(1) + "-" + b.to.toFixed(1) + "</text>";
     });
     svg += "</svg>";
     return '<figure class="chart"><figcaption id="' + id + '-cap">' + esc(caption) + "</figcaption>" + svg + "</figure>";
   }
   function drawCharts() {
     const bySuite = suites.map((s) => ({
-      label: suiteNames[s.suite] > 1 ? s.suite + " (" + s.binary + ")" : s.suite,
+      label: suiteLabel(s),
       value: s.pass_rate,
       note: pct(s.pass_rate) + " of " + s.cases,
       href: hashOf({ suite: suiteValue(s) }),
@@ -289,8 +297,10 @@
     let html = "<h2>Compared with " + esc(c.base.name) + "</h2><p>Pass rate " + pct(c.base.pass_rate) +
       " → " + pct(c.new.pass_rate) + " (" + points(c.new.pass_rate - c.base.pass_rate) + "); overall: <strong>" +
       esc((c.overall.verdict || "").replace(/_/g, " ")) + "</strong> at α = " + c.alpha + ".</p>";
+    const named = {};
+    for (const s of c.suites || []) named[s.suite] = (named[s.suite] || 0) + 1;
     const rows = (c.suites || []).map((s) => ({
-      label: s.suite,
+      label: named[s.suite] > 1 ? s.suite + " (" + s.suite_dir + ")" : s.suite,
       value: s.new.pass_rate - s.base.pass_rate,
       s,
     }));
@@ -308,16 +318,39 @@
     });
     svg += "</svg>";
     html += '<figure class="chart"><figcaption id="chart-deltas-cap">Pass rate change per suite</figcaption>' + svg + "</figure>";
-    html += '<table id="suite-deltas"><thead><tr><th scope="col">Suite</th><th scope="col">Baseline</th><th scope="col">Now</th>' +
-      '<th scope="col" class="num">Pass → fail</th><th scope="col" class="num">Fail → pass</th><th scope="col" class="num">p</th>' +
-      '<th scope="col">Verdict</th><th scope="col">Mean score change</th><th scope="col">Cost</th></tr></thead><tbody>';
-    for (const { s } of rows) {
-      const cost = (u) => (u && u.cost_usd != null ? "$" + u.cost_usd.toFixed(4) : "–");
-      html += "<tr><td>" + esc(s.suite) + ' <span class="muted">' + esc(s.binary) + "</span></td><td>" + rateText(s.base) +
-        "</td><td>" + rateText(s.new) + '</td><td class="num">' + s.pass_to_fail + '</td><td class="num">' + s.fail_to_pass +
-        '</td><td class="num">' + s.p_value.toFixed(3) + "</td><td>" + esc((s.verdict || "").replace(/_/g, " ")) + "</td><td>" +
+    // The significance table, as `compare` prints it: the whole run, then each suite.
+    const change = (before, after, text) => {
+      const pct = before ? " (" + ((after - before) / before * 100 >= 0 ? "+" : "") +
+        ((after - before) / before * 100).toFixed(1) + "%)" : "";
+      return text(before) + " → " + text(after) + pct;
+    };
+    const usage = (x, key, text) => {
+      if (!x.base_usage && !x.new_usage) return "–";
+      const get = (u) => (u ? key(u) : 0);
+      return change(get(x.base_usage), get(x.new_usage), text);
+    };
+    const detectable = (x) => (x.min_detectable_pass_rate != null ?
+      (x.min_detectable_pass_rate * 100).toFixed(1) + " pp (pass rate)" :
+      "none with " + x.paired + " paired") +
+      (x.min_detectable_score != null ? ", " + x.min_detectable_score.toFixed(3) + " (score)" : "");
+    html += '<table id="significance"><caption>Significance at α = ' + c.alpha + ' (95% intervals)</caption><thead><tr>' +
+      '<th scope="col">Suite</th><th scope="col">Verdict</th><th scope="col">Baseline</th><th scope="col">Now</th>' +
+      '<th scope="col" class="num">Pass → fail</th><th scope="col" class="num">Fail → pass</th>' +
+      '<th scope="col" class="num">McNemar p</th><th scope="col">Mean score change</th><th scope="col">Detectable (MDE)</th>' +
+      '<th scope="col">Tokens</th><th scope="col">Latency</th><th scope="col">Cost</th></tr></thead><tbody>';
+    const overall = Object.assign({ suite: "overall" }, c.overall);
+    for (const s of [overall].concat(c.suites || [])) {
+      const name = s === overall ? "<strong>overall</strong>" : esc(s.suite) + ' <span class="muted">' +
+        esc(s.package + "/" + s.binary + " " + s.suite_dir) + "</span>";
+      html += '<tr data-suite="' + esc(s === overall ? "" : s.suite_dir) + '"><td>' + name + "</td><td>" +
+        esc((s.verdict || "").replace(/_/g, " ")) + "</td><td>" + (s.base.interval ? rateText(s.base) : "–") +
+        "</td><td>" + (s.new.interval ? rateText(s.new) : "–") + '</td><td class="num">' + s.pass_to_fail +
+        '</td><td class="num">' + s.fail_to_pass + '</td><td class="num">' + esc(pText(s.p_value)) + "</td><td>" +
         (s.score ? (s.score.mean >= 0 ? "+" : "") + s.score.mean.toFixed(3) + " [" + s.score.interval.low.toFixed(3) + ", " +
-          s.score.interval.high.toFixed(3) + "]" : "–") + "</td><td>" + cost(s.base_usage) + " → " + cost(s.new_usage) + "</td></tr>";
+          s.score.interval.high.toFixed(3) + "] (p " + pText(s.score.p_value) + ")" : "–") + "</td><td>" + esc(detectable(s)) +
+        "</td><td>" + usage(s, (u) => u.input_tokens + u.output_tokens, String) +
+        "</td><td>" + usage(s, (u) => u.latency_ms, duration) +
+        "</td><td>" + usage(s, (u) => u.cost_usd || 0, money) + "</td></tr>";
     }
     html += "</tbody></table>";
     const verdict = (p) => (p == null ? "–" : p ? "pass" : "fail");
@@ -326,9 +359,9 @@
       let t = "<h3>" + esc(title) + " (" + list.length + ')</h3><table id="' + id + '"><thead><tr><th scope="col">Case</th>' +
         '<th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Why</th></tr></thead><tbody>';
       for (const x of list) {
-        const id = x.package + "/" + x.binary + "/" + x.test;
+        const id = caseId(x);
         const name = x.new_passed != null ? '<a href="' + esc(hashOf({ case: id })) + '">' + esc(x.test) + "</a>" : esc(x.test);
-        t += '<tr data-test="' + esc(x.test) + '"><td>' + name + "</td><td>" + verdict(x.base_passed) + " → " +
+        t += '<tr data-test="' + esc(x.test) + '" data-id="' + esc(id) + '"><td>' + name + "</td><td>" + verdict(x.base_passed) + " → " +
           verdict(x.new_passed) + "</td><td>" + score(x.base_score) + " → " + score(x.new_score) + "</td><td>" +
           esc(x.why || "") + "</td></tr>";
       }
@@ -348,7 +381,7 @@
     for (const s of suites) {
       const o = document.createElement("option");
       o.value = suiteValue(s);
-      o.textContent = suiteNames[s.suite] > 1 ? s.suite + " (" + s.package + "/" + s.binary + ")" : s.suite;
+      o.textContent = suiteLabel(s);
       suiteSelect.appendChild(o);
     }
     const names = new Set();
@@ -415,7 +448,7 @@
     for (let k = from; k < to; k++) {
       const i = rows[k], c = cases[i], id = caseId(c);
       const evals = (c.evaluators || []).map((e) =>
-        '<span class="' + (e.passed ? "pass" : "fail") + '">' + esc(e.evaluator) + " " + e.score.toFixed(2) + "</span>").join(", ");
+        '<span class="' + verdictClass(e) + '">' + esc(e.evaluator) + " " + e.score.toFixed(2) + "</span>").join(", ");
       html += '<tr data-test="' + esc(c.test) + '" data-id="' + esc(id) + '"' +
         (open === id || open === c.test ? ' class="open"' : "") + ">" +
         '<td><span class="badge ' + (c.passed ? "pass" : "fail") + '">' + (c.passed ? "pass" : "fail") + "</span>" +
@@ -436,6 +469,11 @@
 
   // ---- one case ------------------------------------------------------------------------------
 
+  // An evaluator that passed only because its failing statements are advisory (the judge is
+  // below its calibration bar) is not shown as a plain pass.
+  const advisoryMiss = (e) => (e.verdicts || []).some((v) => v.advisory && !v.passed);
+  const verdictClass = (e) => (!e.passed ? "fail" : advisoryMiss(e) ? "advisory" : "pass");
+
   function json(value) {
     if (value == null) return '<p class="muted">none</p>';
     // A value over the size cap arrives as a string (its first 64 KiB and a note).
@@ -454,8 +492,9 @@
     return '<pre class="diff">' + lines.join("") + "</pre>";
   }
   function evaluatorBlock(e) {
+    const word = !e.passed ? "fail" : advisoryMiss(e) ? "pass (advisory misses)" : "pass";
     let html = '<div class="evaluator ' + (e.passed ? "passed" : "failed") + '" data-evaluator="' + esc(e.evaluator) + '">' +
-      "<h4>" + esc(e.evaluator) + ' <span class="badge ' + (e.passed ? "pass" : "fail") + '">' + (e.passed ? "pass" : "fail") +
+      "<h4>" + esc(e.evaluator) + ' <span class="badge ' + verdictClass(e) + '">' + word +
       "</span> " + e.score.toFixed(2) + "</h4><p>" + esc(e.summary) + "</p>";
     if (e.misses && e.misses.length && !e.rendered) {
       html += '<ul class="misses">' + e.misses.map((m) => "<li>" + esc(m) + "</li>").join("") + "</ul>";
@@ -530,11 +569,11 @@
       const n = (x, d) => (x == null ? "–" : d == null ? String(x) : x.toFixed(d));
       html += '<table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Model</th>' +
         '<th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th>' +
-        '<th scope="col" class="num">Latency (ms)</th><th scope="col" class="num">Cost (USD)</th></tr></thead><tbody>';
+        '<th scope="col" class="num">Latency</th><th scope="col" class="num">Cost</th></tr></thead><tbody>';
       calls.forEach((k, i) => {
         html += "<tr><td>" + (i + 1) + "</td><td>" + esc(k.kind) + "</td><td>" + esc(k.model || "–") + '</td><td class="num">' +
-          n(k.input_tokens) + '</td><td class="num">' + n(k.output_tokens) + '</td><td class="num">' + n(k.latency_ms, 1) +
-          '</td><td class="num">' + n(k.cost_usd, 6) + "</td></tr>";
+          n(k.input_tokens) + '</td><td class="num">' + n(k.output_tokens) + '</td><td class="num">' + (k.latency_ms == null ? "–" : duration(k.latency_ms)) +
+          '</td><td class="num">' + (k.cost_usd == null ? "–" : money(k.cost_usd)) + "</td></tr>";
       });
       html += "</tbody></table>";
     }
@@ -568,11 +607,15 @@
     let html = '<div class="head"><h2 id="case-title">' + esc(c.test) + '</h2><a href="' + esc(hashOf(Object.assign({}, view, { case: "" }))) +
       '" id="case-close">Close (Esc)</a></div>' + (c.description ? "<p>" + esc(c.description) + "</p>" : "") +
       '<dl class="facts">' + facts.map(([k, v]) => "<dt>" + k + "</dt><dd>" + v + "</dd>").join("") + "</dl>";
-    if (c.failure) html += '<section id="failure"><h3>Failure</h3>' + diffText(c.failure) + "</section>";
-    if (c.story_left_out) {
-      html += '<p id="story-left-out" class="muted">This case\u2019s input, output and model calls are not in this page: ' +
-        "it holds the stories of as many cases as it can open with (failing cases first). They are in " +
-        "<code>report.json</code> and <code>results.jsonl</code>, beside this page.</p>";
+    // The failure text once: the evaluators show theirs; a failure no evaluator explains (the
+    // code's error) under its own heading.
+    const explained = (c.evaluators || []).some((e) => !e.passed && (e.rendered || (e.misses || []).length));
+    if (c.failure && !explained) html += '<section id="failure"><h3>Failure</h3>' + diffText(c.failure) + "</section>";
+    if (c.story) {
+      html += '<p id="story-left-out" class="muted">This case\u2019s input, output and model calls are not in this page ' +
+        "(it holds the stories of as many cases as it can open with, failing cases first). They are in " +
+        '<code id="story-journal">' + esc(c.story.journal) + "</code>, bytes " + c.story.offset + "\u2013" +
+        (c.story.offset + c.story.length) + ", beside this page.</p>";
     } else {
       html += '<div class="two"><section id="case-input"><h3>Input</h3>' + json(c.input) + "</section>" +
         '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
