@@ -325,9 +325,10 @@ mod tests {
         assert_eq!(shown, expected, "the page's failure examples");
     }
 
-    /// `compare` names a case's failing checks and budget among what makes it fail.
+    /// `compare` says why a case fails with its failing check's line (the first mismatch of the first
+    /// failing evaluator).
     #[test]
-    fn compare_names_failing_checks_and_budget() {
+    fn compare_says_a_failing_checks_line() {
         use crate::report::compare::{compare, read_view};
         let report = |evaluators: serde_json::Value, passed: bool| {
             serde_json::json!({
@@ -344,7 +345,9 @@ mod tests {
             true,
         );
         let new = report(
-            serde_json::json!([{"evaluator": "checks", "score": 0.6, "passed": false}, {"evaluator": "budget", "score": 0.67, "passed": false}]),
+            serde_json::json!([{"evaluator": "checks", "score": 0.6, "passed": false,
+                                "misses": ["reply: contains \"refund\": actual \"We will look into it\""]},
+                               {"evaluator": "budget", "score": 0.67, "passed": false}]),
             false,
         );
         let (base, new) = (
@@ -355,7 +358,7 @@ mod tests {
         assert_eq!(comparison.regressions.len(), 1);
         assert_eq!(
             comparison.regressions[0].why.as_deref(),
-            Some("checks 0.60, budget 0.67")
+            Some("reply: contains \"refund\": actual \"We will look into it\"")
         );
     }
 }
