@@ -123,12 +123,18 @@ impl<'de> Deserialize<'de> for PassRule {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
-    /// Samples per case (`PROPOSAL_EVAL_REPEAT` overrides it); 1 when unset.
+    /// Samples per case (`PROPOSAL_EVAL_REPEAT` overrides it); [`RunConfig::DEFAULT_REPEAT`]
+    /// when unset.
     #[serde(default)]
     pub repeat: Option<usize>,
     /// How many samples must pass (default `"all"`).
     #[serde(default)]
     pub pass: PassRule,
+}
+
+impl RunConfig {
+    /// `repeat` when neither the config nor `PROPOSAL_EVAL_REPEAT` sets it: one sample.
+    pub const DEFAULT_REPEAT: usize = 1;
 }
 
 /// A repeated case's samples, as a report entry holds them.

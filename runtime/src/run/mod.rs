@@ -334,7 +334,11 @@ fn execute(
         record_command: &record_command,
         recording_file: &recording_file,
         pending_file: &pending_file,
-        repeat: settings.repeat.or(config.run.repeat).unwrap_or(1).max(1),
+        repeat: settings
+            .repeat
+            .or(config.run.repeat)
+            .unwrap_or(crate::repeat::RunConfig::DEFAULT_REPEAT)
+            .max(1),
         sources: &sources,
     };
     let (mut existing, digests, recorded_judge) = step.read_existing();
