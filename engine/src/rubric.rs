@@ -39,11 +39,44 @@ use std::fmt;
 #[serde(deny_unknown_fields)]
 pub struct Rubric {
     /// Statements a correct reply satisfies.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "statements")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub required: Vec<String>,
     /// Statements that must not hold of a correct reply.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "statements")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub forbidden: Vec<String>,
+}
+
+/// serde's `deserialize_with` for a list of statements (`Vec<String>`): a value of another shape
+/// is "expected a list of statements", in the words of the person who wrote it, rather than the
+/// type's (`a sequence`).
+///
+/// ```
+/// use proposal_eval_engine::rubric::Rubric;
+///
+/// let err = serde_json::from_str::<Rubric>(r#"{"required": "Greets"}"#).unwrap_err();
+/// assert!(err.to_string().contains("expected a list of statements"), "{err}");
+/// ```
+pub fn statements<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Statements;
+    impl<'de> serde::de::Visitor<'de> for Statements {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of statements")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(statement) = seq.next_element::<String>()? {
+                out.push(statement);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Statements)
 }
 
 /// Whether a statement must hold or must not.

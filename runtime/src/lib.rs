@@ -101,6 +101,7 @@ mod front;
 mod judge;
 mod layout;
 mod llm_judge;
+mod messages;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod panics;

@@ -123,8 +123,7 @@ impl<'de> Deserialize<'de> for PassRule {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
-    /// Samples per case (`PROPOSAL_EVAL_REPEAT` overrides it); [`RunConfig::DEFAULT_REPEAT`]
-    /// when unset.
+    /// Samples per case (`PROPOSAL_EVAL_REPEAT` overrides it); 1 when unset.
     #[serde(default)]
     pub repeat: Option<usize>,
     /// How many samples must pass (default `"all"`).
