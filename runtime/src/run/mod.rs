@@ -57,7 +57,8 @@ fn test_target() -> Option<String> {
 }
 
 /// How much of a case's failure text (and of its input's or output's JSON) a report or the
-/// terminal shows: 64 KiB (DESIGN §14, "Bounded").
+/// terminal shows: 64 KiB, so that a huge answer cannot make a report or a terminal unreadable
+/// (docs/reference/reports.md says where the text is cut).
 pub const TEXT_CAP: usize = 64 * 1024;
 
 /// `text` whole when it is at most `limit` bytes; else its first `limit` bytes (cut back to a
