@@ -23,8 +23,9 @@
 //!
 //! The same binary also runs the suite (the child processes of `run` checks): with
 //! `FIRST_SUITE_CHILD=before_fix` or `fixed` set, it is an ordinary harness over
-//! `fixtures/payments` whose live model is [`stand_in`], a local imitation of a chat completions
-//! server. That is also how this repository re-records this crate's recordings offline:
+//! `fixtures/payments` whose live model is the guide's, run without `OPENAI_API_KEY` as a reader
+//! without a key runs it: it records with the stand-in of `tests/live_model/stand_in.rs`. That
+//! is also how this repository re-records this crate's recordings offline:
 //!
 //! ```sh
 //! FIRST_SUITE_CHILD=fixed RECORD=1 cargo test -p first-suite --test docs
@@ -82,25 +83,19 @@ fn main() -> ExitCode {
 }
 
 /// The suite of tests/evals.rs, with `request` and `proposals` as the code under test and the
-/// stand-in server as the live model.
+/// guide's live model, which records with its stand-in as a reader without a key does (the
+/// parent removes `OPENAI_API_KEY`).
 fn child(
     request: fn(&str) -> Value,
     proposals: fn(&Value) -> Result<Vec<Value>, String>,
 ) -> ExitCode {
-    let base_url = match stand_in::start() {
-        Ok(url) => url,
-        Err(e) => {
-            eprintln!("cannot start the stand-in server: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let case = move |case: &Case, llm: &mut Llm| -> proposal_eval::Result<Vec<Value>> {
         let message = case.input["message"].as_str().ok_or("no message")?;
         let reply = llm.complete(&request(message))?;
         Ok(proposals(&reply)?)
     };
     Harness::new("fixtures/payments")
-        .model(move || live_model::ChatCompletions::new(&base_url, "stand-in"))
+        .model(live_model::openai)
         .run(case)
 }
 
@@ -484,6 +479,9 @@ impl Copy {
             .env("RECORD", record.unwrap_or("0"))
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
+            // The guide followed without a key: its live model records with the stand-in.
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .current_dir(&self.root)
             .args(["--test-threads", "1"])
             .output()
