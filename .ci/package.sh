@@ -17,4 +17,28 @@ for p in json.load(sys.stdin)["packages"]:
         print(p["name"])
 ')
 
+# What a registry page shows, checked before the build: every package carries the license texts
+# its manifest names, and its README links only to absolute addresses (a relative link resolves
+# in the repository, not on a registry page).
+cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, os, re, subprocess, sys
+bad = []
+for p in json.load(sys.stdin)["packages"]:
+    if p["publish"] == []:
+        continue
+    name = p["name"]
+    listed = subprocess.run(["cargo", "package", "--list", "--allow-dirty", "-p", name],
+                            capture_output=True, text=True, check=True).stdout.split()
+    for license in ("LICENSE-MIT", "LICENSE-APACHE"):
+        if license not in listed:
+            bad.append(f"{name}: the package has no {license} (link ../{license} into its folder)")
+    if p.get("readme"):
+        readme = os.path.relpath(os.path.join(os.path.dirname(p["manifest_path"]), p["readme"]))
+        for link in re.findall(r"\]\(([^)#][^)]*)\)", open(readme).read()):
+            if not re.match(r"[a-z]+://", link):
+                bad.append(f"{readme}: relative link ({link}): on a registry page it leads nowhere; write https://github.com/proposal-eval/proposal-eval/blob/HEAD/{link}")
+if bad:
+    sys.exit("\n".join(bad))
+'
+
 cargo package --workspace "${excludes[@]}" "$@"

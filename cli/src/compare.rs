@@ -12,7 +12,7 @@ use proposal_eval::__internal::report::compare::{
     compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
 };
 use proposal_eval::__internal::report::FORMAT;
-use proposal_eval::stats::DEFAULT_ALPHA;
+use proposal_eval::__internal::stats::DEFAULT_ALPHA;
 use std::path::{Path, PathBuf};
 
 /// `compare --help`.

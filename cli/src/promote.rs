@@ -3,11 +3,13 @@
 use crate::args::{flag_value, UsageError};
 use crate::files::{display, pretty_json, write_atomic};
 use crate::out::{out, outln};
+use crate::status::cargo_test;
 use chrono::{SubsecRound, Utc};
 use lexopt::{Arg, ValueExt};
 use proposal_eval::__internal::draft::{Draft, EditSource};
+use proposal_eval::__internal::status::{State, SuiteStatus};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `promote --help`.
 pub const HELP: &str = "\
@@ -165,11 +167,51 @@ pub fn run(options: Options) -> Result<i32, String> {
     )?;
     write_atomic(&path, text.as_bytes()).map_err(|e| format!("writing {shown}: {e}"))?;
     outln!(
-        "promoted {}: {shown} is now an active case (edit_source = \"human\"); record it with \
-         RECORD=1 cargo test",
-        draft.eval_test_id
+        "promoted {}: {shown} is now an active case (edit_source = \"human\"); {}",
+        draft.eval_test_id,
+        next_step(&path, &options.suite)
     );
     Ok(0)
+}
+
+/// What is left once the case in `path` is active: nothing when its recording is fresh (it was
+/// recorded as a draft with `--include-ignored`), else recording this case alone.
+fn next_step(path: &Path, searched: &Path) -> String {
+    let generic = "record it: `RECORD=1 cargo test`".to_string();
+    let Ok(fixture) = path.canonicalize() else {
+        return generic;
+    };
+    let found = crate::suites::find(&[searched.to_path_buf()]).unwrap_or_default();
+    let Some(suite) = found
+        .iter()
+        .filter(|suite| fixture.starts_with(&suite.dir))
+        .max_by_key(|suite| suite.dir.components().count())
+    else {
+        return generic;
+    };
+    let Ok(status) = SuiteStatus::check_with(&suite.crate_root, &suite.dir, None, None) else {
+        return generic;
+    };
+    let case = status.cases.iter().find(|case| {
+        case.fixture
+            .as_ref()
+            .and_then(|f| f.canonicalize().ok())
+            .is_some_and(|f| f == fixture)
+    });
+    let Some((case, test)) = case.and_then(|case| Some((case, case.test.as_deref()?))) else {
+        return generic;
+    };
+    let dirs = [suite.dir.as_path()];
+    match case.state {
+        State::Fresh => format!(
+            "its recording is fresh, so it is ready: `{}` runs it",
+            cargo_test("", &suite.crate_root, &dirs, Some(test))
+        ),
+        _ => format!(
+            "record it: `{}`",
+            cargo_test("RECORD=1", &suite.crate_root, &dirs, Some(test))
+        ),
+    }
 }
 
 /// Every `*.json` file below `root` that may be a fixture: in any suite, so that `promote` finds

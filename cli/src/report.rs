@@ -140,7 +140,7 @@ pub fn run(options: Options) -> Result<i32, String> {
             &crate::compare::view(&new_file, &new_bytes)?,
             "current report",
             proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
-            proposal_eval::stats::DEFAULT_ALPHA,
+            proposal_eval::__internal::stats::DEFAULT_ALPHA,
         );
         proposal_eval::__internal::report::page::write(&dir, Some(&comparison))
             .map_err(|e| e.to_string())?;

@@ -271,15 +271,27 @@ fn hints(suites: &[SuiteStatus], options: &Options, check: bool) -> Vec<String> 
     };
     let mut hints = Vec::new();
     let mut crates: Vec<&Path> = Vec::new();
-    for suite in suites_with(|s| matches!(s, State::Stale(_))) {
+    let stale = suites_with(|s| matches!(s, State::Stale(_)));
+    for suite in &stale {
         if !crates.contains(&suite.crate_root.as_path()) {
             crates.push(&suite.crate_root);
         }
     }
     for crate_root in crates {
+        let suites: Vec<&SuiteStatus> = stale
+            .iter()
+            .copied()
+            .filter(|suite| suite.crate_root == crate_root)
+            .collect();
+        let tests: Vec<&str> = suites
+            .iter()
+            .flat_map(|suite| &suite.cases)
+            .filter(|case| matches!(case.state, State::Stale(_)))
+            .filter_map(|case| case.test.as_deref())
+            .collect();
         hints.push(format!(
             "re-record the stale recordings: `{}`",
-            record_command(crate_root)
+            record_command(crate_root, &suites, &tests)
         ));
     }
     if suites
@@ -340,22 +352,53 @@ pub fn command(command: &str, paths: &[PathBuf], layout: &Layout, extra: &[&str]
     shell_words::join(words)
 }
 
-/// `RECORD=stale cargo test`, with `--manifest-path` unless cargo would pick the crate at
-/// `crate_root` from the current folder by itself.
-fn record_command(crate_root: &Path) -> String {
+/// `RECORD=stale cargo test` for the stale cases of `suites` (`tests`: their test names), as
+/// [`cargo_test`] writes it.
+fn record_command(crate_root: &Path, suites: &[&SuiteStatus], tests: &[&str]) -> String {
+    let dirs: Vec<&Path> = suites.iter().map(|suite| suite.dir.as_path()).collect();
+    let one = match tests {
+        [test] => Some(*test),
+        _ => None,
+    };
+    cargo_test("RECORD=stale", crate_root, &dirs, one)
+}
+
+/// `ENV cargo test` that runs the suites `suite_dirs` of the crate at `crate_root`: with
+/// `--manifest-path` unless cargo would pick that crate from the current folder by itself, and
+/// `--test NAME` for each test target whose code names one of the suites (so that the cases of
+/// other targets are left alone; the whole crate when a suite is named by no target), and
+/// `-- TEST --exact` for one case.
+pub fn cargo_test(env: &str, crate_root: &Path, suite_dirs: &[&Path], one: Option<&str>) -> String {
     let here = std::env::current_dir().ok().and_then(|cwd| {
         cwd.ancestors()
             .find(|a| a.join("Cargo.toml").is_file())
             .and_then(|a| a.canonicalize().ok())
     });
-    if here.as_deref() == Some(crate_root) {
-        "RECORD=stale cargo test".into()
-    } else {
-        format!(
-            "RECORD=stale cargo test --manifest-path {}",
-            shell_words::quote(&display(&crate_root.join("Cargo.toml")))
-        )
+    let mut words: Vec<String> = vec!["cargo".into(), "test".into()];
+    if here.as_deref() != Some(crate_root) {
+        words.push("--manifest-path".into());
+        words.push(display(&crate_root.join("Cargo.toml")));
     }
+    let targets: Vec<Vec<String>> = suite_dirs
+        .iter()
+        .map(|dir| crate::suites::test_targets(crate_root, dir))
+        .collect();
+    if targets.iter().all(|names| !names.is_empty()) {
+        let mut names: Vec<String> = targets.into_iter().flatten().collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            words.push("--test".into());
+            words.push(name);
+        }
+    }
+    if let Some(test) = one {
+        words.extend(["--".into(), test.to_string(), "--exact".into()]);
+    }
+    // The environment assignment stays a word of its own, unquoted.
+    format!("{env} {}", shell_words::join(words))
+        .trim_start()
+        .to_string()
 }
 
 fn print_suite(suite: &SuiteStatus) {

@@ -193,6 +193,120 @@ fn named_by_tests(crate_root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The test targets of the crate at `crate_root` whose code names the suite `suite_dir`
+/// (absolute, canonical): what `cargo test --test NAME` takes to run its cases, sorted. A target
+/// is cargo's: `tests/NAME.rs`, `tests/NAME/main.rs`, or a `[[test]]` of the manifest; its code
+/// is that file and the modules it declares (`mod NAME;` as `tests/NAME.rs` or
+/// `tests/NAME/mod.rs` next to it, or every file of its own folder). Empty when no target names
+/// the suite by a string literal (a suite found by its config file alone).
+pub fn test_targets(crate_root: &Path, suite_dir: &Path) -> Vec<String> {
+    let names_suite = |file: &Path| {
+        std::fs::read_to_string(file).is_ok_and(|source| {
+            named_in(&source).iter().any(|named| {
+                crate_root
+                    .join(named)
+                    .canonicalize()
+                    .is_ok_and(|dir| dir == suite_dir)
+            })
+        })
+    };
+    let mut found: Vec<String> = targets(crate_root)
+        .into_iter()
+        .filter(|(_, root)| target_files(root).iter().any(|f| names_suite(f)))
+        .map(|(name, _)| name)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every test target of a crate: its name and root file.
+fn targets(crate_root: &Path) -> Vec<(String, PathBuf)> {
+    let tests = crate_root.join("tests");
+    let manifest = std::fs::read_to_string(crate_root.join("Cargo.toml"))
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .unwrap_or_default();
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for declared in manifest
+        .get("test")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = declared.get("name").and_then(toml::Value::as_str) else {
+            continue;
+        };
+        let root = match declared.get("path").and_then(toml::Value::as_str) {
+            Some(path) => crate_root.join(path),
+            None if tests.join(format!("{name}.rs")).is_file() => tests.join(format!("{name}.rs")),
+            None => tests.join(name).join("main.rs"),
+        };
+        found.push((name.to_string(), root));
+    }
+    let autotests = manifest
+        .get("package")
+        .and_then(|p| p.get("autotests"))
+        .and_then(toml::Value::as_bool)
+        .unwrap_or(true);
+    if autotests {
+        for entry in std::fs::read_dir(&tests).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let root = if path.is_dir() {
+                path.join("main.rs")
+            } else {
+                path.clone()
+            };
+            let name = match path.file_stem().and_then(|s| s.to_str()) {
+                Some(stem) if path.is_dir() || path.extension() == Some("rs".as_ref()) => stem,
+                _ => continue,
+            };
+            if root.is_file() && !found.iter().any(|(n, r)| n == name || *r == root) {
+                found.push((name.to_string(), root));
+            }
+        }
+    }
+    found
+}
+
+/// The files of a test target: its root file, and the modules it declares next to it (for a
+/// `main.rs`, every `.rs` file of its folder).
+fn target_files(root: &Path) -> Vec<PathBuf> {
+    let Some(dir) = root.parent() else {
+        return vec![root.to_path_buf()];
+    };
+    if root.file_name() == Some("main.rs".as_ref()) {
+        return walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file() && e.path().extension() == Some("rs".as_ref()))
+            .map(walkdir::DirEntry::into_path)
+            .collect();
+    }
+    let mut files = vec![root.to_path_buf()];
+    let source = std::fs::read_to_string(root).unwrap_or_default();
+    for line in source.lines() {
+        let line = line.trim_start().trim_start_matches("pub ");
+        let Some(module) = line
+            .strip_prefix("mod ")
+            .and_then(|rest| rest.trim_end().strip_suffix(';'))
+        else {
+            continue;
+        };
+        let module = module.trim();
+        files.push(dir.join(format!("{module}.rs")));
+        let folder = dir.join(module);
+        files.extend(
+            walkdir::WalkDir::new(folder)
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file() && e.path().extension() == Some("rs".as_ref()))
+                .map(walkdir::DirEntry::into_path),
+        );
+    }
+    files
+}
+
 /// The string literals of `Harness::new("...")` and of `fixtures = "..."` inside
 /// `proposal_eval(...)` in Rust source text.
 fn named_in(source: &str) -> Vec<String> {

@@ -294,6 +294,118 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The path (`rubric.required`, `steps[1].args`) of the JSON value that the 1-based `line` and
+/// `column` of `text` fall in or end at, as serde_json places its errors (on a value's last
+/// character): what names the key of an error that serde gives without one. `""` at the top
+/// level.
+///
+/// ```
+/// use proposal_eval_engine::json::path_at;
+///
+/// let text = "{\"rubric\": {\"required\": \"x\"}}";
+/// let err = serde_json::from_str::<std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>>>(text).unwrap_err();
+/// assert_eq!(path_at(text, err.line(), err.column()), "rubric.required");
+/// ```
+pub fn path_at(text: &str, line: usize, column: usize) -> String {
+    enum Frame {
+        /// `key` once read; `value` once its `:` is passed (an error on the key itself is the
+        /// object's, not the key's value).
+        Object {
+            key: Option<String>,
+            want_key: bool,
+            value: bool,
+        },
+        Array {
+            index: usize,
+        },
+    }
+    let end = offset(text, line, column);
+    let bytes = &text.as_bytes()[..end];
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key, want_key, .. }) = stack.last_mut() {
+                    if *want_key {
+                        let end = i.min(bytes.len());
+                        *key = Some(String::from_utf8_lossy(&bytes[start..end]).into_owned());
+                        *want_key = false;
+                    }
+                }
+            }
+            b'{' => stack.push(Frame::Object {
+                key: None,
+                want_key: true,
+                value: false,
+            }),
+            b':' => {
+                if let Some(Frame::Object { value, .. }) = stack.last_mut() {
+                    *value = true;
+                }
+            }
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object {
+                    key,
+                    want_key,
+                    value,
+                }) => {
+                    *key = None;
+                    *want_key = true;
+                    *value = false;
+                }
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object {
+                key: Some(key),
+                value: true,
+                ..
+            } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object { .. } => {}
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters) of `text`, at most its length.
+fn offset(text: &str, line: usize, column: usize) -> usize {
+    let mut at = 0;
+    for (n, l) in text.split_inclusive('\n').enumerate() {
+        if n + 1 == line {
+            let within = l
+                .char_indices()
+                .nth(column)
+                .map_or(l.len(), |(byte, _)| byte);
+            return at + within;
+        }
+        at += l.len();
+    }
+    text.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

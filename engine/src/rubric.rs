@@ -36,7 +36,7 @@ use std::fmt;
 
 /// A case's rubric: the fixture's `rubric` key, or a draft's `draft.assertions`.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rubric {
     /// Statements a correct reply satisfies.
@@ -45,6 +45,68 @@ pub struct Rubric {
     /// Statements that must not hold of a correct reply.
     #[serde(default)]
     pub forbidden: Vec<String>,
+}
+
+// By hand, to take an object only: serde's derive also reads a list as the fields in order, so
+// `"rubric": ["Greets"]` was told "expected a list of statements" about its first statement.
+impl<'de> Deserialize<'de> for Rubric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Rubric, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            #[serde(default, deserialize_with = "statements")]
+            required: Vec<String>,
+            #[serde(default, deserialize_with = "statements")]
+            forbidden: Vec<String>,
+        }
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Rubric;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#"an object {"required": [...], "forbidden": [...]}"#)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Rubric, A::Error> {
+                let fields =
+                    Fields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Rubric {
+                    required: fields.required,
+                    forbidden: fields.forbidden,
+                })
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
+
+/// serde's `deserialize_with` for a list of statements (`Vec<String>`): a value of another shape
+/// is "expected a list of statements", in the words of the person who wrote it, rather than the
+/// type's (`a sequence`).
+///
+/// ```
+/// use proposal_eval_engine::rubric::Rubric;
+///
+/// let err = serde_json::from_str::<Rubric>(r#"{"required": "Greets"}"#).unwrap_err();
+/// assert!(err.to_string().contains("expected a list of statements"), "{err}");
+/// ```
+pub fn statements<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Statements;
+    impl<'de> serde::de::Visitor<'de> for Statements {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of statements")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(statement) = seq.next_element::<String>()? {
+                out.push(statement);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Statements)
 }
 
 /// Whether a statement must hold or must not.

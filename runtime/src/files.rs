@@ -95,17 +95,26 @@ pub(crate) fn json_error(
         message.truncate(at);
     }
     if let Some(line) = conflict_marker_line(&text) {
+        // A recording can be made again; a fixture is the test itself, and deleting it deletes
+        // the test.
+        let fix = if what == "recording" {
+            "resolve the conflict, or delete the file and re-record it"
+        } else {
+            "resolve the conflict: keep the side you want and remove the <<<<<<<, ======= and >>>>>>> lines"
+        };
         return Located {
             file: file.to_path_buf(),
             line,
             column: 1,
-            message: format!(
-                "this {what} holds merge-conflict markers (<<<<<<<): resolve the conflict, or delete the file and re-record it"
-            ),
+            message: format!("this {what} holds merge-conflict markers (<<<<<<<): {fix}"),
         };
     }
     if error.is_eof() {
         message.push_str(&format!(" (the {what} is cut off or empty)"));
+    }
+    if error.classify() == serde_json::error::Category::Data {
+        let key = crate::messages::json_path_at(&text, error.line(), error.column());
+        message = crate::messages::in_words(&message, &key, crate::messages::Syntax::Json);
     }
     let column = if message.starts_with("unknown field") {
         key_start_column(&text, error.line(), error.column())

@@ -81,8 +81,9 @@
 //! # Design
 //!
 //! A pure engine and an I/O shell. [`path`], [`normalize`], [`transform`], [`compare`],
-//! [`accuracy`], [`fuzzy`], [`redact`] and [`credentials`] come from the `proposal-eval-engine`
-//! crate: they take `serde_json::Value`s and a config and return a verdict, and that crate's
+//! [`accuracy`], [`fuzzy`], [`redact`], [`rubric`] and [`trajectory`] come from the
+//! `proposal-eval-engine` crate (the types of a suite's configuration and the verdicts are
+//! theirs): they take `serde_json::Value`s and a config and return a verdict, and that crate's
 //! dependencies cannot reach the file system, the clock, the environment or processes. This
 //! crate is the shell: suite files, recordings and the model handle, running a case, reports and
 //! judge processes.
@@ -101,6 +102,7 @@ mod env;
 mod files;
 mod front;
 mod layout;
+mod messages;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod panics;
@@ -121,8 +123,8 @@ use proposal_eval_naming as naming;
 
 pub use front::harness::Harness;
 pub use proposal_eval_engine::{
-    accuracy, budget, checks, compare, credentials, fuzzy, normalize, path, redact, rubric, stats,
-    trajectory, transform,
+    accuracy, budget, checks, compare, fuzzy, normalize, path, redact, rubric, trajectory,
+    transform,
 };
 pub use proposal_eval_macros::proposal_eval;
 pub use recording::calls::LlmError;
@@ -181,6 +183,10 @@ pub mod __internal {
 
     // cli (`files`, `schemas`): writing generated files.
     pub use crate::files::write_atomic;
+    // cli (`compare`, `report --compare`): the statistics of a comparison.
+    pub mod stats {
+        pub use proposal_eval_engine::stats::DEFAULT_ALPHA;
+    }
     // runtime/benches/proxy.rs: the benchmark's own loopback client.
     #[cfg(feature = "http")]
     pub use crate::sys::no_delay;

@@ -131,6 +131,11 @@ pub struct RunConfig {
     pub pass: PassRule,
 }
 
+impl RunConfig {
+    /// `repeat` when neither the config nor `PROPOSAL_EVAL_REPEAT` sets it: one sample.
+    pub const DEFAULT_REPEAT: usize = 1;
+}
+
 /// A repeated case's samples, as a report entry holds them.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

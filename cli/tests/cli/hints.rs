@@ -162,13 +162,16 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
             "cargo",
             "test",
             "--manifest-path",
-            "sub crate/Cargo.toml"
+            "sub crate/Cargo.toml",
+            "--",
+            "suite::a",
+            "--exact"
         ]
     );
     // cargo finds the crate by that path (locate-project, rather than a whole test build).
     let located = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
         .args(["locate-project", "--message-format", "plain"])
-        .args(&words[3..])
+        .args(&words[3..5])
         .current_dir(env.dir.path())
         .output()
         .unwrap();
@@ -181,5 +184,95 @@ fn the_re_record_command_names_a_crate_that_is_not_the_current_one() {
     // From inside the crate, plain `cargo test` is the crate's.
     let out = run_in(&env.path("sub crate/suite"), &["status"]);
     let words = printed_command(&out.stdout, "re-record");
-    assert_eq!(words, ["RECORD=stale", "cargo", "test"]);
+    assert_eq!(
+        words,
+        ["RECORD=stale", "cargo", "test", "--", "suite::a", "--exact"]
+    );
+}
+
+/// A crate whose test target `evals` runs the suite `suite/` (fixtures `a` and `b`, recorded),
+/// and whose target `other` runs another suite: a stale case of `suite` is re-recorded through
+/// `evals` alone, so that `other`'s unrecorded cases are not recorded on the way.
+fn crate_with_targets() -> Env {
+    let env = crate_with_suite("");
+    env.write(
+        "tests/evals.rs",
+        "fn main() { proposal_eval::Harness::new(\"suite\").run(f); }\n",
+    );
+    env.write(
+        "tests/other.rs",
+        "fn main() { proposal_eval::Harness::new(\"elsewhere\").run(f); }\n",
+    );
+    env.write("elsewhere/x.json", "{ \"input\": 1, \"expected\": [] }\n");
+    for case in ["a", "b"] {
+        simple(&env, case);
+        record(&env, case, &[]);
+    }
+    env
+}
+
+fn edit(env: &Env, case: &str) {
+    fixture(
+        env,
+        case,
+        json!({ "input": { "message": "edited" }, "expected": [] }),
+    );
+}
+
+#[test]
+fn the_re_record_command_names_the_test_target_of_the_stale_cases() {
+    let env = crate_with_targets();
+    edit(&env, "a");
+    let out = env.run(&["status"]);
+    assert_eq!(
+        printed_command(&out.stdout, "re-record"),
+        [
+            "RECORD=stale",
+            "cargo",
+            "test",
+            "--test",
+            "evals",
+            "--",
+            "suite::a",
+            "--exact"
+        ]
+    );
+    edit(&env, "b");
+    let out = env.run(&["status", "--check"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        printed_command(&out.stderr, "re-record"),
+        ["RECORD=stale", "cargo", "test", "--test", "evals"]
+    );
+
+    // A target whose module names the suite runs it too; a `[[test]]` names its own file.
+    env.write("tests/e2e.rs", "mod shared;\nfn main() {}\n");
+    env.write(
+        "tests/shared/mod.rs",
+        "pub fn go() { Harness::new(\"suite\").run(f); }\n",
+    );
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [[test]]\nname = \"macro-evals\"\npath = \"checks/macros.rs\"\n",
+    );
+    env.write(
+        "checks/macros.rs",
+        "#[proposal_eval(fixtures = \"suite\")]\nfn f() {}\n",
+    );
+    let out = env.run(&["status"]);
+    assert_eq!(
+        printed_command(&out.stdout, "re-record"),
+        [
+            "RECORD=stale",
+            "cargo",
+            "test",
+            "--test",
+            "e2e",
+            "--test",
+            "evals",
+            "--test",
+            "macro-evals"
+        ]
+    );
 }

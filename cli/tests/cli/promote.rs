@@ -180,3 +180,59 @@ fn promote_writes_todays_generator_meta_keys() {
     assert_eq!(meta["temperature"], serde_json::Value::Null);
     assert!(meta.get("prompt_sha256").is_none());
 }
+
+/// After promoting, `promote` says what is left: recording the case alone, through the test
+/// target that runs its suite, or nothing when the draft's recording is already fresh.
+#[test]
+fn promote_says_whether_the_case_still_needs_a_recording() {
+    use proposal_eval::__internal::recording::{input_digest, Recording, Sample, FORMAT};
+    let env = Env::new();
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    env.write(
+        "tests/evals.rs",
+        "fn main() { proposal_eval::Harness::new(\"suite\").run(f); }\n",
+    );
+    env.lines("in.jsonl", &[suggestion("s1"), suggestion("s2")]);
+    assert_eq!(env.draft("in.jsonl", &[]).code, 0);
+
+    let out = env.run(&["promote", "eval_s1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "record it: `RECORD=1 cargo test --test evals -- suite::drafts::eval_s1 --exact`"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // Recorded as a draft (`--include-ignored`), from the input it still has: ready.
+    let input = env.json("suite/drafts/eval_s2.json")["input"].clone();
+    Recording {
+        format: FORMAT,
+        input_sha256: Some(input_digest(&input).0),
+        case: "drafts/eval_s2".into(),
+        recorded_at: "2025-01-15T10:00:00Z".parse().unwrap(),
+        sources: vec![],
+        input: Some(input),
+        samples: vec![Sample {
+            interactions: vec![],
+            judge: None,
+        }],
+        judge: None,
+    }
+    .write(&env.path("suite/recordings/drafts/eval_s2.json"))
+    .unwrap();
+    let out = env.run(&["promote", "eval_s2"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "its recording is fresh, so it is ready: `cargo test --test evals -- suite::drafts::eval_s2 --exact` runs it"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("RECORD"), "{}", out.stdout);
+}

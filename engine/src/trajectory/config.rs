@@ -290,6 +290,24 @@ struct LongForm {
     max_calls: Option<usize>,
 }
 
+/// `value` read as `T`; an error names the key it is about (`expected_trajectory.max_calls: ...`),
+/// found by reading the value again from its text, since a `Value` carries no places.
+fn located<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| {
+        let text = serde_json::to_string_pretty(value).unwrap_or_default();
+        let key = match serde_json::from_str::<T>(&text) {
+            Err(again) => crate::json::path_at(&text, again.line(), again.column()),
+            Ok(_) => String::new(),
+        };
+        let dot = if key.is_empty() || key.starts_with('[') {
+            ""
+        } else {
+            "."
+        };
+        format!("expected_trajectory{dot}{key}: {e}")
+    })
+}
+
 // Read through a `Value` so that an error in either form says what is wrong in it (an untagged
 // enum would only say that neither form fits).
 impl<'de> Deserialize<'de> for ExpectedTrajectory {
@@ -297,20 +315,20 @@ impl<'de> Deserialize<'de> for ExpectedTrajectory {
         use serde::de::Error;
         let value = Value::deserialize(d)?;
         match value {
-            Value::Array(_) => serde_json::from_value::<Vec<Step>>(value)
+            Value::Array(_) => located::<Vec<Step>>(&value)
                 .map(|steps| ExpectedTrajectory {
                     steps,
                     ..Default::default()
                 })
-                .map_err(|e| D::Error::custom(format!("expected_trajectory: {e}"))),
-            Value::Object(_) => serde_json::from_value::<LongForm>(value)
+                .map_err(D::Error::custom),
+            Value::Object(_) => located::<LongForm>(&value)
                 .map(|l| ExpectedTrajectory {
                     mode: l.mode,
                     steps: l.steps,
                     forbidden: l.forbidden,
                     max_calls: l.max_calls,
                 })
-                .map_err(|e| D::Error::custom(format!("expected_trajectory: {e}"))),
+                .map_err(D::Error::custom),
             other => Err(D::Error::custom(format!(
                 "expected_trajectory is a JSON {}: write a list of steps `[{{\"tool\": \"name\", \"args\": {{...}}}}]`, or an object `{{\"mode\": ..., \"steps\": [...], \"forbidden\": [...], \"max_calls\": N}}`",
                 crate::json::type_name(&other)

@@ -169,11 +169,16 @@ fn bad_expectations_say_what_is_wrong() {
     };
     assert_eq!(
         err(json!([{"tool": "a", "argz": {}}])),
-        "expected_trajectory: unknown field `argz`, expected `tool` or `args`"
+        "expected_trajectory[0]: unknown field `argz`, expected `tool` or `args`"
     );
     assert!(err(json!({"mode": "sometimes", "steps": []}))
         .contains("`exact`, `in_order`, `any_order`, `subset`"));
     assert!(err(json!({"step": []})).contains("unknown field `step`"));
+    // The key is named, for the reader of the fixture to say the rest in its words.
+    assert_eq!(
+        err(json!({"steps": [], "max_calls": -1})),
+        "expected_trajectory.max_calls: invalid value: integer `-1`, expected usize"
+    );
     assert!(err(json!("recommend"))
         .starts_with("expected_trajectory is a JSON string: write a list of steps"));
     let toml_err = toml::from_str::<TrajectoryConfig>("threshold = 2").unwrap_err();

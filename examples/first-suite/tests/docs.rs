@@ -23,8 +23,9 @@
 //!
 //! The same binary also runs the suite (the child processes of `run` checks): with
 //! `FIRST_SUITE_CHILD=before_fix` or `fixed` set, it is an ordinary harness over
-//! `fixtures/payments` whose live model is [`stand_in`], a local imitation of a chat completions
-//! server. That is also how this repository re-records this crate's recordings offline:
+//! `fixtures/payments` whose live model is the guide's, run without `OPENAI_API_KEY` as a reader
+//! without a key runs it: it records with the stand-in of `tests/live_model/stand_in.rs`. That
+//! is also how this repository re-records this crate's recordings offline:
 //!
 //! ```sh
 //! FIRST_SUITE_CHILD=fixed RECORD=1 cargo test -p first-suite --test docs
@@ -74,30 +75,27 @@ fn main() -> ExitCode {
             recordings_reproduce,
         ),
         Trial::test("docs::guide_dependency_line_builds", guide_dependency_line),
+        Trial::test("docs::defaults_are_the_codes", defaults_are_the_codes),
+        Trial::test("docs::every_method_is_in_the_api_reference", api_reference),
+        Trial::test("docs::the_cli_installs_from_the_repository", cli_install),
     ];
     libtest_mimic::run(&args, trials).exit_code()
 }
 
 /// The suite of tests/evals.rs, with `request` and `proposals` as the code under test and the
-/// stand-in server as the live model.
+/// guide's live model, which records with its stand-in as a reader without a key does (the
+/// parent removes `OPENAI_API_KEY`).
 fn child(
     request: fn(&str) -> Value,
     proposals: fn(&Value) -> Result<Vec<Value>, String>,
 ) -> ExitCode {
-    let base_url = match stand_in::start() {
-        Ok(url) => url,
-        Err(e) => {
-            eprintln!("cannot start the stand-in server: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let case = move |case: &Case, llm: &mut Llm| -> proposal_eval::Result<Vec<Value>> {
         let message = case.input["message"].as_str().ok_or("no message")?;
         let reply = llm.complete(&request(message))?;
         Ok(proposals(&reply)?)
     };
     Harness::new("fixtures/payments")
-        .model(move || live_model::ChatCompletions::new(&base_url, "stand-in"))
+        .model(live_model::openai)
         .run(case)
 }
 
@@ -184,6 +182,271 @@ fn guide_dependency_line() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Every default that a page states for a key of `proposal-eval.toml` is the code's, so a page
+/// cannot keep a default the code no longer has:
+///
+/// - a table row `| `key` | type | default | ... |` under a heading `` `[section]` `` (or
+///   config.md's "Top level") whose default is a TOML value: the file `[section] key = default`
+///   parses to the same config as an empty file;
+/// - a sentence that names the default `evaluators` with a list (`["strict", ...]`): the list is
+///   the code's default, `SuiteConfig::default().evaluators`.
+fn defaults_are_the_codes() -> Result<(), Failed> {
+    let parse =
+        |text: &str| parse::SuiteConfig::from_toml_str(text, "proposal-eval.toml").map(effective);
+    let empty = parse("").map_err(|e| e.to_string())?;
+    let evaluators: Vec<&str> = parse::SuiteConfig::default()
+        .evaluators
+        .iter()
+        .map(|e| e.name())
+        .collect();
+    let mut files = Vec::new();
+    markdown_files(&docs_dir(), &mut files).map_err(|e| format!("docs/: {e}"))?;
+    files.push(crate_root().join("../../README.md"));
+    let (mut problems, mut rows) = (Vec::new(), 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let place = |n: usize| format!("{}:{}", file.display(), n + 1);
+        let mut section: Option<String> = None;
+        let mut column: Option<usize> = None;
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with('#') {
+                section = config_section(line.trim_start_matches('#').trim());
+                column = None;
+                continue;
+            }
+            let cells: Vec<&str> = line
+                .trim()
+                .trim_matches('|')
+                .split(" | ")
+                .map(str::trim)
+                .collect();
+            if line.starts_with("| key |") {
+                column = cells.iter().position(|c| *c == "default");
+                continue;
+            }
+            let (Some(section), Some(column)) = (&section, column) else {
+                continue;
+            };
+            let key = cells[0].trim_matches('`');
+            let Some(default) = cells.get(column) else {
+                continue;
+            };
+            let value = default
+                .strip_prefix('`')
+                .and_then(|d| d.strip_suffix('`'))
+                .unwrap_or(default);
+            let line = format!("{key} = {value}");
+            if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                || toml::from_str::<toml::Table>(&line).is_err()
+            {
+                continue; // "none", "required", a sentence: not a value to compare
+            }
+            let doc = match section.as_str() {
+                "" => line,
+                section => format!("[{section}]\n{line}"),
+            };
+            rows += 1;
+            match parse(&doc) {
+                Ok(config) if config == empty => {}
+                Ok(_) => problems.push(format!(
+                    "{}: the page says `{key}` defaults to {value}, which is not the code's default (fix the page)",
+                    place(n)
+                )),
+                Err(e) => problems.push(format!(
+                    "{}: the page says `{key}` defaults to {value}, which the code refuses: {e}",
+                    place(n)
+                )),
+            }
+        }
+        for (n, paragraph) in paragraphs(&text) {
+            for sentence in paragraph.split(". ") {
+                if !(sentence.contains("default") && sentence.contains("evaluators")) {
+                    continue;
+                }
+                for list in bracketed(sentence) {
+                    let Ok(names) = serde_json::from_str::<Vec<String>>(list) else {
+                        continue;
+                    };
+                    if names != evaluators {
+                        problems.push(format!(
+                            "{}: the page says the default `evaluators` are {list}; the code's are {evaluators:?}",
+                            place(n)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if rows < 20 {
+        problems.push(format!(
+            "only {rows} default(s) found in docs/: has the tables' shape changed?"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+/// A config as the code uses it, written out: the keys whose unset state is `None` hold the
+/// value the code then takes (a key added with such a default needs its line here).
+fn effective(mut config: parse::SuiteConfig) -> String {
+    use proposal_eval::config::{HttpConfig, RunConfig};
+    config.strict.discriminator = Some(config.strict.discriminator_location());
+    config
+        .http
+        .timeout_s
+        .get_or_insert(HttpConfig::DEFAULT_TIMEOUT_S);
+    config.run.repeat.get_or_insert(RunConfig::DEFAULT_REPEAT);
+    format!("{config:?}")
+}
+
+/// The config section a heading stands for: `` `[judge]` `` is `judge`, "Top level" the file's
+/// root (`""`); `None` for any other heading (an array of tables, a fixture's keys, prose).
+fn config_section(heading: &str) -> Option<String> {
+    if heading == "Top level" {
+        return Some(String::new());
+    }
+    let name = heading.strip_prefix("`[")?.strip_suffix("]`")?;
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        .then(|| name.to_string())
+}
+
+/// The paragraphs of a Markdown text outside code blocks, each as one line, with the 0-based
+/// line it starts on.
+fn paragraphs(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let (mut fenced, mut open) = (false, false);
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            open = false;
+            continue;
+        }
+        // A table is not prose (its rows are checked above).
+        if fenced || line.trim().is_empty() || line.starts_with('|') {
+            open = false;
+            continue;
+        }
+        match out.last_mut() {
+            Some((_, paragraph)) if open => {
+                paragraph.push(' ');
+                paragraph.push_str(line.trim());
+            }
+            _ => out.push((n, line.trim().to_string())),
+        }
+        open = true;
+    }
+    out
+}
+
+/// Every `[...]` of `text` (not nested), brackets included.
+fn bracketed(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('[') {
+        let Some(len) = rest[start..].find(']') else {
+            break;
+        };
+        out.push(&rest[start..=start + len]);
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+/// Every public method of `Harness`, `Llm` and `Case` is in docs/reference/rust-api.md, as
+/// `.name(` or `Type::name(`.
+fn api_reference() -> Result<(), Failed> {
+    let runtime = crate_root().join("../../runtime/src");
+    let page = std::fs::read_to_string(docs_dir().join("reference/rust-api.md"))
+        .map_err(|e| e.to_string())?;
+    let mut missing = Vec::new();
+    for (ty, file) in [
+        ("Harness", "front/harness.rs"),
+        ("Llm", "recording/llm.rs"),
+        ("Case", "run/case.rs"),
+    ] {
+        let source = std::fs::read_to_string(runtime.join(file)).map_err(|e| e.to_string())?;
+        let methods = public_methods(&source, ty);
+        if methods.is_empty() {
+            missing.push(format!(
+                "runtime/src/{file}: no `impl {ty}` with public methods found"
+            ));
+        }
+        for method in methods {
+            if !page.contains(&format!(".{method}(")) && !page.contains(&format!("{ty}::{method}("))
+            {
+                missing.push(format!(
+                    "`{ty}::{method}` (runtime/src/{file}) is not in docs/reference/rust-api.md: add it to the table of `{ty}`"
+                ));
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join("\n").into())
+    }
+}
+
+/// The names of the `pub fn`s of `impl Ty { ... }` blocks in `source` (indented one level).
+fn public_methods(source: &str, ty: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in source.lines() {
+        if line.starts_with("impl ") {
+            inside = line == format!("impl {ty} {{");
+        } else if line.starts_with('}') {
+            inside = false;
+        } else if inside {
+            if let Some(rest) = line.strip_prefix("    pub fn ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// The crates are not on crates.io yet: no command in docs/ or a README installs the CLI from
+/// there (`cargo install cargo-proposal-eval` without `--git` or `--path`).
+fn cli_install() -> Result<(), Failed> {
+    let mut files = Vec::new();
+    markdown_files(&docs_dir(), &mut files).map_err(|e| format!("docs/: {e}"))?;
+    for readme in ["README.md", "cli/README.md"] {
+        files.push(crate_root().join("../..").join(readme));
+    }
+    let mut problems = Vec::new();
+    for file in &files {
+        for block in blocks(file)? {
+            for line in block.text.lines() {
+                if line.contains("cargo install")
+                    && line.contains("cargo-proposal-eval")
+                    && !line.contains("--git")
+                    && !line.contains("--path")
+                {
+                    problems.push(format!(
+                        "{}: `{}` installs from crates.io, where the CLI is not published: `cargo install --git {} cargo-proposal-eval --locked`",
+                        block.place(),
+                        line.trim(),
+                        workspace_package("repository")
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
 /// A copy of this crate's suite and prompts in a temporary folder, which a child run takes as
 /// its crate root: the checks never touch the committed files.
 struct Copy {
@@ -216,6 +479,9 @@ impl Copy {
             .env("RECORD", record.unwrap_or("0"))
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
+            // The guide followed without a key: its live model records with the stand-in.
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .current_dir(&self.root)
             .args(["--test-threads", "1"])
             .output()

@@ -14,8 +14,9 @@
 //!
 //! The server and its socket are made once, on the first `llm.base_url()` of the process, and
 //! live as long as it; each connection a client opens has a thread of its own
-//! ([`super::loopback`]): a replayed case costs a registration and its requests (DESIGN
-//! section 16: at most 100 µs over `llm.complete`).
+//! ([`super::loopback`]): a replayed case costs a registration and its requests, with a target
+//! of at most 100 µs over `llm.complete` that the proxy bench (`runtime/benches/proxy.rs`)
+//! measures.
 //!
 //! HTTP itself is [`super::loopback`]'s (server) and ureq's (client, rustls for https); this
 //! module only moves bytes between them and reads server-sent events, which are lines of text.

@@ -93,13 +93,21 @@ pub fn read_labels(file: &Path) -> Result<Option<Vec<Label>>, LabelsError> {
         if line.trim().is_empty() {
             continue;
         }
-        let mut label = serde_json::from_str::<Label>(line).map_err(|e| LabelsError {
-            file: file.to_path_buf(),
-            line: n + 1,
-            column: e.column(),
-            message: format!(
-                "{e}; a label is {{\"case\": \"<fixture path without .json>\", \"statement\": \"<its whole text>\", \"holds\": true}}"
-            ),
+        let mut label = serde_json::from_str::<Label>(line).map_err(|e| {
+            // The place is the file's line and the column; serde's own "at line 1 column C"
+            // would be a second, different one.
+            let said = e.to_string();
+            let said = said.rfind(" at line ").map_or(&*said, |at| &said[..at]);
+            let key = crate::messages::json_path_at(line, 1, e.column());
+            LabelsError {
+                file: file.to_path_buf(),
+                line: n + 1,
+                column: e.column(),
+                message: format!(
+                    "{}; a label is {{\"case\": \"<fixture path without .json>\", \"statement\": \"<its whole text>\", \"holds\": true}}",
+                    crate::messages::in_words(said, &key, crate::messages::Syntax::Json)
+                ),
+            }
         })?;
         label.line = n + 1;
         labels.push(label);

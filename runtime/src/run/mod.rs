@@ -64,7 +64,8 @@ fn test_target() -> Option<String> {
 }
 
 /// How much of a case's failure text (and of its input's or output's JSON) a report or the
-/// terminal shows: 64 KiB (DESIGN §14, "Bounded").
+/// terminal shows: 64 KiB, so that a huge answer cannot make a report or a terminal unreadable
+/// (docs/reference/reports.md says where the text is cut).
 pub const TEXT_CAP: usize = 64 * 1024;
 
 /// `text` whole when it is at most `limit` bytes; else its first `limit` bytes (cut back to a
@@ -207,7 +208,11 @@ fn execute(
         record_command: &record_command,
         recording_file: &recording_file,
         pending_file: &pending_file,
-        repeat: settings.repeat.or(config.run.repeat).unwrap_or(1).max(1),
+        repeat: settings
+            .repeat
+            .or(config.run.repeat)
+            .unwrap_or(crate::repeat::RunConfig::DEFAULT_REPEAT)
+            .max(1),
         sources: &sources,
     };
     let (mut existing, digests, recorded_judge) = step.read_existing();

@@ -181,11 +181,19 @@ impl SuiteConfig {
                 .span()
                 .map(|span| crate::files::line_column(text, span.start))
                 .unwrap_or((0, 0));
+            let key = e
+                .span()
+                .map(|span| crate::messages::toml_key_at(text, span.start))
+                .unwrap_or_default();
             ConfigError {
                 file: file.to_path_buf(),
                 line,
                 column,
-                message: e.message().trim().to_string(),
+                message: crate::messages::in_words(
+                    e.message().trim(),
+                    &key,
+                    crate::messages::Syntax::Toml,
+                ),
             }
         })
     }
@@ -239,7 +247,11 @@ impl SuiteConfig {
             file: file.to_path_buf(),
             line: 0,
             column: 0,
-            message: e.message().trim().to_string(),
+            message: crate::messages::in_words(
+                e.message().trim(),
+                "",
+                crate::messages::Syntax::Toml,
+            ),
         })?;
         let mut merged = under.clone();
         merge_tables(&mut merged, over);
@@ -251,7 +263,7 @@ impl SuiteConfig {
                 column: 0,
                 message: format!(
                     "{}, once merged over the suite's config (a nested config's keys replace the suite's one by one; tables are merged)",
-                    e.message().trim()
+                    crate::messages::in_words(e.message().trim(), "", crate::messages::Syntax::Toml)
                 ),
             })?;
         Ok((config.validated(nested, file)?, merged))
@@ -292,7 +304,11 @@ impl SuiteConfig {
             file: file.to_path_buf(),
             line: 0,
             column: 0,
-            message: e.message().trim().to_string(),
+            message: crate::messages::in_words(
+                e.message().trim(),
+                "",
+                crate::messages::Syntax::Toml,
+            ),
         })
     }
 

@@ -110,11 +110,13 @@ pub struct DraftSource {
 #[serde(deny_unknown_fields)]
 pub struct Assertions {
     /// Statements a correct reply must satisfy.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "proposal_eval_engine::rubric::statements")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub required: Vec<String>,
     /// Statements or outputs a correct reply must not contain. The template generator puts the
     /// production trace's observed (bad) output here, so reviewers see what went wrong.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "proposal_eval_engine::rubric::statements")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub forbidden: Vec<String>,
     /// A reply that would pass, when the generator could propose one; a starting point for
     /// `expected`, never compared by itself.

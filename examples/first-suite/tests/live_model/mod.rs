@@ -1,5 +1,8 @@
 //! The live model: an OpenAI-compatible chat completions endpoint, called with ureq (a blocking
-//! HTTP client). proposal-eval builds it only when a case records; a replay never does.
+//! HTTP client), or without a key the stand-in of `stand_in.rs`. proposal-eval builds it only
+//! when a case records; a replay never does.
+
+pub mod stand_in;
 
 use proposal_eval::{Model, ModelError};
 use serde_json::Value;
@@ -39,10 +42,13 @@ impl Model for ChatCompletions {
     }
 }
 
-/// The model to record with: `OPENAI_API_KEY`, and `OPENAI_BASE_URL` for another endpoint.
-pub fn openai() -> ChatCompletions {
+/// The model to record with: `OPENAI_API_KEY`, and `OPENAI_BASE_URL` for another endpoint;
+/// without a key, the stand-in, which answers offline.
+pub fn openai() -> Box<dyn Model> {
+    let Ok(key) = std::env::var("OPENAI_API_KEY") else {
+        return Box::new(stand_in::model());
+    };
     let base_url = std::env::var("OPENAI_BASE_URL")
         .unwrap_or_else(|_| "https://api.openai.com/v1".to_string());
-    let key = std::env::var("OPENAI_API_KEY").expect("recording needs OPENAI_API_KEY");
-    ChatCompletions::new(&base_url, &key)
+    Box::new(ChatCompletions::new(&base_url, &key))
 }

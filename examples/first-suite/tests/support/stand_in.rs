@@ -1,8 +1,8 @@
-//! A stand-in for an OpenAI-compatible chat completions server, on a loopback port of this
-//! process: a few keyword rules instead of a model. This repository records the first-suite
-//! cases against it, so they can be re-recorded offline (see tests/docs.rs); a real suite records
-//! against its real model.
+//! The guide's stand-in model (`tests/live_model/stand_in.rs`) as an OpenAI-compatible chat
+//! completions server, on a loopback port of this process: what `docs::live_model_talks_to_a_server`
+//! sends the guide's HTTP client to.
 
+use crate::live_model::stand_in::answer;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,39 +18,6 @@ pub fn start() -> std::io::Result<String> {
         }
     });
     Ok(base_url)
-}
-
-/// The answer to one chat completion request: the message's first number becomes the new
-/// payment amount. Like some real models, it quotes an amount written with decimals ("85.50").
-pub fn answer(request: &Value) -> Value {
-    let message = request["messages"]
-        .as_array()
-        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default();
-    let amount = message
-        .split_whitespace()
-        .find(|word| word.parse::<f64>().is_ok());
-    let proposals = match amount {
-        Some(word) => {
-            let new_value = match word.parse::<i64>() {
-                Ok(whole) => json!(whole),
-                Err(_) => json!(word),
-            };
-            json!([{ "changeType": "change", "changedField": "payment.amount", "newValue": new_value }])
-        }
-        None => json!([]),
-    };
-    json!({
-        "id": "chatcmpl-stand-in",
-        "object": "chat.completion",
-        "model": "stand-in",
-        "choices": [{
-            "index": 0,
-            "message": { "role": "assistant", "content": json!({ "proposals": proposals }).to_string() },
-            "finish_reason": "stop",
-        }],
-    })
 }
 
 fn serve(stream: TcpStream) {

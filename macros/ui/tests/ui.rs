@@ -8,7 +8,7 @@ fn macro_errors() {
     let project = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("the target dir")
-        .join("tests/trybuild/proposal-eval");
+        .join("tests/trybuild/proposal-eval-ui");
     std::fs::create_dir_all(project.join("empty_suite")).unwrap();
     std::fs::create_dir_all(project.join("one_case_suite")).unwrap();
     std::fs::write(project.join("one_case_suite/a.json"), "{\"expected\": []}").unwrap();
