@@ -68,15 +68,14 @@ pub(crate) fn live_calls_dir() -> Option<PathBuf> {
     report_dir_of_test_binary().map(|d| d.join("live-calls"))
 }
 
-/// `target/proposal-eval/rate-limit/<run>.state` (and its lock, `<run>.lock`): the shared rate
-/// limit of the running test binary's run ([`crate::env::run_id`]); `None` outside a test binary
-/// or a known run. One file per run, useful only while the run lasts: whatever keeps
-/// `target/proposal-eval/` bounded may remove it with the run.
+/// `target/proposal-eval/runs/<run>/rate-limit.state` (and its lock, `rate-limit.lock`): the
+/// shared rate limit of the running test binary's run ([`crate::env::run_id`]), in the run's
+/// folder so the report's retention removes it with the run; `None` outside a test binary or a
+/// known run.
 pub(crate) fn rate_limit_file() -> Option<crate::files::RunFile> {
-    let dir = report_dir_of_test_binary()?.join("rate-limit");
     Some(crate::files::RunFile::new(
-        &dir,
-        crate::env::run_id()?,
+        &run_state_dir()?,
+        "rate-limit",
         "state",
     ))
 }

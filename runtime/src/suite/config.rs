@@ -572,7 +572,7 @@ mod tests {
         );
         assert_eq!(
             err("[budget]\nmax_calls = \"5\"\n"),
-            "s/proposal-eval.toml:2:13: invalid type: string \"5\", expected u64"
+            "s/proposal-eval.toml:2:13: budget.max_calls: expected a whole number, 0 or more, found the string \"5\""
         );
         assert_eq!(
             err("evaluators = [\"strict\"]\n[budget]\nmax_calls = 5\n"),
