@@ -1,10 +1,11 @@
-//! Laying the expected steps over the calls: the four modes, the score, and for every step the
-//! call it matched or the closest call of its tool.
+//! Laying the expected steps over the calls: the five modes, the counts, the score, and for
+//! every step the call it matched or the closest call of its tool.
 
 use super::args::{compare, ArgMismatch, Probe};
-use super::config::{ExpectedTrajectory, Mode, Step, TrajectoryConfig};
-use super::extract::ToolCall;
+use super::config::{tool_matches, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
+use super::extract::{groups, ToolCall};
 use crate::assignment::assign_by;
+use std::ops::Range;
 
 /// A rounding error this small is forgiven when the score is held against the threshold.
 const EPSILON: f64 = 1e-9;
@@ -24,13 +25,20 @@ pub struct TrajectoryVerdict {
     pub steps: Vec<StepOutcome>,
     /// How many calls there were.
     pub calls: usize,
-    /// Calls that the mode does not allow (`exact`: a call past the steps; `subset`: a call
-    /// matching no step), by index.
+    /// Calls that the mode does not allow (`exact`: a call past the steps; `subset` and
+    /// `allowed`: a call matching no step, or in `subset` only a step another call took), by
+    /// index.
     pub unexpected: Vec<usize>,
-    /// Calls of a `forbidden` tool, by index.
-    pub forbidden: Vec<usize>,
+    /// In `subset`, the unexpected calls that match a step another call took first.
+    pub taken: Vec<Taken>,
+    /// Calls that match a `forbidden` entry.
+    pub forbidden: Vec<ForbiddenCall>,
+    /// `min_calls`, when there were fewer calls.
+    pub under_min_calls: Option<usize>,
     /// `max_calls`, when there were more calls.
     pub over_max_calls: Option<usize>,
+    /// The tools of `calls` called fewer times than their `min` or more than their `max`.
+    pub counts: Vec<CountMiss>,
     /// One line: why this score.
     pub summary: String,
 }
@@ -38,16 +46,16 @@ pub struct TrajectoryVerdict {
 /// One expected step in the alignment.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct StepOutcome {
-    /// The step's tool.
+    /// The step's tool (a name or a glob).
     pub tool: String,
-    /// The index of the call it matched.
+    /// The index of the call it matched (in `allowed`, the first of those that match it).
     pub matched: Option<usize>,
-    /// For a step that matched nothing: the closest call of the same tool (the call at the
-    /// step's place first, in `exact`; else the one with the fewest argument mismatches, a call
-    /// no other step took first), with its mismatches.
+    /// For a step that matched nothing: the closest call of its tool (the call at the step's
+    /// place first, in `exact`; else the one with the fewest argument mismatches, a call no
+    /// other step took first), with its mismatches.
     pub closest: Option<Closest>,
-    /// In `exact`, for an unmatched step: the tool of the call at its place, when it is another.
-    pub in_its_place: Option<String>,
+    /// In `exact`, for an unmatched step: the call at its place, when it is of another tool.
+    pub in_its_place: Option<usize>,
 }
 
 /// The call an unmatched step is shown against.
@@ -59,11 +67,58 @@ pub struct Closest {
     pub mismatches: Vec<ArgMismatch>,
 }
 
-/// Which calls match which steps: `None` where the tools differ, else the mismatches.
+/// In `subset`: a call that matches a step, which an earlier matched call already took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Taken {
+    /// The unexpected call's index.
+    pub call: usize,
+    /// The step it matches (its index).
+    pub step: usize,
+    /// The call that took the step.
+    pub by: usize,
+}
+
+/// A call that matches a `forbidden` entry.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ForbiddenCall {
+    /// The call's index.
+    pub call: usize,
+    /// The entry's index in `forbidden`.
+    pub entry: usize,
+    /// The entry as written: the tool name (or glob), and its arguments when it has some.
+    pub rule: String,
+}
+
+/// A tool of `calls` called too few or too many times.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CountMiss {
+    /// The key of `calls`: a tool's name or a glob.
+    pub tool: String,
+    /// How many calls it had.
+    pub calls: usize,
+    /// Its `min`, when there were fewer calls.
+    pub min: Option<usize>,
+    /// Its `max`, when there were more calls.
+    pub max: Option<usize>,
+}
+
+impl CountMiss {
+    /// `2 calls of recommend, more than calls.recommend.max = 1`.
+    pub fn describe(&self) -> String {
+        let (than, bound) = match (self.min, self.max) {
+            (Some(min), _) => (format!("fewer than calls.{}.min", self.tool), min),
+            (_, Some(max)) => (format!("more than calls.{}.max", self.tool), max),
+            (None, None) => (String::from("within"), 0),
+        };
+        format!("{} call(s) of {}, {than} = {bound}", self.calls, self.tool)
+    }
+}
+
+/// Which calls match which steps.
 pub(crate) struct Grid<'a> {
     steps: &'a [Step],
     calls: &'a [ToolCall],
-    /// Whether step i matches call j, computed for every pair of the same tool.
+    /// Whether step i matches call j, row-major.
     ok: Vec<bool>,
 }
 
@@ -110,19 +165,47 @@ pub fn evaluate(
     let mode = expected.mode.unwrap_or(config.mode);
     let steps = &expected.steps;
     let (n, m) = (steps.len(), calls.len());
-    let (pairs, unexpected) = match mode {
-        Mode::Exact => exact_pairs(steps, calls, config),
-        Mode::InOrder => (longest_chain(&Grid::new(steps, calls, config)), Vec::new()),
-        Mode::AnyOrder | Mode::Subset => {
-            let pairs = assignment(&Grid::new(steps, calls, config));
-            let unexpected = if mode == Mode::Subset {
-                (0..m)
-                    .filter(|j| !pairs.iter().any(|&(_, c)| c == *j))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            (pairs, unexpected)
+    let groups = groups(calls);
+    let mut unexpected = Vec::new();
+    let mut taken = Vec::new();
+    let mut places = Vec::new();
+    let pairs = match mode {
+        Mode::Exact => {
+            let laid = exact_pairs(steps, calls, &groups, config);
+            (places, unexpected) = (laid.places, laid.unplaced);
+            laid.pairs
+        }
+        Mode::InOrder if groups.len() == m => longest_chain(&Grid::new(steps, calls, config)),
+        Mode::InOrder => chain_over_groups(&Grid::new(steps, calls, config), &groups),
+        Mode::AnyOrder => assignment(&Grid::new(steps, calls, config)),
+        Mode::Subset => {
+            let grid = Grid::new(steps, calls, config);
+            let pairs = assignment(&grid);
+            for j in (0..m).filter(|j| !pairs.iter().any(|&(_, c)| c == *j)) {
+                unexpected.push(j);
+                // A step it matches is taken: a free one would have been assigned to it.
+                let by = (0..n).find(|&i| grid.ok(i, j)).and_then(|i| {
+                    let by = pairs.iter().find(|&&(s, _)| s == i)?.1;
+                    Some(Taken {
+                        call: j,
+                        step: i,
+                        by,
+                    })
+                });
+                taken.extend(by);
+            }
+            pairs
+        }
+        Mode::Allowed => {
+            let grid = Grid::new(steps, calls, config);
+            let mut pairs = Vec::new();
+            for j in 0..m {
+                match (0..n).find(|&i| grid.ok(i, j)) {
+                    Some(i) => pairs.push((i, j)),
+                    None => unexpected.push(j),
+                }
+            }
+            pairs
         }
     };
     let matched = pairs.len();
@@ -131,29 +214,40 @@ pub fn evaluate(
         Mode::Exact => (matched, n.max(m), exact.as_str()),
         Mode::InOrder => (matched, n, "steps matched in order"),
         Mode::AnyOrder => (matched, n, "steps matched"),
-        Mode::Subset => (matched, m, "calls matched a step"),
+        Mode::Subset | Mode::Allowed => (matched, m, "calls matched a step"),
     };
     let mut score = if den == 0 {
         1.0
     } else {
         num as f64 / den as f64
     };
-    let forbidden: Vec<usize> = (0..m)
-        .filter(|&j| expected.forbidden.contains(&calls[j].tool))
-        .collect();
+    let forbidden = forbidden_calls(expected, calls, config);
+    let under_min_calls = expected.min_calls.filter(|&min| m < min);
     let over_max_calls = expected.max_calls.filter(|&max| m > max);
+    let counts = count_misses(expected, calls);
     let mut summary = format!("{mode}: {num} of {den} {counted}");
     if !forbidden.is_empty() {
-        score = 0.0;
         summary.push_str(&format!(", {} forbidden call(s)", forbidden.len()));
     }
+    if let Some(min) = under_min_calls {
+        summary.push_str(&format!(", {m} calls, fewer than min_calls = {min}"));
+    }
     if let Some(max) = over_max_calls {
-        score = 0.0;
         summary.push_str(&format!(", {m} calls, more than max_calls = {max}"));
+    }
+    for miss in &counts {
+        summary.push_str(&format!(", {}", miss.describe()));
+    }
+    if !forbidden.is_empty()
+        || under_min_calls.is_some()
+        || over_max_calls.is_some()
+        || !counts.is_empty()
+    {
+        score = 0.0;
     }
     summary.push_str(&format!(", score {}", fmt_score(score)));
     let passed = score + EPSILON >= config.threshold;
-    let outcomes = outcomes(mode, steps, calls, config, &pairs);
+    let outcomes = outcomes(mode, steps, calls, config, &pairs, &places);
     TrajectoryVerdict {
         mode,
         score,
@@ -162,24 +256,121 @@ pub fn evaluate(
         steps: outcomes,
         calls: m,
         unexpected,
+        taken,
         forbidden,
+        under_min_calls,
         over_max_calls,
+        counts,
         summary,
     }
 }
 
-/// `exact`: step k against call k; the calls past the steps are unexpected.
+/// Each call that matches a `forbidden` entry, with the first entry it matches.
+fn forbidden_calls(
+    expected: &ExpectedTrajectory,
+    calls: &[ToolCall],
+    config: &TrajectoryConfig,
+) -> Vec<ForbiddenCall> {
+    if expected.forbidden.is_empty() {
+        return Vec::new();
+    }
+    let mut probe = Probe::new(config);
+    calls
+        .iter()
+        .enumerate()
+        .filter_map(|(j, call)| {
+            let (entry, step) = expected
+                .forbidden
+                .iter()
+                .enumerate()
+                .find(|(_, step)| probe.matches(step, call))?;
+            let rule = match &step.args {
+                Some(args) => format!("{} {}", step.tool, crate::render::compact(args, 80)),
+                None => step.tool.clone(),
+            };
+            Some(ForbiddenCall {
+                call: j,
+                entry,
+                rule,
+            })
+        })
+        .collect()
+}
+
+/// The tools of `calls` whose count is out of its bounds.
+fn count_misses(expected: &ExpectedTrajectory, calls: &[ToolCall]) -> Vec<CountMiss> {
+    expected
+        .calls
+        .iter()
+        .filter_map(|(tool, bounds)| {
+            let k = calls.iter().filter(|c| tool_matches(tool, &c.tool)).count();
+            let min = bounds.min.filter(|&min| k < min);
+            let max = bounds.max.filter(|&max| k > max);
+            (min.is_some() || max.is_some()).then(|| CountMiss {
+                tool: tool.clone(),
+                calls: k,
+                min,
+                max,
+            })
+        })
+        .collect()
+}
+
+/// How `exact` laid the steps over the calls.
+struct Laid {
+    /// The steps matched by the call at their place.
+    pairs: Vec<(usize, usize)>,
+    /// Each step's place: the call it was laid against, `None` past the last call.
+    places: Vec<Option<usize>>,
+    /// The calls no step was laid against: those past the last step.
+    unplaced: Vec<usize>,
+}
+
+/// `exact`: step k against call k, except that the steps at the places of a group's calls take
+/// them in the order that matches the most (their order means nothing).
 fn exact_pairs(
     steps: &[Step],
     calls: &[ToolCall],
+    groups: &[Range<usize>],
     config: &TrajectoryConfig,
-) -> (Vec<(usize, usize)>, Vec<usize>) {
+) -> Laid {
+    let n = steps.len();
     let mut probe = Probe::new(config);
-    let pairs = (0..steps.len().min(calls.len()))
-        .filter(|&k| probe.matches(&steps[k], &calls[k]))
-        .map(|k| (k, k))
-        .collect();
-    (pairs, (steps.len()..calls.len()).collect())
+    let mut laid = Laid {
+        pairs: Vec::new(),
+        places: vec![None; n],
+        unplaced: Vec::new(),
+    };
+    for group in groups {
+        let at = group.start.min(n)..group.end.min(n);
+        if at.is_empty() {
+            laid.unplaced.extend(group.clone());
+            continue;
+        }
+        if group.len() == 1 {
+            let k = group.start;
+            laid.places[k] = Some(k);
+            if probe.matches(&steps[k], &calls[k]) {
+                laid.pairs.push((k, k));
+            }
+            continue;
+        }
+        let (rows, cols) = (at.len(), group.len());
+        let ok: Vec<bool> = (0..rows * cols)
+            .map(|x| probe.matches(&steps[at.start + x / cols], &calls[group.start + x % cols]))
+            .collect();
+        let mut used = vec![false; cols];
+        for (r, c) in assign_by(rows, cols, |r, c| usize::from(!ok[r * cols + c])) {
+            laid.places[at.start + r] = Some(group.start + c);
+            used[c] = true;
+            if ok[r * cols + c] {
+                laid.pairs.push((at.start + r, group.start + c));
+            }
+        }
+        laid.unplaced
+            .extend((0..cols).filter(|&c| !used[c]).map(|c| group.start + c));
+    }
+    laid
 }
 
 /// `in_order`: the longest chain of steps matched by calls in the same order (a longest common
@@ -216,6 +407,123 @@ pub(crate) fn longest_chain(grid: &Grid<'_>) -> Vec<(usize, usize)> {
     pairs
 }
 
+/// `in_order` when a response asked for several tools at once: the longest chain of steps
+/// matched by distinct calls whose groups come in the steps' order, in any order inside a group.
+///
+/// `best[i][g]` is the longest chain of steps `i..` over groups `g..`: group `g` skipped, or
+/// the steps `i..e` laid on it, as many as a matching of them with its calls pairs, then steps
+/// `e..` over groups `g + 1..`. Only the first `e` at which the matching grows counts (the rest
+/// only shortens what follows), so each `(i, g)` adds the steps that match a call of `g` one
+/// at a time until the group is full.
+pub(crate) fn chain_over_groups(grid: &Grid<'_>, groups: &[Range<usize>]) -> Vec<(usize, usize)> {
+    let n = grid.steps.len();
+    let w = groups.len() + 1;
+    // The steps that match some call of each group, in order.
+    let candidates: Vec<Vec<usize>> = groups
+        .iter()
+        .map(|g| {
+            (0..n)
+                .filter(|&i| g.clone().any(|j| grid.ok(i, j)))
+                .collect()
+        })
+        .collect();
+    let mut best = vec![0u32; (n + 1) * w];
+    let mut end = vec![0usize; (n + 1) * w];
+    let mut matching = GroupMatching::default();
+    for (g, group) in groups.iter().enumerate().rev() {
+        for i in (0..=n).rev() {
+            let (mut b, mut e) = (best[i * w + g + 1], i);
+            matching.reset(group.clone());
+            let from = candidates[g].partition_point(|&k| k < i);
+            for &k in &candidates[g][from..] {
+                if !matching.add(grid, k) {
+                    continue;
+                }
+                // Ties go to taking: each step takes the earliest call it can.
+                let with = matching.size as u32 + best[(k + 1) * w + g + 1];
+                if with >= b {
+                    (b, e) = (with, k + 1);
+                }
+                if matching.size == group.len() {
+                    break;
+                }
+            }
+            best[i * w + g] = b;
+            end[i * w + g] = e;
+        }
+    }
+    let mut pairs = Vec::new();
+    let mut i = 0;
+    for (g, group) in groups.iter().enumerate() {
+        let e = end[i * w + g];
+        if e > i {
+            matching.reset(group.clone());
+            for &k in candidates[g].iter().filter(|&&k| (i..e).contains(&k)) {
+                matching.add(grid, k);
+            }
+            pairs.extend(matching.pairs());
+            i = e;
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// A maximum matching of steps with the calls of one group, grown a step at a time by an
+/// augmenting path (Kuhn's algorithm).
+#[derive(Default)]
+struct GroupMatching {
+    calls: Range<usize>,
+    /// The step holding each call of the group.
+    owner: Vec<Option<usize>>,
+    seen: Vec<bool>,
+    size: usize,
+}
+
+impl GroupMatching {
+    fn reset(&mut self, calls: Range<usize>) {
+        self.owner.clear();
+        self.owner.resize(calls.len(), None);
+        self.calls = calls;
+        self.size = 0;
+    }
+
+    /// Adds `step`; whether the matching grew.
+    fn add(&mut self, grid: &Grid<'_>, step: usize) -> bool {
+        self.seen.clear();
+        self.seen.resize(self.calls.len(), false);
+        let grew = self.augment(grid, step);
+        self.size += usize::from(grew);
+        grew
+    }
+
+    fn augment(&mut self, grid: &Grid<'_>, step: usize) -> bool {
+        for c in 0..self.calls.len() {
+            if self.seen[c] || !grid.ok(step, self.calls.start + c) {
+                continue;
+            }
+            self.seen[c] = true;
+            let free = match self.owner[c] {
+                None => true,
+                Some(other) => self.augment(grid, other),
+            };
+            if free {
+                self.owner[c] = Some(step);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The (step, call) pairs.
+    fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.owner
+            .iter()
+            .enumerate()
+            .filter_map(|(c, s)| s.map(|s| (s, self.calls.start + c)))
+    }
+}
+
 /// `any_order` and `subset`: the most steps matched by distinct calls (optimal assignment,
 /// cost 0 for a match, 1 otherwise); only the matching pairs are kept.
 pub(crate) fn assignment(grid: &Grid<'_>) -> Vec<(usize, usize)> {
@@ -233,6 +541,7 @@ fn outcomes(
     calls: &[ToolCall],
     config: &TrajectoryConfig,
     pairs: &[(usize, usize)],
+    places: &[Option<usize>],
 ) -> Vec<StepOutcome> {
     let taken: Vec<bool> = (0..calls.len())
         .map(|j| pairs.iter().any(|&(_, c)| c == j))
@@ -251,17 +560,17 @@ fn outcomes(
             if matched.is_some() {
                 return outcome;
             }
-            if mode == Mode::Exact {
-                if let Some(call) = calls.get(i) {
-                    if call.tool != step.tool {
-                        outcome.in_its_place = Some(call.tool.clone());
-                    } else if let Some(mismatches) = compare(step, call, config) {
+            if let (Mode::Exact, Some(&Some(place))) = (mode, places.get(i)) {
+                match compare(step, &calls[place], config) {
+                    None => outcome.in_its_place = Some(place),
+                    Some(mismatches) if !mismatches.is_empty() => {
                         outcome.closest = Some(Closest {
-                            call: i,
+                            call: place,
                             mismatches,
                         });
                         return outcome;
                     }
+                    Some(_) => {}
                 }
             }
             outcome.closest = closest(step, calls, config, &taken);

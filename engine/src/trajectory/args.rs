@@ -1,7 +1,7 @@
 //! Comparing a step's arguments with a call's: partial or exact, under the ignore paths and the
 //! field matchers, every difference with its pasteable path (`recommend.price`).
 
-use super::config::{Args, Step, TrajectoryConfig};
+use super::config::{tool_matches, Args, Step, TrajectoryConfig};
 use super::extract::ToolCall;
 use crate::json::json_eq;
 use crate::path::{Location, SegmentRef};
@@ -34,16 +34,24 @@ pub(crate) fn compare(
     call: &ToolCall,
     config: &TrajectoryConfig,
 ) -> Option<Vec<ArgMismatch>> {
-    if step.tool != call.tool {
+    if !tool_matches(&step.tool, &call.tool) {
         return None;
     }
     let mut out = Vec::new();
-    if let Some(expected) = &step.args {
+    let args = args_of(step, call, config);
+    if let (Some(expected), false) = (&step.args, args == Args::Ignore) {
         let mut walk = Walk::new(config, Some(&mut out));
-        walk.start(&step.tool);
+        walk.start(&call.tool, args);
         walk.node(expected, &call.args);
     }
     Some(out)
+}
+
+/// How `step`'s arguments compare with `call`'s: the step's `args_match`, else the tool's, else
+/// `[trajectory] args`.
+fn args_of(step: &Step, call: &ToolCall, config: &TrajectoryConfig) -> Args {
+    step.args_match
+        .unwrap_or_else(|| config.args_of(&call.tool))
 }
 
 /// Whether `call` matches `step`: [`compare`] without writing any mismatch, stopping at the
@@ -63,13 +71,17 @@ impl<'c, 'v> Probe<'c, 'v> {
 
     /// Whether `call` matches `step`.
     pub(crate) fn matches(&mut self, step: &'v Step, call: &'v ToolCall) -> bool {
-        if step.tool != call.tool {
+        if !tool_matches(&step.tool, &call.tool) {
             return false;
         }
         let Some(expected) = &step.args else {
             return true;
         };
-        self.0.start(&step.tool);
+        let args = args_of(step, call, self.0.config);
+        if args == Args::Ignore {
+            return true;
+        }
+        self.0.start(&call.tool, args);
         self.0.node(expected, &call.args);
         !self.0.failed
     }
@@ -84,6 +96,10 @@ struct Walk<'c, 'v, 'o> {
     path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
     failed: bool,
+    /// How the arguments compare: `exact` below the top level of a `subset` comparison.
+    args: Args,
+    /// Whether the walk is a `subset` comparison.
+    subset: bool,
 }
 
 impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
@@ -93,14 +109,18 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             path: Vec::with_capacity(8),
             out,
             failed: false,
+            args: Args::Partial,
+            subset: false,
         }
     }
 
-    /// Ready for a walk of `tool`'s arguments.
-    fn start(&mut self, tool: &'v str) {
+    /// Ready for a walk of `tool`'s arguments, compared as `args` says.
+    fn start(&mut self, tool: &'v str, args: Args) {
         self.path.clear();
         self.path.push(SegmentRef::Key(tool));
         self.failed = false;
+        self.args = args;
+        self.subset = args == Args::Subset;
     }
 
     /// A mismatch here; `why` is written only when mismatches are kept.
@@ -137,7 +157,17 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             (Some(e), Some(a)) => self.node(e, a),
             (Some(_), None) if !self.ignored() => self.push(|| "missing in actual".into()),
             (None, Some(a)) if !self.ignored() => {
-                self.push(|| format!("extra in actual: {}", compact(a, MAX)))
+                let subset = self.path.len() == 2 && self.subset;
+                self.push(|| {
+                    if subset {
+                        format!(
+                            "not among the step's arguments (args_match = \"subset\"): {}",
+                            compact(a, MAX)
+                        )
+                    } else {
+                        format!("extra in actual: {}", compact(a, MAX))
+                    }
+                })
             }
             _ => {}
         }
@@ -170,6 +200,17 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             return;
         }
         match (e, a) {
+            (Value::Object(em), Value::Object(am)) if self.args == Args::Subset => {
+                // The call's arguments, each among the step's and equal as a whole.
+                self.args = Args::Exact;
+                for (k, av) in am {
+                    if self.done() {
+                        break;
+                    }
+                    self.child(SegmentRef::Key(k), em.get(k), Some(av));
+                }
+                self.args = Args::Subset;
+            }
             (Value::Object(em), Value::Object(am)) => {
                 for (k, ev) in em {
                     if self.done() {
@@ -177,7 +218,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
                     }
                     self.child(SegmentRef::Key(k), Some(ev), am.get(k));
                 }
-                if self.config.args == Args::Exact {
+                if self.args == Args::Exact {
                     for (k, av) in am.iter().filter(|(k, _)| !em.contains_key(*k)) {
                         if self.done() {
                             return;

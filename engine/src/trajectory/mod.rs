@@ -45,9 +45,11 @@ mod config;
 mod extract;
 mod render;
 
-pub use align::{evaluate, Closest, StepOutcome, TrajectoryVerdict};
+pub use align::{
+    evaluate, Closest, CountMiss, ForbiddenCall, StepOutcome, Taken, TrajectoryVerdict,
+};
 pub use args::ArgMismatch;
-pub use config::{Args, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
+pub use config::{Args, CallCount, ExpectedTrajectory, Mode, Step, ToolConfig, TrajectoryConfig};
 pub use extract::{tool_calls, ToolCall};
 pub use render::trajectory_text;
 
