@@ -1,6 +1,8 @@
 //! The trajectory evaluator on a 20-step trajectory against 20 calls, with an argument matcher
-//! (a numeric tolerance on every price) and an ignored argument, in each mode; against the
-//! strict comparison of the same data as JSON (`[{"tool", "args"}]` lists).
+//! (a numeric tolerance on every price) and an ignored argument, in each mode; the same with the
+//! calls asked for four at a time (five responses of four parallel calls, each group in the
+//! reverse of the steps' order: `*_groups`); against the strict comparison of the same data as
+//! JSON (`[{"tool", "args"}]` lists).
 //!
 //! `cargo bench -p proposal-eval-engine --bench trajectory -- --warm-up-time 1 --measurement-time 3`
 //!
@@ -65,17 +67,33 @@ fn modes(c: &mut Criterion) {
         .unwrap()
         .field(FieldSpec::numeric_tolerance("*.price", 1.0));
     let mut group = c.benchmark_group("trajectory_20");
-    for mode in [Mode::Exact, Mode::InOrder, Mode::AnyOrder, Mode::Subset] {
-        let expected = ExpectedTrajectory {
-            mode: Some(mode),
-            steps: steps.clone(),
-            ..Default::default()
-        };
-        let verdict = evaluate(&expected, &calls, &config);
-        assert!(verdict.passed, "{}", verdict.render(&calls));
-        group.bench_function(mode.name(), |b| {
-            b.iter(|| evaluate(black_box(&expected), black_box(&calls), &config))
-        });
+    // Five responses of four calls each, every group reversed: the order inside means nothing.
+    let grouped: Vec<ToolCall> = (0..N)
+        .map(|j| {
+            let k = j / 4 * 4 + (3 - j % 4);
+            calls[k].clone().in_response(j / 4)
+        })
+        .collect();
+    let modes = [
+        Mode::Exact,
+        Mode::InOrder,
+        Mode::AnyOrder,
+        Mode::Subset,
+        Mode::Allowed,
+    ];
+    for (calls, suffix) in [(&calls, ""), (&grouped, "_groups")] {
+        for mode in modes {
+            let expected = ExpectedTrajectory {
+                mode: Some(mode),
+                steps: steps.clone(),
+                ..Default::default()
+            };
+            let verdict = evaluate(&expected, calls, &config);
+            assert!(verdict.passed, "{}", verdict.render(calls));
+            group.bench_function(format!("{}{suffix}", mode.name()), |b| {
+                b.iter(|| evaluate(black_box(&expected), black_box(calls), &config))
+            });
+        }
     }
 
     // The same with twenty tools, each called once.

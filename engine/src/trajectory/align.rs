@@ -2,7 +2,7 @@
 //! every step the call it matched or the closest call of its tool.
 
 use super::args::{compare, ArgMismatch, Probe};
-use super::config::{tool_matches, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
+use super::config::{is_glob, tool_matches, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
 use super::extract::{groups, ToolCall};
 use crate::assignment::assign_by;
 use std::ops::Range;
@@ -114,28 +114,54 @@ impl CountMiss {
     }
 }
 
-/// Which calls match which steps.
+/// Which calls match which steps, each pair asked once and only when an alignment needs it: a
+/// trajectory that goes as expected is laid by asking about the pairs on its way alone.
 pub(crate) struct Grid<'a> {
     steps: &'a [Step],
     calls: &'a [ToolCall],
-    /// Whether step i matches call j, row-major.
-    ok: Vec<bool>,
+    probe: Probe<'a, 'a>,
+    /// Whether each step's tool is a glob.
+    globs: Vec<bool>,
+    /// Per pair, row-major: 0 not asked yet, 1 no match, 2 a match.
+    memo: Vec<u8>,
 }
 
 impl<'a> Grid<'a> {
     fn new(steps: &'a [Step], calls: &'a [ToolCall], config: &'a TrajectoryConfig) -> Grid<'a> {
-        let mut probe = Probe::new(config);
-        let mut ok = vec![false; steps.len() * calls.len()];
-        for (i, step) in steps.iter().enumerate() {
-            for (j, call) in calls.iter().enumerate() {
-                ok[i * calls.len() + j] = probe.matches(step, call);
-            }
+        Grid {
+            steps,
+            calls,
+            probe: Probe::new(config),
+            globs: steps.iter().map(|s| is_glob(&s.tool)).collect(),
+            memo: vec![0; steps.len() * calls.len()],
         }
-        Grid { steps, calls, ok }
     }
 
+    /// Whether step `i` matches call `j`, asked now if it was not yet.
+    fn ask(&mut self, i: usize, j: usize) -> bool {
+        let k = i * self.calls.len() + j;
+        if self.memo[k] == 0 {
+            let ok = self
+                .probe
+                .matches_known(&self.steps[i], self.globs[i], &self.calls[j]);
+            self.memo[k] = 1 + u8::from(ok);
+        }
+        self.memo[k] == 2
+    }
+
+    /// Asks about every pair: what the full alignments read with [`Grid::ok`].
+    fn filled(mut self) -> Self {
+        for i in 0..self.steps.len() {
+            for j in 0..self.calls.len() {
+                self.ask(i, j);
+            }
+        }
+        self
+    }
+
+    /// Whether step `i` matches call `j`, in a filled grid.
     fn ok(&self, i: usize, j: usize) -> bool {
-        self.ok[i * self.calls.len() + j]
+        self.memo[i * self.calls.len() + j] == 2
     }
 }
 
@@ -175,16 +201,22 @@ pub fn evaluate(
             (places, unexpected) = (laid.places, laid.unplaced);
             laid.pairs
         }
-        Mode::InOrder if groups.len() == m => longest_chain(&Grid::new(steps, calls, config)),
-        Mode::InOrder => chain_over_groups(&Grid::new(steps, calls, config), &groups),
-        Mode::AnyOrder => assignment(&Grid::new(steps, calls, config)),
+        Mode::InOrder => {
+            let mut grid = Grid::new(steps, calls, config);
+            match greedy_chain(&mut grid, &groups) {
+                Some(pairs) => pairs,
+                None if groups.len() == m => longest_chain(&grid.filled()),
+                None => chain_over_groups(&grid.filled(), &groups),
+            }
+        }
+        Mode::AnyOrder => max_matching(&mut Grid::new(steps, calls, config)),
         Mode::Subset => {
-            let grid = Grid::new(steps, calls, config);
-            let pairs = assignment(&grid);
+            let mut grid = Grid::new(steps, calls, config);
+            let pairs = max_matching(&mut grid);
             for j in (0..m).filter(|j| !pairs.iter().any(|&(_, c)| c == *j)) {
                 unexpected.push(j);
                 // A step it matches is taken: a free one would have been assigned to it.
-                let by = (0..n).find(|&i| grid.ok(i, j)).and_then(|i| {
+                let by = (0..n).find(|&i| grid.ask(i, j)).and_then(|i| {
                     let by = pairs.iter().find(|&&(s, _)| s == i)?.1;
                     Some(Taken {
                         call: j,
@@ -197,10 +229,12 @@ pub fn evaluate(
             pairs
         }
         Mode::Allowed => {
-            let grid = Grid::new(steps, calls, config);
+            let mut grid = Grid::new(steps, calls, config);
             let mut pairs = Vec::new();
             for j in 0..m {
-                match (0..n).find(|&i| grid.ok(i, j)) {
+                // The step at the call's place first: where a trajectory as expected has it.
+                let mut order = (j < n).then_some(j).into_iter().chain(0..n);
+                match order.find(|&i| grid.ask(i, j)) {
                     Some(i) => pairs.push((i, j)),
                     None => unexpected.push(j),
                 }
@@ -524,14 +558,72 @@ impl GroupMatching {
     }
 }
 
-/// `any_order` and `subset`: the most steps matched by distinct calls (optimal assignment,
-/// cost 0 for a match, 1 otherwise); only the matching pairs are kept.
-pub(crate) fn assignment(grid: &Grid<'_>) -> Vec<(usize, usize)> {
+/// `in_order` the short way: each step takes the earliest call it matches after the previous
+/// step's (in the same group or a later one). When every step finds one, no chain is longer and
+/// each step has the earliest call it can; `None` when one does not, and the full alignment
+/// decides. Asks about the pairs on the way only.
+fn greedy_chain(grid: &mut Grid<'_>, groups: &[Range<usize>]) -> Option<Vec<(usize, usize)>> {
+    let mut used = vec![false; grid.calls.len()];
+    let mut pairs = Vec::with_capacity(grid.steps.len());
+    let mut from = 0;
+    for i in 0..grid.steps.len() {
+        let (g, j) = groups
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find_map(|(g, group)| {
+                let j = group.clone().find(|&j| !used[j] && grid.ask(i, j))?;
+                Some((g, j))
+            })?;
+        used[j] = true;
+        from = g;
+        pairs.push((i, j));
+    }
+    Some(pairs)
+}
+
+/// `any_order` and `subset`: the most steps matched by distinct calls, a maximum matching grown
+/// a step at a time by augmenting paths (Kuhn's algorithm). Each step tries the call at its own
+/// place first, so a trajectory as expected is matched asking about one pair a step.
+pub(crate) fn max_matching(grid: &mut Grid<'_>) -> Vec<(usize, usize)> {
     let (n, m) = (grid.steps.len(), grid.calls.len());
-    assign_by(n, m, |i, j| usize::from(!grid.ok(i, j)))
-        .into_iter()
-        .filter(|&(i, j)| grid.ok(i, j))
-        .collect()
+    let mut owner: Vec<Option<usize>> = vec![None; m];
+    let mut seen = vec![false; m];
+    fn augment(
+        grid: &mut Grid<'_>,
+        step: usize,
+        owner: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
+        let m = owner.len();
+        let own = (step < m).then_some(step);
+        for j in own.into_iter().chain((0..m).filter(|&j| Some(j) != own)) {
+            if seen[j] || !grid.ask(step, j) {
+                continue;
+            }
+            seen[j] = true;
+            let free = match owner[j] {
+                None => true,
+                Some(other) => augment(grid, other, owner, seen),
+            };
+            if free {
+                owner[j] = Some(step);
+                return true;
+            }
+        }
+        false
+    }
+    for i in 0..n {
+        seen.fill(false);
+        augment(grid, i, &mut owner, &mut seen);
+    }
+    let mut pairs: Vec<(usize, usize)> = owner
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| s.map(|s| (s, j)))
+        .collect();
+    pairs.sort_unstable();
+    pairs
 }
 
 /// Each step's outcome; an unmatched one gets the closest call of its tool.
@@ -610,7 +702,7 @@ pub(crate) fn grid<'a>(
     calls: &'a [ToolCall],
     config: &'a TrajectoryConfig,
 ) -> Grid<'a> {
-    Grid::new(steps, calls, config)
+    Grid::new(steps, calls, config).filled()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Comparing a step's arguments with a call's: partial or exact, under the ignore paths and the
 //! field matchers, every difference with its pasteable path (`recommend.price`).
 
-use super::config::{tool_matches, Args, Step, TrajectoryConfig};
+use super::config::{is_glob, tool_matches, Args, Step, TrajectoryConfig};
 use super::extract::ToolCall;
 use crate::json::json_eq;
 use crate::path::{Location, SegmentRef};
@@ -71,7 +71,18 @@ impl<'c, 'v> Probe<'c, 'v> {
 
     /// Whether `call` matches `step`.
     pub(crate) fn matches(&mut self, step: &'v Step, call: &'v ToolCall) -> bool {
-        if !tool_matches(&step.tool, &call.tool) {
+        self.matches_known(step, is_glob(&step.tool), call)
+    }
+
+    /// [`Probe::matches`] for a step known to name a glob (`glob`) or a tool: what a caller
+    /// asking about one step many times works out once.
+    pub(crate) fn matches_known(&mut self, step: &'v Step, glob: bool, call: &'v ToolCall) -> bool {
+        let same_tool = if glob {
+            tool_matches(&step.tool, &call.tool)
+        } else {
+            step.tool == call.tool
+        };
+        if !same_tool {
             return false;
         }
         let Some(expected) = &step.args else {

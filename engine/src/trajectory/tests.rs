@@ -1,6 +1,6 @@
 //! The alignment: each mode's score and rendering, and its properties against brute force.
 
-use super::align::{assignment, chain_over_groups, grid, longest_chain};
+use super::align::{chain_over_groups, grid, longest_chain, max_matching};
 use super::*;
 use crate::accuracy::FieldSpec;
 use proptest::prelude::*;
@@ -846,7 +846,7 @@ proptest! {
     #[test]
     fn any_order_is_the_maximum_matching(steps in small_steps(), calls in small_calls()) {
         let config = TrajectoryConfig::new();
-        let pairs = assignment(&grid(&steps, &calls, &config));
+        let pairs = max_matching(&mut grid(&steps, &calls, &config));
         prop_assert_eq!(pairs.len(), brute_assignment(&steps, &calls, &config));
         let mut used: Vec<usize> = pairs.iter().map(|p| p.1).collect();
         used.sort_unstable();
