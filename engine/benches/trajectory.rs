@@ -96,6 +96,27 @@ fn modes(c: &mut Criterion) {
         }
     }
 
+    // A step no call matches, first: no mode's short way lays every step, so each takes its
+    // full alignment (all 420 pairs asked, the longest chain or the group DP, every augmenting
+    // path tried).
+    let mut missing = vec![Step::tool("escalate_to_human")];
+    missing.extend(steps.iter().cloned());
+    for (calls, suffix) in [(&calls, "_miss"), (&grouped, "_groups_miss")] {
+        for mode in [Mode::InOrder, Mode::AnyOrder, Mode::Subset] {
+            let expected = ExpectedTrajectory {
+                mode: Some(mode),
+                steps: missing.clone(),
+                ..Default::default()
+            };
+            let verdict = evaluate(&expected, calls, &config);
+            assert_eq!(verdict.steps[0].matched, None);
+            assert!(verdict.steps[1..].iter().all(|s| s.matched.is_some()));
+            group.bench_function(format!("{}{suffix}", mode.name()), |b| {
+                b.iter(|| evaluate(black_box(&expected), black_box(calls), &config))
+            });
+        }
+    }
+
     // The same with twenty tools, each called once.
     let calls_distinct: Vec<ToolCall> = calls
         .iter()

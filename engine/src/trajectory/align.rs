@@ -191,57 +191,12 @@ pub fn evaluate(
     let mode = expected.mode.unwrap_or(config.mode);
     let steps = &expected.steps;
     let (n, m) = (steps.len(), calls.len());
-    let groups = groups(calls);
-    let mut unexpected = Vec::new();
-    let mut taken = Vec::new();
-    let mut places = Vec::new();
-    let pairs = match mode {
-        Mode::Exact => {
-            let laid = exact_pairs(steps, calls, &groups, config);
-            (places, unexpected) = (laid.places, laid.unplaced);
-            laid.pairs
-        }
-        Mode::InOrder => {
-            let mut grid = Grid::new(steps, calls, config);
-            match greedy_chain(&mut grid, &groups) {
-                Some(pairs) => pairs,
-                None if groups.len() == m => longest_chain(&grid.filled()),
-                None => chain_over_groups(&grid.filled(), &groups),
-            }
-        }
-        Mode::AnyOrder => max_matching(&mut Grid::new(steps, calls, config)),
-        Mode::Subset => {
-            let mut grid = Grid::new(steps, calls, config);
-            let pairs = max_matching(&mut grid);
-            for j in (0..m).filter(|j| !pairs.iter().any(|&(_, c)| c == *j)) {
-                unexpected.push(j);
-                // A step it matches is taken: a free one would have been assigned to it.
-                let by = (0..n).find(|&i| grid.ask(i, j)).and_then(|i| {
-                    let by = pairs.iter().find(|&&(s, _)| s == i)?.1;
-                    Some(Taken {
-                        call: j,
-                        step: i,
-                        by,
-                    })
-                });
-                taken.extend(by);
-            }
-            pairs
-        }
-        Mode::Allowed => {
-            let mut grid = Grid::new(steps, calls, config);
-            let mut pairs = Vec::new();
-            for j in 0..m {
-                // The step at the call's place first: where a trajectory as expected has it.
-                let mut order = (j < n).then_some(j).into_iter().chain(0..n);
-                match order.find(|&i| grid.ask(i, j)) {
-                    Some(i) => pairs.push((i, j)),
-                    None => unexpected.push(j),
-                }
-            }
-            pairs
-        }
-    };
+    let Laid {
+        pairs,
+        places,
+        unexpected,
+        taken,
+    } = lay(mode, steps, calls, config);
     let matched = pairs.len();
     let exact = format!("matched at their place ({n} steps, {m} calls)");
     let (num, den, counted) = match mode {
@@ -350,48 +305,108 @@ fn count_misses(expected: &ExpectedTrajectory, calls: &[ToolCall]) -> Vec<CountM
         .collect()
 }
 
-/// How `exact` laid the steps over the calls.
+/// How the steps were laid over the calls.
+#[derive(Default)]
 struct Laid {
-    /// The steps matched by the call at their place.
+    /// The (step, call) pairs that match, by step.
     pairs: Vec<(usize, usize)>,
-    /// Each step's place: the call it was laid against, `None` past the last call.
+    /// In `exact`, each step's place: the call it was laid against, `None` past the last call.
     places: Vec<Option<usize>>,
-    /// The calls no step was laid against: those past the last step.
-    unplaced: Vec<usize>,
+    /// The calls the mode does not allow.
+    unexpected: Vec<usize>,
+    /// In `subset`, the unexpected calls whose step another call took.
+    taken: Vec<Taken>,
+}
+
+/// Lays the steps over the calls in `mode`.
+fn lay<'a>(
+    mode: Mode,
+    steps: &'a [Step],
+    calls: &'a [ToolCall],
+    config: &'a TrajectoryConfig,
+) -> Laid {
+    let groups = groups(calls);
+    let mut grid = Grid::new(steps, calls, config);
+    let pairs = match mode {
+        Mode::Exact => return exact(&mut grid, &groups),
+        Mode::InOrder => match greedy_chain(&mut grid, &groups) {
+            Some(pairs) => pairs,
+            None if groups.len() == calls.len() => longest_chain(&grid.filled()),
+            None => chain_over_groups(&grid.filled(), &groups),
+        },
+        Mode::AnyOrder => max_matching(&mut grid),
+        Mode::Subset => return subset(&mut grid),
+        Mode::Allowed => return allowed(&mut grid),
+    };
+    Laid {
+        pairs,
+        ..Laid::default()
+    }
+}
+
+/// `subset`: the maximum matching; every call outside it is unexpected, and when it matches a
+/// step, that step was taken by another call (a free one would have been matched to it).
+fn subset(grid: &mut Grid<'_>) -> Laid {
+    let pairs = max_matching(grid);
+    let mut laid = Laid::default();
+    for j in (0..grid.calls.len()).filter(|j| !pairs.iter().any(|&(_, c)| c == *j)) {
+        laid.unexpected.push(j);
+        let taken = (0..grid.steps.len())
+            .find(|&i| grid.ask(i, j))
+            .and_then(|i| {
+                let by = pairs.iter().find(|&&(s, _)| s == i)?.1;
+                Some(Taken {
+                    call: j,
+                    step: i,
+                    by,
+                })
+            });
+        laid.taken.extend(taken);
+    }
+    laid.pairs = pairs;
+    laid
+}
+
+/// `allowed`: each call with the first step it matches (the step at its own place tried
+/// first, where a trajectory as expected has it); a call matching none is unexpected.
+fn allowed(grid: &mut Grid<'_>) -> Laid {
+    let n = grid.steps.len();
+    let mut laid = Laid::default();
+    for j in 0..grid.calls.len() {
+        let mut order = (j < n).then_some(j).into_iter().chain(0..n);
+        match order.find(|&i| grid.ask(i, j)) {
+            Some(i) => laid.pairs.push((i, j)),
+            None => laid.unexpected.push(j),
+        }
+    }
+    laid
 }
 
 /// `exact`: step k against call k, except that the steps at the places of a group's calls take
 /// them in the order that matches the most (their order means nothing).
-fn exact_pairs(
-    steps: &[Step],
-    calls: &[ToolCall],
-    groups: &[Range<usize>],
-    config: &TrajectoryConfig,
-) -> Laid {
-    let n = steps.len();
-    let mut probe = Probe::new(config);
+fn exact(grid: &mut Grid<'_>, groups: &[Range<usize>]) -> Laid {
+    let n = grid.steps.len();
     let mut laid = Laid {
-        pairs: Vec::new(),
         places: vec![None; n],
-        unplaced: Vec::new(),
+        ..Laid::default()
     };
     for group in groups {
         let at = group.start.min(n)..group.end.min(n);
         if at.is_empty() {
-            laid.unplaced.extend(group.clone());
+            laid.unexpected.extend(group.clone());
             continue;
         }
         if group.len() == 1 {
             let k = group.start;
             laid.places[k] = Some(k);
-            if probe.matches(&steps[k], &calls[k]) {
+            if grid.ask(k, k) {
                 laid.pairs.push((k, k));
             }
             continue;
         }
         let (rows, cols) = (at.len(), group.len());
         let ok: Vec<bool> = (0..rows * cols)
-            .map(|x| probe.matches(&steps[at.start + x / cols], &calls[group.start + x % cols]))
+            .map(|x| grid.ask(at.start + x / cols, group.start + x % cols))
             .collect();
         let mut used = vec![false; cols];
         for (r, c) in assign_by(rows, cols, |r, c| usize::from(!ok[r * cols + c])) {
@@ -401,7 +416,7 @@ fn exact_pairs(
                 laid.pairs.push((at.start + r, group.start + c));
             }
         }
-        laid.unplaced
+        laid.unexpected
             .extend((0..cols).filter(|&c| !used[c]).map(|c| group.start + c));
     }
     laid
@@ -465,23 +480,27 @@ pub(crate) fn chain_over_groups(grid: &Grid<'_>, groups: &[Range<usize>]) -> Vec
     let mut end = vec![0usize; (n + 1) * w];
     let mut matching = GroupMatching::default();
     for (g, group) in groups.iter().enumerate().rev() {
+        // What laying steps on this group gives depends only on the first candidate at or
+        // after `i`: computed once per candidate, not once per step.
+        let mut taking: Option<(usize, Option<(u32, usize)>)> = None;
         for i in (0..=n).rev() {
-            let (mut b, mut e) = (best[i * w + g + 1], i);
-            matching.reset(group.clone());
             let from = candidates[g].partition_point(|&k| k < i);
-            for &k in &candidates[g][from..] {
-                if !matching.add(grid, k) {
-                    continue;
+            let take = match taking {
+                Some((f, take)) if f == from => take,
+                _ => {
+                    let take = best_take(grid, &mut matching, group, &candidates[g][from..], |e| {
+                        best[e * w + g + 1]
+                    });
+                    taking = Some((from, take));
+                    take
                 }
-                // Ties go to taking: each step takes the earliest call it can.
-                let with = matching.size as u32 + best[(k + 1) * w + g + 1];
-                if with >= b {
-                    (b, e) = (with, k + 1);
-                }
-                if matching.size == group.len() {
-                    break;
-                }
-            }
+            };
+            let skip = best[i * w + g + 1];
+            // Ties go to taking: each step takes the earliest call it can.
+            let (b, e) = match take {
+                Some((with, e)) if with >= skip => (with, e),
+                _ => (skip, i),
+            };
             best[i * w + g] = b;
             end[i * w + g] = e;
         }
@@ -501,6 +520,35 @@ pub(crate) fn chain_over_groups(grid: &Grid<'_>, groups: &[Range<usize>]) -> Vec
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// The best of laying the steps `candidates` (those from some `i` on that match a call of
+/// `group`) on `group`: each time the matching grows, at step `k`, its size plus what the steps
+/// after `k` give over the later groups (`after(k + 1)`). Returns the best total and where its
+/// steps end (the last of the equal best: the most steps on this group), or `None` when no step
+/// can be laid.
+fn best_take(
+    grid: &Grid<'_>,
+    matching: &mut GroupMatching,
+    group: &Range<usize>,
+    candidates: &[usize],
+    after: impl Fn(usize) -> u32,
+) -> Option<(u32, usize)> {
+    matching.reset(group.clone());
+    let mut best: Option<(u32, usize)> = None;
+    for &k in candidates {
+        if !matching.add(grid, k) {
+            continue;
+        }
+        let with = matching.size as u32 + after(k + 1);
+        if best.is_none_or(|(b, _)| with >= b) {
+            best = Some((with, k + 1));
+        }
+        if matching.size == group.len() {
+            break;
+        }
+    }
+    best
 }
 
 /// A maximum matching of steps with the calls of one group, grown a step at a time by an
