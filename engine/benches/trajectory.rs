@@ -96,24 +96,32 @@ fn modes(c: &mut Criterion) {
         }
     }
 
-    // A step no call matches, first: no mode's short way lays every step, so each takes its
-    // full alignment (all 420 pairs asked, the longest chain or the group DP, every augmenting
-    // path tried).
+    // Two ways a trajectory goes wrong: a step no call matches, first (`*_miss`); the steps
+    // rotated by one, the first step last (`*_rotated`: every step's own place holds another
+    // call, and `in_order` takes its full alignment, all 400 pairs asked and the longest chain or
+    // the group DP computed).
     let mut missing = vec![Step::tool("escalate_to_human")];
     missing.extend(steps.iter().cloned());
-    for (calls, suffix) in [(&calls, "_miss"), (&grouped, "_groups_miss")] {
-        for mode in [Mode::InOrder, Mode::AnyOrder, Mode::Subset] {
-            let expected = ExpectedTrajectory {
-                mode: Some(mode),
-                steps: missing.clone(),
-                ..Default::default()
-            };
-            let verdict = evaluate(&expected, calls, &config);
-            assert_eq!(verdict.steps[0].matched, None);
-            assert!(verdict.steps[1..].iter().all(|s| s.matched.is_some()));
-            group.bench_function(format!("{}{suffix}", mode.name()), |b| {
-                b.iter(|| evaluate(black_box(&expected), black_box(calls), &config))
-            });
+    let mut rotated = steps.clone();
+    rotated.rotate_left(1);
+    for (calls, groups) in [(&calls, ""), (&grouped, "_groups")] {
+        for (steps, suffix, matched) in [(&missing, "_miss", N), (&rotated, "_rotated", N - 1)] {
+            for mode in [Mode::InOrder, Mode::AnyOrder, Mode::Subset] {
+                let expected = ExpectedTrajectory {
+                    mode: Some(mode),
+                    steps: steps.clone(),
+                    ..Default::default()
+                };
+                let verdict = evaluate(&expected, calls, &config);
+                let expect = if mode == Mode::InOrder { matched } else { N };
+                assert_eq!(
+                    verdict.steps.iter().filter(|s| s.matched.is_some()).count(),
+                    expect
+                );
+                group.bench_function(format!("{}{groups}{suffix}", mode.name()), |b| {
+                    b.iter(|| evaluate(black_box(&expected), black_box(calls), &config))
+                });
+            }
         }
     }
 

@@ -332,7 +332,7 @@ fn lay<'a>(
         Mode::InOrder => match greedy_chain(&mut grid, &groups) {
             Some(pairs) => pairs,
             None if groups.len() == calls.len() => longest_chain(&grid.filled()),
-            None => chain_over_groups(&grid.filled(), &groups),
+            None => chain_over_groups(&mut grid.filled(), &groups),
         },
         Mode::AnyOrder => max_matching(&mut grid),
         Mode::Subset => return subset(&mut grid),
@@ -464,7 +464,10 @@ pub(crate) fn longest_chain(grid: &Grid<'_>) -> Vec<(usize, usize)> {
 /// `e..` over groups `g + 1..`. Only the first `e` at which the matching grows counts (the rest
 /// only shortens what follows), so each `(i, g)` adds the steps that match a call of `g` one
 /// at a time until the group is full.
-pub(crate) fn chain_over_groups(grid: &Grid<'_>, groups: &[Range<usize>]) -> Vec<(usize, usize)> {
+pub(crate) fn chain_over_groups(
+    grid: &mut Grid<'_>,
+    groups: &[Range<usize>],
+) -> Vec<(usize, usize)> {
     let n = grid.steps.len();
     let w = groups.len() + 1;
     // The steps that match some call of each group, in order.
@@ -528,7 +531,7 @@ pub(crate) fn chain_over_groups(grid: &Grid<'_>, groups: &[Range<usize>]) -> Vec
 /// steps end (the last of the equal best: the most steps on this group), or `None` when no step
 /// can be laid.
 fn best_take(
-    grid: &Grid<'_>,
+    grid: &mut Grid<'_>,
     matching: &mut GroupMatching,
     group: &Range<usize>,
     candidates: &[usize],
@@ -571,7 +574,7 @@ impl GroupMatching {
     }
 
     /// Adds `step`; whether the matching grew.
-    fn add(&mut self, grid: &Grid<'_>, step: usize) -> bool {
+    fn add(&mut self, grid: &mut Grid<'_>, step: usize) -> bool {
         self.seen.clear();
         self.seen.resize(self.calls.len(), false);
         let grew = self.augment(grid, step);
@@ -579,9 +582,9 @@ impl GroupMatching {
         grew
     }
 
-    fn augment(&mut self, grid: &Grid<'_>, step: usize) -> bool {
+    fn augment(&mut self, grid: &mut Grid<'_>, step: usize) -> bool {
         for c in 0..self.calls.len() {
-            if self.seen[c] || !grid.ok(step, self.calls.start + c) {
+            if self.seen[c] || !grid.ask(step, self.calls.start + c) {
                 continue;
             }
             self.seen[c] = true;
@@ -606,27 +609,43 @@ impl GroupMatching {
     }
 }
 
-/// `in_order` the short way: each step takes the earliest call it matches after the previous
-/// step's (in the same group or a later one). When every step finds one, no chain is longer and
-/// each step has the earliest call it can; `None` when one does not, and the full alignment
-/// decides. Asks about the pairs on the way only.
+/// `in_order` the short way: the steps are laid in order, each on the group where the previous
+/// one is if the group's matching can take it too (rearranging the group's calls among its
+/// steps), else on the earliest later group where it matches a call. Laid so, the steps chain
+/// completely whenever some chain of all of them exists. So when every step that matches any
+/// call is laid, or all but one (no chain holds them all, and this one holds all the others),
+/// no chain is longer; a step that matches no call is in no chain. `None` when two steps are
+/// left over: the full alignment decides. Asks about the pairs on the way only.
 fn greedy_chain(grid: &mut Grid<'_>, groups: &[Range<usize>]) -> Option<Vec<(usize, usize)>> {
-    let mut used = vec![false; grid.calls.len()];
+    let m = grid.calls.len();
     let mut pairs = Vec::with_capacity(grid.steps.len());
-    let mut from = 0;
+    let mut matching = GroupMatching::default();
+    let mut g = 0;
+    matching.reset(groups.first().cloned().unwrap_or(0..0));
+    let mut left_over = false;
     for i in 0..grid.steps.len() {
-        let (g, j) = groups
-            .iter()
-            .enumerate()
-            .skip(from)
-            .find_map(|(g, group)| {
-                let j = group.clone().find(|&j| !used[j] && grid.ask(i, j))?;
-                Some((g, j))
-            })?;
-        used[j] = true;
-        from = g;
-        pairs.push((i, j));
+        if matching.add(grid, i) {
+            continue;
+        }
+        let later = (g + 1..groups.len()).find(|&h| groups[h].clone().any(|j| grid.ask(i, j)));
+        match later {
+            Some(h) => {
+                pairs.extend(matching.pairs());
+                g = h;
+                matching.reset(groups[h].clone());
+                matching.add(grid, i);
+            }
+            None if (0..m).any(|j| grid.ask(i, j)) => {
+                if left_over {
+                    return None;
+                }
+                left_over = true;
+            }
+            None => {}
+        }
     }
+    pairs.extend(matching.pairs());
+    pairs.sort_unstable();
     Some(pairs)
 }
 

@@ -735,14 +735,19 @@ proptest! {
         }
         let g = grid(&steps, &calls, &config);
         prop_assert!(chain.iter().all(|&(i, j)| g.is_match(i, j)));
+        // evaluate, the short way first, reaches the same length, with calls in order.
+        let e = ExpectedTrajectory { mode: Some(Mode::InOrder), steps: steps.clone(), ..Default::default() };
+        let laid: Vec<usize> = evaluate(&e, &calls, &config).steps.iter().filter_map(|s| s.matched).collect();
+        prop_assert_eq!(laid.len(), chain.len());
+        prop_assert!(laid.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
     fn in_order_over_groups_is_the_longest(steps in small_steps(), calls in grouped_calls()) {
         let config = TrajectoryConfig::new();
-        let g = grid(&steps, &calls, &config);
+        let mut g = grid(&steps, &calls, &config);
         let groups = super::extract::groups(&calls);
-        let chain = chain_over_groups(&g, &groups);
+        let chain = chain_over_groups(&mut g, &groups);
         prop_assert_eq!(chain.len(), brute_group_chain(&steps, &calls, &config));
         // Steps increasing, responses never going back, calls distinct, every pair a match.
         for w in chain.windows(2) {
@@ -756,11 +761,20 @@ proptest! {
         prop_assert!(chain.iter().all(|&(i, j)| g.is_match(i, j)));
         // With every call a group of its own it is the longest chain of calls in order.
         let singles: Vec<std::ops::Range<usize>> = (0..calls.len()).map(|j| j..j + 1).collect();
-        prop_assert_eq!(chain_over_groups(&g, &singles).len(), longest_chain(&g).len());
+        prop_assert_eq!(chain_over_groups(&mut g, &singles).len(), longest_chain(&g).len());
         // And evaluate reaches the same count.
         let e = ExpectedTrajectory { mode: Some(Mode::InOrder), steps: steps.clone(), ..Default::default() };
         let v = evaluate(&e, &calls, &config);
         prop_assert_eq!(v.steps.iter().filter(|s| s.matched.is_some()).count(), chain.len());
+        // Its chain (the short way's or the full one's) is a chain too.
+        let laid: Vec<usize> = v.steps.iter().filter_map(|s| s.matched).collect();
+        for w in laid.windows(2) {
+            prop_assert!(w[0] != w[1] && calls[w[0]].response <= calls[w[1]].response);
+        }
+        let mut distinct = laid.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        prop_assert_eq!(distinct.len(), laid.len());
     }
 
     #[test]
