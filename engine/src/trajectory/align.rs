@@ -1,7 +1,7 @@
 //! Laying the expected steps over the calls: the five modes, the counts, the score, and for
 //! every step the call it matched or the closest call of its tool.
 
-use super::args::{compare, ArgMismatch, Probe};
+use super::args::{compare, mismatch_count, ArgMismatch, Probe};
 use super::config::{is_glob, tool_matches, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
 use super::extract::{groups, ToolCall};
 use crate::assignment::assign_by;
@@ -746,12 +746,14 @@ fn closest(
     config: &TrajectoryConfig,
     taken: &[bool],
 ) -> Option<Closest> {
-    calls
+    // Counted first, written for the chosen call only.
+    let (call, _) = calls
         .iter()
         .enumerate()
-        .filter_map(|(j, call)| compare(step, call, config).map(|m| (j, m)))
-        .min_by_key(|(j, m)| (taken[*j], m.len(), *j))
-        .map(|(call, mismatches)| Closest { call, mismatches })
+        .filter_map(|(j, call)| mismatch_count(step, call, config).map(|k| (j, k)))
+        .min_by_key(|&(j, k)| (taken[j], k, j))?;
+    let mismatches = compare(step, &calls[call], config)?;
+    Some(Closest { call, mismatches })
 }
 
 /// A score as the output prints it: whole numbers bare, others with two decimals.

@@ -47,6 +47,27 @@ pub(crate) fn compare(
     Some(out)
 }
 
+/// How many mismatches [`compare`] would write, without writing them: what choosing the
+/// closest call among many needs.
+pub(crate) fn mismatch_count(
+    step: &Step,
+    call: &ToolCall,
+    config: &TrajectoryConfig,
+) -> Option<usize> {
+    if !tool_matches(&step.tool, &call.tool) {
+        return None;
+    }
+    let args = args_of(step, call, config);
+    let Some(expected) = step.args.as_ref().filter(|_| args != Args::Ignore) else {
+        return Some(0);
+    };
+    let mut walk = Walk::new(config, None);
+    walk.counting = true;
+    walk.start(&call.tool, args);
+    walk.node(expected, &call.args);
+    Some(walk.count)
+}
+
 /// How `step`'s arguments compare with `call`'s: the step's `args_match`, else the tool's, else
 /// `[trajectory] args`.
 fn args_of(step: &Step, call: &ToolCall, config: &TrajectoryConfig) -> Args {
@@ -107,6 +128,10 @@ struct Walk<'c, 'v, 'o> {
     path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
     failed: bool,
+    /// The mismatches found, written or not.
+    count: usize,
+    /// Whether a walk without `out` goes on past the first mismatch, to count them all.
+    counting: bool,
     /// How the arguments compare: `exact` below the top level of a `subset` comparison.
     args: Args,
     /// Whether the walk is a `subset` comparison.
@@ -120,6 +145,8 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             path: Vec::with_capacity(8),
             out,
             failed: false,
+            count: 0,
+            counting: false,
             args: Args::Partial,
             subset: false,
         }
@@ -130,6 +157,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
         self.path.clear();
         self.path.push(SegmentRef::Key(tool));
         self.failed = false;
+        self.count = 0;
         self.args = args;
         self.subset = args == Args::Subset;
     }
@@ -137,6 +165,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
     /// A mismatch here; `why` is written only when mismatches are kept.
     fn push(&mut self, why: impl FnOnce() -> String) {
         self.failed = true;
+        self.count += 1;
         if let Some(out) = &mut self.out {
             out.push(ArgMismatch {
                 location: Location(self.path.iter().map(|s| s.to_segment()).collect()),
@@ -147,7 +176,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
 
     /// Whether the walk can stop: a probe stops at the first mismatch.
     fn done(&self) -> bool {
-        self.failed && self.out.is_none()
+        self.failed && self.out.is_none() && !self.counting
     }
 
     /// Whether the current path is ignored. Asked only where the two sides differ, so an equal
@@ -196,7 +225,9 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             .find(|f| f.path.matches_refs(&self.path))
         {
             if self.out.is_none() {
-                self.failed = !crate::accuracy::holds(spec, e, a);
+                if !crate::accuracy::holds(spec, e, a) {
+                    self.push(String::new);
+                }
                 return;
             }
             if let Err(why) = crate::accuracy::compare_one(spec, e, a) {

@@ -845,12 +845,21 @@ proptest! {
             TrajectoryConfig::new().args(Args::Exact),
             TrajectoryConfig::new().args(Args::Subset),
             TrajectoryConfig::new().args(Args::Ignore),
+            TrajectoryConfig::new()
+                .args(Args::Exact)
+                .field(FieldSpec::numeric_tolerance("*.x", 0.5))
+                .ignore_path("b.y")
+                .unwrap(),
         ] {
             for step in &steps {
                 for call in &calls {
                     prop_assert_eq!(
                         super::args::matches(step, call, &config),
                         super::args::compare(step, call, &config).is_some_and(|m| m.is_empty())
+                    );
+                    prop_assert_eq!(
+                        super::args::mismatch_count(step, call, &config),
+                        super::args::compare(step, call, &config).map(|m| m.len())
                     );
                 }
             }
