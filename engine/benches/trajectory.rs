@@ -11,12 +11,10 @@
 //! `python3 engine/benches/rounds.py 5 strict_same_data now=target/release/deps/trajectory-<hash>`
 //! (several `label=binary` pairs alternate, e.g. a build from before a change beside one after).
 //!
-//! Measured (5 alternating rounds, load 4.3-5.0 on 2 cores; median ratio to `strict_same_data`
-//! [min-max over rounds]): every mode on the data as expected 0.56-0.60x [0.40-0.94]; with groups
-//! 0.59-1.13x [0.55-1.26]; a step no call matches 0.67-1.24x [0.47-1.61]; the steps rotated by
-//! one 0.87-1.26x [0.70-1.80]. The steps reversed (`in_order_*reversed`, 3 rounds): 13.1x and
-//! 12.6x, spent finding each unmatched step's closest call (docs/reference/trajectories.md,
-//! "Speed").
+//! Measured (3 alternating rounds, load 1.5-2.7 on 2 cores; median ratio to `strict_same_data`
+//! [min-max over rounds]): every mode and variant 0.56-1.08x [0.50-1.24], groups included, but
+//! the steps reversed (`in_order_*reversed`: the full alignment and 19 closest calls written):
+//! 3.32x and 3.65x (docs/reference/trajectories.md, "Speed").
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use proposal_eval_engine::accuracy::FieldSpec;
