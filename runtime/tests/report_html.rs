@@ -75,7 +75,7 @@ fn case(suite: &str, name: &str, score: f64, misses: &[&str]) -> Value {
         "failure": null,
         "usage": {"calls": 2, "input_tokens": 1200, "output_tokens": 300, "latency_ms": 406.25, "cost_usd": 0.0006},
         "trajectory": if suite == "refunds" {
-            json!([{"tool": "lookup_invoice", "args": {"id": "INV-7"}}, {"tool": "delete_account", "args": {"id": 7}}])
+            json!([{"tool": "lookup_invoice", "args": {"id": "INV-7"}, "response": 0}, {"tool": "delete_account", "args": {"id": 7}, "response": 0}])
         } else { json!(null) },
         "input": {"message": format!("Please look at {name}"), "customer": {"id": 7}},
         "output": {"action": "refund", "amount": if passed { json!(120) } else { json!("120") }},
@@ -286,8 +286,8 @@ fn a_failing_case_opens_to_its_whole_story() {
         "<tr class=\"st-missing\"><td><code>refund</code> <code>{\"amount\":120}</code></td><td><span class=\"muted\">–</span></td><td class=\"status\">missing</td>"
     ), "{trajectory}");
     assert!(trajectory.contains(
-        "<td>#2 <code>delete_account</code> <code>{\"id\":7}</code></td><td class=\"status\">forbidden</td><td>delete_account is forbidden</td>"
-    ));
+        "<td>#2 <code>delete_account</code> <code>{\"id\":7}</code> <span class=\"muted\">parallel, model call 1</span></td><td class=\"status\">forbidden</td><td>delete_account is forbidden</td>"
+    ), "{trajectory}");
     // The judge's verdicts with reasons.
     let rubric = between(case, "data-evaluator=\"rubric\"", "</table>");
     assert!(rubric.contains(

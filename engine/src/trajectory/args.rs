@@ -1,7 +1,7 @@
 //! Comparing a step's arguments with a call's: partial or exact, under the ignore paths and the
 //! field matchers, every difference with its pasteable path (`recommend.price`).
 
-use super::config::{Args, Step, TrajectoryConfig};
+use super::config::{is_glob, tool_matches, Args, Step, TrajectoryConfig};
 use super::extract::ToolCall;
 use crate::json::json_eq;
 use crate::path::{Location, SegmentRef};
@@ -34,16 +34,45 @@ pub(crate) fn compare(
     call: &ToolCall,
     config: &TrajectoryConfig,
 ) -> Option<Vec<ArgMismatch>> {
-    if step.tool != call.tool {
+    if !tool_matches(&step.tool, &call.tool) {
         return None;
     }
     let mut out = Vec::new();
-    if let Some(expected) = &step.args {
+    let args = args_of(step, call, config);
+    if let (Some(expected), false) = (&step.args, args == Args::Ignore) {
         let mut walk = Walk::new(config, Some(&mut out));
-        walk.start(&step.tool);
+        walk.start(&call.tool, args);
         walk.node(expected, &call.args);
     }
     Some(out)
+}
+
+/// How many mismatches [`compare`] would write, without writing them: what choosing the
+/// closest call among many needs.
+pub(crate) fn mismatch_count(
+    step: &Step,
+    call: &ToolCall,
+    config: &TrajectoryConfig,
+) -> Option<usize> {
+    if !tool_matches(&step.tool, &call.tool) {
+        return None;
+    }
+    let args = args_of(step, call, config);
+    let Some(expected) = step.args.as_ref().filter(|_| args != Args::Ignore) else {
+        return Some(0);
+    };
+    let mut walk = Walk::new(config, None);
+    walk.counting = true;
+    walk.start(&call.tool, args);
+    walk.node(expected, &call.args);
+    Some(walk.count)
+}
+
+/// How `step`'s arguments compare with `call`'s: the step's `args_match`, else the tool's, else
+/// `[trajectory] args`.
+fn args_of(step: &Step, call: &ToolCall, config: &TrajectoryConfig) -> Args {
+    step.args_match
+        .unwrap_or_else(|| config.args_of(&call.tool))
 }
 
 /// Whether `call` matches `step`: [`compare`] without writing any mismatch, stopping at the
@@ -63,13 +92,28 @@ impl<'c, 'v> Probe<'c, 'v> {
 
     /// Whether `call` matches `step`.
     pub(crate) fn matches(&mut self, step: &'v Step, call: &'v ToolCall) -> bool {
-        if step.tool != call.tool {
+        self.matches_known(step, is_glob(&step.tool), call)
+    }
+
+    /// [`Probe::matches`] for a step known to name a glob (`glob`) or a tool: what a caller
+    /// asking about one step many times works out once.
+    pub(crate) fn matches_known(&mut self, step: &'v Step, glob: bool, call: &'v ToolCall) -> bool {
+        let same_tool = if glob {
+            tool_matches(&step.tool, &call.tool)
+        } else {
+            step.tool == call.tool
+        };
+        if !same_tool {
             return false;
         }
         let Some(expected) = &step.args else {
             return true;
         };
-        self.0.start(&step.tool);
+        let args = args_of(step, call, self.0.config);
+        if args == Args::Ignore {
+            return true;
+        }
+        self.0.start(&call.tool, args);
         self.0.node(expected, &call.args);
         !self.0.failed
     }
@@ -84,6 +128,14 @@ struct Walk<'c, 'v, 'o> {
     path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
     failed: bool,
+    /// The mismatches found, written or not.
+    count: usize,
+    /// Whether a walk without `out` goes on past the first mismatch, to count them all.
+    counting: bool,
+    /// How the arguments compare: `exact` below the top level of a `subset` comparison.
+    args: Args,
+    /// Whether the walk is a `subset` comparison.
+    subset: bool,
 }
 
 impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
@@ -93,19 +145,27 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             path: Vec::with_capacity(8),
             out,
             failed: false,
+            count: 0,
+            counting: false,
+            args: Args::Partial,
+            subset: false,
         }
     }
 
-    /// Ready for a walk of `tool`'s arguments.
-    fn start(&mut self, tool: &'v str) {
+    /// Ready for a walk of `tool`'s arguments, compared as `args` says.
+    fn start(&mut self, tool: &'v str, args: Args) {
         self.path.clear();
         self.path.push(SegmentRef::Key(tool));
         self.failed = false;
+        self.count = 0;
+        self.args = args;
+        self.subset = args == Args::Subset;
     }
 
     /// A mismatch here; `why` is written only when mismatches are kept.
     fn push(&mut self, why: impl FnOnce() -> String) {
         self.failed = true;
+        self.count += 1;
         if let Some(out) = &mut self.out {
             out.push(ArgMismatch {
                 location: Location(self.path.iter().map(|s| s.to_segment()).collect()),
@@ -116,7 +176,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
 
     /// Whether the walk can stop: a probe stops at the first mismatch.
     fn done(&self) -> bool {
-        self.failed && self.out.is_none()
+        self.failed && self.out.is_none() && !self.counting
     }
 
     /// Whether the current path is ignored. Asked only where the two sides differ, so an equal
@@ -137,7 +197,17 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             (Some(e), Some(a)) => self.node(e, a),
             (Some(_), None) if !self.ignored() => self.push(|| "missing in actual".into()),
             (None, Some(a)) if !self.ignored() => {
-                self.push(|| format!("extra in actual: {}", compact(a, MAX)))
+                let subset = self.path.len() == 2 && self.subset;
+                self.push(|| {
+                    if subset {
+                        format!(
+                            "not among the step's arguments (args_match = \"subset\"): {}",
+                            compact(a, MAX)
+                        )
+                    } else {
+                        format!("extra in actual: {}", compact(a, MAX))
+                    }
+                })
             }
             _ => {}
         }
@@ -155,7 +225,9 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             .find(|f| f.path.matches_refs(&self.path))
         {
             if self.out.is_none() {
-                self.failed = !crate::accuracy::holds(spec, e, a);
+                if !crate::accuracy::holds(spec, e, a) {
+                    self.push(String::new);
+                }
                 return;
             }
             if let Err(why) = crate::accuracy::compare_one(spec, e, a) {
@@ -170,6 +242,17 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             return;
         }
         match (e, a) {
+            (Value::Object(em), Value::Object(am)) if self.args == Args::Subset => {
+                // The call's arguments, each among the step's and equal as a whole.
+                self.args = Args::Exact;
+                for (k, av) in am {
+                    if self.done() {
+                        break;
+                    }
+                    self.child(SegmentRef::Key(k), em.get(k), Some(av));
+                }
+                self.args = Args::Subset;
+            }
             (Value::Object(em), Value::Object(am)) => {
                 for (k, ev) in em {
                     if self.done() {
@@ -177,7 +260,7 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
                     }
                     self.child(SegmentRef::Key(k), Some(ev), am.get(k));
                 }
-                if self.config.args == Args::Exact {
+                if self.args == Args::Exact {
                     for (k, av) in am.iter().filter(|(k, _)| !em.contains_key(*k)) {
                         if self.done() {
                             return;

@@ -5,10 +5,11 @@
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// One step of a trajectory: a tool the model asked for (or the code noted), with its arguments.
+/// One step of a trajectory: a tool the model asked for (or the code noted), with its arguments
+/// and the model response it came in.
 ///
-/// Serialized as `{"tool": "recommend", "args": {...}}`, the shape `code_judge` scripts and
-/// reports see.
+/// Serialized as `{"tool": "recommend", "args": {...}, "response": 1}`, the shape `code_judge`
+/// scripts and reports see (`response` left out for a step the code noted).
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
@@ -16,16 +17,56 @@ pub struct ToolCall {
     pub tool: String,
     /// Its arguments: the parsed JSON, or the string as sent when it is not JSON.
     pub args: Value,
+    /// The index of the model response that asked for it, among the case's model calls in the
+    /// order they were answered (from 0); `None` for a step the code noted. The calls of one
+    /// response were asked for together: their order means nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<usize>,
 }
 
 impl ToolCall {
-    /// A call of `tool` with `args`.
+    /// A call of `tool` with `args`, of no model response (a step of its own).
     pub fn new(tool: impl Into<String>, args: Value) -> ToolCall {
         ToolCall {
             tool: tool.into(),
             args,
+            response: None,
         }
     }
+
+    /// The call as one of model response `index`'s.
+    ///
+    /// ```
+    /// use proposal_eval_engine::trajectory::{tool_calls, ToolCall};
+    /// use serde_json::json;
+    /// let response = json!({"content": [
+    ///     {"type": "tool_use", "name": "lookup", "input": {"sku": "A"}},
+    ///     {"type": "tool_use", "name": "lookup", "input": {"sku": "B"}}
+    /// ]});
+    /// let calls: Vec<ToolCall> = tool_calls(&response).into_iter().map(|c| c.in_response(3)).collect();
+    /// assert_eq!(calls[1].response, Some(3));
+    /// ```
+    pub fn in_response(mut self, index: usize) -> ToolCall {
+        self.response = Some(index);
+        self
+    }
+}
+
+/// The calls' groups, in order: the runs of calls of one model response (asked for together,
+/// so in no order among themselves); a call of no response is a group of its own.
+pub(crate) fn groups(calls: &[ToolCall]) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (j, call) in calls.iter().enumerate() {
+        match out.last_mut() {
+            Some(last)
+                if call.response.is_some() && calls[last.start].response == call.response =>
+            {
+                last.end = j + 1
+            }
+            _ => out.push(j..j + 1),
+        }
+    }
+    out
 }
 
 /// The tool calls in one model response, in the response's order; none for a response that

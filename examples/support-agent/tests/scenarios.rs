@@ -1107,6 +1107,17 @@ fn bad_fixtures() -> Result<(), Failed> {
         "{\n  \"input\": { \"message\": \"Where is A-1001?\", \"orders\": {} },\n  \"expected\": \"yes\"\n}\n",
     )
     .unwrap();
+    // Trajectory steps that cannot be meant: arguments written as a string, an empty tool.
+    std::fs::write(
+        suite.dir.join("args_string.json"),
+        "{\n  \"input\": { \"message\": \"Where is A-1001?\", \"orders\": {} },\n  \"expected_trajectory\": [{ \"tool\": \"lookup_order\", \"args\": \"order=A-1001\" }]\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        suite.dir.join("empty_tool.json"),
+        "{\n  \"input\": { \"message\": \"Where is A-1001?\", \"orders\": {} },\n  \"expected_trajectory\": { \"steps\": [{ \"tool\": \"lookup_order\" }, { \"tool\": \"\" }] }\n}\n",
+    )
+    .unwrap();
     let upstream = FakeOpenAi::start(Duration::ZERO);
     let run = suite.record(&upstream, &[], 1);
     let seen = upstream.stop();
@@ -1117,9 +1128,15 @@ fn bad_fixtures() -> Result<(), Failed> {
         .map(|(k, _)| k.as_str())
         .collect();
     check(
-        failed == ["bad_input::array", "bad_input::expected_yes"]
+        failed
+            == [
+                "bad_input::args_string",
+                "bad_input::array",
+                "bad_input::empty_tool",
+                "bad_input::expected_yes",
+            ]
             && run.verdicts["bad_input::bom"] == "ok",
-        "the BOM fixture passes, the two bad ones fail",
+        "the BOM fixture passes, the four bad ones fail",
         &run,
     )?;
     // The files are named by their path from the crate root (where the suite's copy is depends
@@ -1127,10 +1144,12 @@ fn bad_fixtures() -> Result<(), Failed> {
     for needle in [
         "/bad_input/array.json:1:1: a fixture is a JSON object, and this file holds an array: write { \"input\": ..., \"expected\": ... } (one case per file)",
         "/bad_input/expected_yes.json: `expected` is a string, which the suite's evaluators (strict, field_accuracy) cannot compare: write the proposals the code should produce as a list (`[{...}]`) or one object (`{...}`); only a code_judge alone takes any JSON",
+        "/bad_input/args_string.json:4:1: expected_trajectory step 1: `args` is a string \"order=A-1001\": a step's arguments are an object of argument names and values (`\"args\": {\"category\": \"laptop\"}`), or left out to match any",
+        "/bad_input/empty_tool.json:4:1: expected_trajectory step 2: `tool` is \"\": name the tool the call must be of (`\"tool\": \"inventory_lookup\"`), or a glob (`\"search_*\"`)",
     ] {
         check(run.text.contains(needle), &format!("the failure says `{needle}`"), &run)?;
     }
-    // The suite's calls and the BOM case's one; none for the two bad fixtures.
+    // The suite's calls and the BOM case's one; none for the four bad fixtures.
     if seen.calls != CALLS + 1 {
         return Err(format!(
             "the upstream saw {seen:?}, expected {} calls\n{}",
@@ -1143,7 +1162,9 @@ fn bad_fixtures() -> Result<(), Failed> {
     check(
         files.contains_key("bom.json")
             && !files.contains_key("array.json")
-            && !files.contains_key("expected_yes.json"),
+            && !files.contains_key("expected_yes.json")
+            && !files.contains_key("args_string.json")
+            && !files.contains_key("empty_tool.json"),
         "only the good fixtures are recorded",
         &run,
     )
@@ -1319,12 +1340,12 @@ fn shop_record_then_replay() -> Result<(), Failed> {
     let recorded = suite.record(&upstream, &env, 2);
     let seen = upstream.stop();
     check(
-        recorded.success && recorded.verdicts.len() == 6,
+        recorded.success && recorded.verdicts.len() == SHOP_CASES,
         "recording passes every case",
         &recorded,
     )?;
     // Three model turns a case: the tool calls, the recommendation, the words.
-    if seen.calls != 18 || seen.refused != 0 {
+    if seen.calls != 3 * SHOP_CASES || seen.refused != 0 {
         return Err(format!("the upstream saw {seen:?}\n{}", recorded.text).into());
     }
     let files = suite.recordings();
@@ -1352,10 +1373,54 @@ fn shop_record_then_replay() -> Result<(), Failed> {
     )?;
     let committed_run = committed("shop").run(&[("SUPPORT_AGENT_CLIENT", "shop")], 2);
     check(
-        committed_run.success && committed_run.verdicts.len() == 6,
+        committed_run.success && committed_run.verdicts.len() == SHOP_CASES,
         "the committed recordings replay",
         &committed_run,
-    )
+    )?;
+    // A passing `subset` or `allowed` case lists no misses, though some of its steps were not
+    // called; each call keeps the index of the response that asked for it.
+    let report = report_json();
+    let entry = |test: &str| {
+        report["cases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["test"] == test)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for test in [
+        "shop::responses_stream_subset",
+        "shop::anthropic_stream_allowed",
+    ] {
+        let e = entry(test);
+        if e["evaluators"][0]["misses"] != serde_json::json!([]) || e["passed"] != true {
+            return Err(format!("{test}: report.json's entry lists misses: {e:#}").into());
+        }
+    }
+    let responses: Vec<serde_json::Value> = entry("shop::chat_stream_parallel_in_order")
+        ["trajectory"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c["response"].clone())
+        .collect();
+    if responses != [0.into(), 0.into(), 1.into(), serde_json::Value::Null] {
+        return Err(format!("the responses of the parallel case's calls: {responses:?}").into());
+    }
+    Ok(())
+}
+
+/// The cases of `fixtures/shop`.
+const SHOP_CASES: usize = 11;
+
+/// This target's report.json, as the last run left it.
+fn report_json() -> serde_json::Value {
+    let report = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("proposal-eval/report.json");
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
 }
 
 /// Each mode failing for its reason, as the person who runs the tests reads it.
@@ -1365,6 +1430,14 @@ fn shop_failures() -> Result<(), Failed> {
   #1 inventory_lookup {\"category\":\"laptop\",\"max_price\":1000.0}
   #2 recommend {\"note\":\"In stock\",\"price\":950.0,\"sku\":\"SKU-2\"}
   #3 send_reply {\"text\":\"I recommend SKU-2 at $950.0.\"}
+";
+    // "Compare SKU-7 and SKU-8": both lookups in one answer, then the recommendation.
+    let parallel = "calls:
+  in parallel (model call 1):
+    #1 inventory_lookup {\"sku\":\"SKU-7\"}
+    #2 inventory_lookup {\"sku\":\"SKU-8\"}
+  #3 recommend {\"note\":\"In stock\",\"price\":860.0,\"sku\":\"SKU-8\"}
+  #4 send_reply {\"text\":\"I recommend SKU-8 at $860.0.\"}
 ";
     let expected = [
         (
@@ -1408,8 +1481,9 @@ subset: 3 of 4 calls matched a step, 1 forbidden call(s), score 0
   #1 delete_order: unexpected call, matches no step (subset: no tool outside the steps)
   #1 delete_order: forbidden tool
 calls:
-  #1 delete_order {\"order_id\":\"O-17\"}
-  #2 inventory_lookup {\"category\":\"laptop\",\"max_price\":1000.0}
+  in parallel (model call 1):
+    #1 delete_order {\"order_id\":\"O-17\"}
+    #2 inventory_lookup {\"category\":\"laptop\",\"max_price\":1000.0}
   #3 recommend {\"note\":\"In stock\",\"price\":950.0,\"sku\":\"SKU-2\"}
   #4 send_reply {\"text\":\"I recommend SKU-2 at $950.0.\"}
 "
@@ -1427,21 +1501,84 @@ exact: 2 of 3 matched at their place (2 steps, 3 calls), 3 calls, more than max_
 {calls}"
             ),
         ),
+        (
+            "parallel_across_answers",
+            format!(
+                "trajectory FAILED (score 0.25)
+exact: 1 of 4 matched at their place (3 steps, 4 calls), score 0.25
+  step 1 inventory_lookup: #1 inventory_lookup
+  step 2 recommend: no match (call #2 in its place is inventory_lookup); #3 recommend has these arguments but is not at this step's place
+  step 3 inventory_lookup: no match (call #3 in its place is recommend); #2 inventory_lookup has these arguments but is not at this step's place
+  #4 send_reply: unexpected call, past the last step (exact: the calls are the steps)
+{parallel}"
+            ),
+        ),
+        (
+            "step_taken",
+            format!(
+                "trajectory FAILED (score 0.75)
+subset: 3 of 4 calls matched a step, score 0.75
+  step 1 inventory_lookup: #1 inventory_lookup
+  step 2 recommend: #3 recommend
+  step 3 send_reply: #4 send_reply
+  #2 inventory_lookup: unexpected call, matches step 1 inventory_lookup, which #1 inventory_lookup took (subset: a step matches one call; mode \"allowed\" lets it match any number)
+{parallel}"
+            ),
+        ),
+        (
+            "forbidden_arguments",
+            format!(
+                "trajectory FAILED (score 0)
+any_order: 1 of 1 steps matched, 1 forbidden call(s), score 0
+  step 1 recommend: #3 recommend
+  #3 recommend: forbidden call (forbidden 1: recommend {{\"sku\":\"SKU-8\"}})
+{parallel}"
+            ),
+        ),
+        (
+            "counts",
+            format!(
+                "trajectory FAILED (score 0)
+in_order: 1 of 1 steps matched in order, 4 calls, fewer than min_calls = 5, 0 call(s) of check_*, fewer than calls.check_*.min = 1, 2 call(s) of inventory_lookup, more than calls.inventory_lookup.max = 1, score 0
+  step 1 recommend: #3 recommend
+  4 calls, fewer than min_calls = 5
+  0 call(s) of check_*, fewer than calls.check_*.min = 1
+  2 call(s) of inventory_lookup, more than calls.inventory_lookup.max = 1
+{parallel}"
+            ),
+        ),
+        (
+            "args_subset",
+            format!(
+                "trajectory FAILED (score 0)
+any_order: 0 of 1 steps matched, score 0
+  step 1 recommend: no match; closest #3 recommend:
+    recommend.note: not among the step's arguments (args_match = \"subset\"): \"In stock\"
+    recommend.price: not among the step's arguments (args_match = \"subset\"): 860.0
+{parallel}"
+            ),
+        ),
+        (
+            "allowed_only_lookups",
+            format!(
+                "trajectory FAILED (score 0.50)
+allowed: 2 of 4 calls matched a step, score 0.50
+  step 1 inventory_*: #1 inventory_lookup
+  #3 recommend: unexpected call, matches no step (allowed: only the steps' calls)
+  #4 send_reply: unexpected call, matches no step (allowed: only the steps' calls)
+{parallel}"
+            ),
+        ),
     ];
     // The report keeps each case's trajectory, and the alignment of a failing one.
-    let report = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("proposal-eval/report.json");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let report = report_json();
     let entry = report["cases"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|c| c["test"] == "shop_failing::price_outside_tolerance");
     let ok = entry.is_some_and(|e| {
-        e["trajectory"][1] == serde_json::json!({"tool": "recommend", "args": {"note": "In stock", "price": 950.0, "sku": "SKU-2"}})
+        e["trajectory"][1] == serde_json::json!({"tool": "recommend", "args": {"note": "In stock", "price": 950.0, "sku": "SKU-2"}, "response": 1})
             && e["evaluators"][0]["evaluator"] == "trajectory"
             && e["evaluators"][0]["misses"][1]
                 == "recommend.price: values differ: expected 899, actual 950.0, outside tolerance 1 (diff 51)"

@@ -462,7 +462,7 @@ impl Core {
         self.totals
             .add_call(taken.usage.as_ref(), taken.latency_ms, &self.costs.pricing);
         self.log_call(&taken);
-        self.trajectory.extend(tool_calls(&taken.response));
+        self.note_response(&taken.response);
         Ok(Turn::Replayed(Box::new(taken)))
     }
 
@@ -493,7 +493,7 @@ impl Core {
             &self.costs.pricing,
         );
         self.log_call(&interaction);
-        self.trajectory.extend(tool_calls(&interaction.response));
+        self.note_response(&interaction.response);
         if let Some(slot) = self.slots.get_mut(index) {
             *slot = Some(interaction);
         }
@@ -517,6 +517,17 @@ impl Core {
     /// The calls that got their answer so far, in order.
     pub(crate) fn call_log(&self) -> &[crate::recording::usage::CallEntry] {
         &self.call_log
+    }
+
+    /// The tool calls of the response just logged, as one group: its index is the call's place
+    /// in the call log (the report entry's `calls`).
+    fn note_response(&mut self, response: &serde_json::Value) {
+        let index = self.call_log.len().saturating_sub(1);
+        self.trajectory.extend(
+            tool_calls(response)
+                .into_iter()
+                .map(|c| c.in_response(index)),
+        );
     }
 
     /// A step the code under test took on its own decision (`llm.note_tool_call`).

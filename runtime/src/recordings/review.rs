@@ -398,8 +398,12 @@ fn side(
             .samples
             .get(k)
             .into_iter()
-            .flat_map(|s| &s.interactions)
-            .flat_map(|i| crate::trajectory::tool_calls(&i.response))
+            .flat_map(|s| s.interactions.iter().enumerate())
+            .flat_map(|(k, i)| {
+                crate::trajectory::tool_calls(&i.response)
+                    .into_iter()
+                    .map(move |c| c.in_response(k))
+            })
             .collect();
         // What this sample's agent calls used, as its recording holds it (the budget's measure).
         let mut spent = crate::recording::usage::UsageTotals::default();

@@ -115,8 +115,14 @@ impl RubricStep<'_> {
             .iter()
             .map(|sample| {
                 sample.map(|(output, calls)| {
-                    let trajectory =
-                        include.then(|| serde_json::to_value(calls).unwrap_or(Value::Null));
+                    // `{"tool", "args"}` only: the judge's question (and its recorded key)
+                    // does not change with the responses' indexes.
+                    let trajectory = include.then(|| {
+                        calls
+                            .iter()
+                            .map(|c| serde_json::json!({ "tool": c.tool, "args": c.args }))
+                            .collect()
+                    });
                     (output, trajectory)
                 })
             })

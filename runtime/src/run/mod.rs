@@ -1311,7 +1311,7 @@ fn trajectory(
         summary: verdict.summary.clone(),
         fields: Vec::new(),
         verdicts: Vec::new(),
-        alignment: Some(alignment(expected, &verdict)),
+        alignment: Some(alignment(expected, &verdict, calls)),
         misses: verdict.misses(calls),
         rendered: if verdict.passed {
             String::new()
@@ -1328,6 +1328,7 @@ fn trajectory(
 fn alignment(
     expected: &crate::trajectory::ExpectedTrajectory,
     verdict: &crate::trajectory::TrajectoryVerdict,
+    calls: &[ToolCall],
 ) -> Value {
     let mut rows = Vec::with_capacity(verdict.steps.len());
     for (step, outcome) in expected.steps.iter().zip(&verdict.steps) {
@@ -1344,7 +1345,7 @@ fn alignment(
                 outcome
                     .in_its_place
                     .iter()
-                    .map(|tool| format!("a call of `{tool}` is in its place"))
+                    .map(|&p| format!("a call of `{}` is in its place", calls[p].tool))
                     .collect(),
             ),
         };
@@ -1352,13 +1353,21 @@ fn alignment(
             "step": step, "call": call, "status": status, "mismatches": mismatches,
         }));
     }
-    for (calls, status) in [
-        (&verdict.unexpected, "unexpected"),
-        (&verdict.forbidden, "forbidden"),
-    ] {
-        rows.extend(calls.iter().map(|call| {
-            serde_json::json!({ "step": null, "call": call, "status": status, "mismatches": [] })
-        }));
+    let row = |call: usize, status: &str, why: Vec<String>| serde_json::json!({ "step": null, "call": call, "status": status, "mismatches": why });
+    for &j in &verdict.unexpected {
+        let taken = verdict.taken.iter().find(|t| t.call == j);
+        let why = taken
+            .map(|t| format!("step {} is taken by call #{}", t.step + 1, t.by + 1))
+            .into_iter()
+            .collect();
+        rows.push(row(j, "unexpected", why));
+    }
+    for f in &verdict.forbidden {
+        rows.push(row(
+            f.call,
+            "forbidden",
+            vec![format!("forbidden: {}", f.rule)],
+        ));
     }
     Value::Array(rows)
 }
@@ -1391,7 +1400,7 @@ mod tests {
                 Step::tool("recommend"),
             ],
             forbidden: vec!["delete".into()],
-            max_calls: None,
+            ..Default::default()
         };
         let calls = vec![
             ToolCall::new("lookup", json!({"sku": "A"})),
@@ -1400,7 +1409,7 @@ mod tests {
             ToolCall::new("delete", json!({})),
         ];
         let verdict = evaluate(&expected, &calls, &Default::default());
-        let rows = super::alignment(&expected, &verdict);
+        let rows = super::alignment(&expected, &verdict, &calls);
         let statuses: Vec<(&str, &serde_json::Value)> = rows
             .as_array()
             .unwrap()

@@ -591,11 +591,29 @@ mod tests {
                 .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "s/proposal-eval.toml:2:8: unknown variant `loose`, expected one of `exact`, `in_order`, `any_order`, `subset`"
+            "s/proposal-eval.toml:2:8: unknown variant `loose`, expected one of `exact`, `in_order`, `any_order`, `subset`, `allowed`"
         );
         let err =
             SuiteConfig::from_toml_str("[trajectory]\nthreshhold = 1\n", "x.toml").unwrap_err();
         assert!(err.message.contains("unknown field `threshhold`"), "{err}");
+        let config = SuiteConfig::from_toml_str(
+            "[trajectory.tools.send_reply]\nargs_match = \"ignore\"\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            config.trajectory.tools["send_reply"].args_match,
+            Some(crate::trajectory::Args::Ignore)
+        );
+        let err = SuiteConfig::from_toml_str(
+            "[trajectory.tools.send_reply]\nargs_match = \"loose\"\n",
+            "s/proposal-eval.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s/proposal-eval.toml:2:14: unknown variant `loose`, expected one of `partial`, `exact`, `subset`, `ignore`"
+        );
     }
 
     #[test]

@@ -229,6 +229,28 @@ mod tests {
         );
     }
 
+    /// A malformed trajectory step is the fixture's error, named by its place and key: the
+    /// case fails there, before its code (and any model) runs.
+    #[test]
+    fn a_malformed_trajectory_step_is_a_fixture_error() {
+        let text = b"{\n  \"input\": {},\n  \"expected_trajectory\": [\n    {\"tool\": \"lookup\"},\n    {\"tool\": \"lookup\", \"args\": \"category=laptop\"}\n  ]\n}\n";
+        let err = FixtureFile::parse(text, "s/a.json").unwrap_err();
+        assert!(
+            err.to_string().starts_with("s/a.json:")
+                && err.message.starts_with(
+                    "expected_trajectory step 2: `args` is a string \"category=laptop\""
+                ),
+            "{err}"
+        );
+        let err = FixtureFile::parse(br#"{"expected_trajectory": [{"tool": ""}]}"#, "s/a.json")
+            .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("expected_trajectory step 1: `tool` is \"\""),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_macros_key_list_is_the_parsers() {
         let err = FixtureFile::parse(b"{\"zzz\": 1}", "a.json").unwrap_err();

@@ -540,8 +540,11 @@
     const calls = c.trajectory || [];
     const aligned = (c.evaluators || []).filter((e) => Array.isArray(e.alignment));
     if (!calls.length && !aligned.length) return "";
+    // The calls of one model response were asked for together (parallel): their order means nothing.
+    const parallel = (t) => (t.response == null || calls.filter((u) => u.response === t.response).length < 2 ? "" :
+      ' <span class="muted">parallel, model call ' + (t.response + 1) + "</span>");
     const call = (k) => (k == null || !calls[k] ? '<span class="muted">–</span>' :
-      "#" + (k + 1) + " <code>" + esc(calls[k].tool) + "</code> <code>" + esc(JSON.stringify(calls[k].args)) + "</code>");
+      "#" + (k + 1) + " <code>" + esc(calls[k].tool) + "</code> <code>" + esc(JSON.stringify(calls[k].args)) + "</code>" + parallel(calls[k]));
     let html = '<section id="trajectory" aria-labelledby="trajectory-title"><h3 id="trajectory-title">Trajectory (' +
       plural(calls.length, "tool call") + ")</h3>";
     if (aligned.length) {
@@ -557,7 +560,7 @@
       }
     } else {
       html += '<ol class="calls">' + calls.map((t) => "<li><code>" + esc(t.tool) + "</code> <code>" +
-        esc(JSON.stringify(t.args)) + "</code></li>").join("") + "</ol>";
+        esc(JSON.stringify(t.args)) + "</code>" + parallel(t) + "</li>").join("") + "</ol>";
     }
     return html + "</section>";
   }
