@@ -226,15 +226,16 @@ impl Crate {
     }
 
     /// The run's shared limit: `<limit> <streak> <ceiling> <probe_at> <resume_at> <pace>
-    /// <next_start>`.
+    /// <next_start>`, from `runs/<run>/rate-limit.state` (the one run of this suite's folder).
     fn limit_state(&self) -> Vec<u64> {
-        let dir = self.root.join("target/proposal-eval/rate-limit");
-        let state = std::fs::read_dir(&dir)
-            .unwrap()
+        let runs = self.root.join("target/proposal-eval/runs");
+        let state = std::fs::read_dir(&runs)
+            .unwrap_or_else(|e| panic!("{}: {e}", runs.display()))
             .filter_map(Result::ok)
-            .find(|e| e.file_name().to_string_lossy().ends_with(".state"))
-            .unwrap_or_else(|| panic!("no state file in {}", dir.display()));
-        std::fs::read_to_string(state.path())
+            .map(|run| run.path().join("rate-limit.state"))
+            .find(|state| state.is_file())
+            .unwrap_or_else(|| panic!("no rate-limit.state in a run of {}", runs.display()));
+        std::fs::read_to_string(&state)
             .unwrap()
             .split_whitespace()
             .map(|n| n.parse().unwrap())
