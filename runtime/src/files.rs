@@ -209,9 +209,9 @@ pub(crate) struct RunFile {
 }
 
 impl RunFile {
-    /// Run `run`'s file of extension `ext` in `dir` (the run id made safe as a file name).
-    pub(crate) fn new(dir: &Path, run: &str, ext: &str) -> RunFile {
-        let name = crate::layout::safe(run);
+    /// The file `name.ext` in `dir` (a run's folder), and its lock `name.lock`; `name` is a
+    /// plain file name (`budget`, `rate-limit`).
+    pub(crate) fn new(dir: &Path, name: &str, ext: &str) -> RunFile {
         RunFile {
             value: dir.join(format!("{name}.{ext}")),
             lock: dir.join(format!("{name}.lock")),

@@ -70,8 +70,8 @@ fn started_by_cargo() -> bool {
 pub(crate) struct Ledger(crate::files::RunFile);
 
 impl Ledger {
-    pub(crate) fn new(dir: &Path, run: &str) -> Ledger {
-        Ledger(crate::files::RunFile::new(dir, run, "usd"))
+    pub(crate) fn new(dir: &Path, name: &str) -> Ledger {
+        Ledger(crate::files::RunFile::new(dir, name, "usd"))
     }
 
     /// The dollars spent; `None` before the first addition.
@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn additions_from_many_writers_at_once_all_count() {
         let dir = tempfile::tempdir().unwrap();
-        let run = "nextest-0b7e/../x";
+        let run = "budget";
         assert_eq!(Ledger::new(dir.path(), run).read(), None);
         // Each writer opens the lock file anew, as another process would: OS file locks are
         // held per open file, so the threads exclude each other as processes do.

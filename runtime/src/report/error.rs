@@ -44,7 +44,7 @@ impl ReportError {
     /// Line `number` of `path`, `line`, is not a report entry: where serde stops reading it, why,
     /// and `fix`.
     pub(super) fn at(path: &Path, number: usize, line: &str, fix: &str) -> ReportError {
-        let (column, why) = super::journal::what_is_wrong(line);
+        let (column, why) = what_is_wrong(line);
         ReportError {
             path: path.to_path_buf(),
             place: Some((number, column)),
@@ -82,5 +82,23 @@ impl std::error::Error for ReportError {
         self.io
             .as_ref()
             .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Where and why `line` is not an entry: its column, from 1, and serde's reason.
+pub(super) fn what_is_wrong(line: &str) -> (usize, String) {
+    match serde_json::from_str::<super::entry::Entry>(line) {
+        Err(e) => (e.column(), why(&e)),
+        // An entry whose case could not be told apart: written in another layout.
+        Ok(_) => (1, "no case identity".to_string()),
+    }
+}
+
+/// A JSON error without serde's own "at line 1 column N" (the caller names the place).
+pub(super) fn why(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
     }
 }

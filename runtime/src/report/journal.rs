@@ -105,7 +105,7 @@ impl Unreadable {
         if self.counts[at].1 > LISTED_PER_FILE {
             return;
         }
-        let (column, why) = what_is_wrong(line);
+        let (column, why) = super::error::what_is_wrong(line);
         self.listed
             .push(format!("{}:{number}:{column}: {why}", file.display()));
     }
@@ -127,24 +127,6 @@ impl Unreadable {
             }
         }
         self.listed
-    }
-}
-
-/// Where and why `line` is not an entry: its column, from 1, and serde's reason.
-pub(super) fn what_is_wrong(line: &str) -> (usize, String) {
-    match serde_json::from_str::<super::entry::Entry>(line) {
-        Err(e) => (e.column(), why(&e)),
-        // An entry whose case could not be told apart: written in another layout.
-        Ok(_) => (1, "no case identity".to_string()),
-    }
-}
-
-/// A JSON error without serde's own "at line 1 column N" (the caller names the place).
-pub(super) fn why(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
     }
 }
 

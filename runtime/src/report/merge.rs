@@ -132,7 +132,7 @@ fn report_lines(file: &Path, lines: &Path) -> Result<(), ReportError> {
     let mut report: ReportCases = serde_json::from_str(&text).map_err(|e| ReportError {
         path: file.to_path_buf(),
         place: Some((e.line(), e.column())),
-        why: format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", super::journal::why(&e)),
+        why: format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", super::error::why(&e)),
         io: None,
     })?;
     if report.format > FORMAT {

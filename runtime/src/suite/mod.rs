@@ -6,6 +6,7 @@ pub(crate) mod discovery;
 pub mod draft;
 pub mod fixture;
 pub(crate) mod layer;
+pub(crate) mod schemas;
 
 use crate::env::Settings;
 use crate::recording::model::ModelFactory;
@@ -43,7 +44,7 @@ pub(crate) struct Suite {
     /// the rubric judge (`crate::rubric_judge::calibration::suite_advisory`).
     pub(crate) judge_advisory: OnceLock<Option<String>>,
     /// The schema files of `json_schema` checks, compiled once.
-    pub(crate) schemas: crate::run::checks::Schemas,
+    pub(crate) schemas: schemas::Schemas,
 }
 
 impl Suite {
