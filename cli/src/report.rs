@@ -285,6 +285,18 @@ pub fn table(report: &Report) -> String {
             }
         }
     }
+    out.push_str(&failing_list(report));
+    let unreadable = report::unreadable_summary(&report.unreadable_entries);
+    if !unreadable.is_empty() {
+        out.push('\n');
+        out.push_str(&unreadable);
+    }
+    out
+}
+
+/// The failing cases, a line each with why (`\nfailing:\n  ...`); empty when none fails.
+fn failing_list(report: &Report) -> String {
+    let mut out = String::new();
     let failing: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
     // A test name two suite folders give (`fixtures/eu/payments`, `fixtures/us/payments`): the
     // line names the folder too, as `compare` does.
@@ -326,11 +338,6 @@ pub fn table(report: &Report) -> String {
             };
             out.push_str(&format!("  {} ({place}): {why}{unwritten}\n", c.test));
         }
-    }
-    let unreadable = report::unreadable_summary(&report.unreadable_entries);
-    if !unreadable.is_empty() {
-        out.push('\n');
-        out.push_str(&unreadable);
     }
     out
 }
