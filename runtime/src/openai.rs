@@ -60,7 +60,10 @@ const EXCERPT_CHARS: usize = 500;
 ///   [`max_wait`](ChatCompletions::max_wait) (default 60 s) is not waited: the call fails
 ///   saying so.
 /// - Each attempt has a [`timeout`](ChatCompletions::timeout) (default 120 s) for the whole
-///   exchange, from connecting to the last byte of the body.
+///   exchange, from connecting to the last byte of the body, and, when set, a
+///   [`read_timeout`](ChatCompletions::read_timeout) for connecting, for the first byte of the
+///   answer and between reads (a server that takes the call and never answers fails then, not
+///   at the end of the whole attempt's time).
 ///
 /// ```
 /// use proposal_eval::openai::ChatCompletions;
@@ -80,6 +83,7 @@ pub struct ChatCompletions {
     api_key: Option<String>,
     model: Option<String>,
     timeout: Duration,
+    read_timeout: Option<Duration>,
     max_attempts: u32,
     backoff: Duration,
     max_wait: Duration,
@@ -100,6 +104,7 @@ impl ChatCompletions {
             api_key: var("OPENAI_API_KEY").map(|k| k.trim().to_string()),
             model: None,
             timeout: Duration::from_secs(120),
+            read_timeout: None,
             max_attempts: 4,
             backoff: Duration::from_secs(1),
             max_wait: Duration::from_secs(60),
@@ -135,6 +140,27 @@ impl ChatCompletions {
         self
     }
 
+    /// How long an attempt may wait to connect, for the first byte of the answer, and between
+    /// two reads of it (default: no bound but [`timeout`](ChatCompletions::timeout)'s). An
+    /// answer that keeps coming may take longer, up to `timeout`; a server that never answers
+    /// fails the attempt after this long.
+    ///
+    /// ```
+    /// use proposal_eval::openai::ChatCompletions;
+    /// use std::time::Duration;
+    ///
+    /// // Up to 5 minutes for a long answer, but 20 s of silence ends the attempt.
+    /// let model = ChatCompletions::new()
+    ///     .timeout(Duration::from_secs(300))
+    ///     .read_timeout(Duration::from_secs(20));
+    /// # let _ = model;
+    /// ```
+    pub fn read_timeout(mut self, silence: Duration) -> ChatCompletions {
+        self.read_timeout = Some(silence);
+        self.agent = OnceLock::new();
+        self
+    }
+
     /// Attempts per call, the first one included (default 4; at least 1).
     pub fn max_attempts(mut self, attempts: u32) -> ChatCompletions {
         self.max_attempts = attempts.max(1);
@@ -163,6 +189,8 @@ impl ChatCompletions {
         self.agent.get_or_init(|| {
             ureq::Agent::config_builder()
                 .timeout_global(Some(self.timeout))
+                .timeout_connect(self.read_timeout)
+                .timeout_per_read(self.read_timeout)
                 // Error statuses are answers to read (body, Retry-After), not transport errors.
                 .http_status_as_error(false)
                 .build()
@@ -304,12 +332,19 @@ impl ChatCompletions {
             e,
             ureq::Error::Timeout(_) | ureq::Error::Io(_) | ureq::Error::ConnectionFailed
         );
-        let error = match e {
-            ureq::Error::Timeout(_) => Error::Timeout {
+        let error = match (e, self.read_timeout) {
+            (
+                ureq::Error::Timeout(ureq::Timeout::PerRead | ureq::Timeout::Connect),
+                Some(after),
+            ) => Error::Silent {
+                url: url.to_string(),
+                after,
+            },
+            (ureq::Error::Timeout(_), _) => Error::Timeout {
                 url: url.to_string(),
                 after: self.timeout,
             },
-            other => Error::Transport {
+            (other, _) => Error::Transport {
                 url: url.to_string(),
                 message: other.to_string(),
             },
@@ -336,6 +371,7 @@ impl fmt::Debug for ChatCompletions {
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("model", &self.model)
             .field("timeout", &self.timeout)
+            .field("read_timeout", &self.read_timeout)
             .field("max_attempts", &self.max_attempts)
             .field("backoff", &self.backoff)
             .field("max_wait", &self.max_wait)
@@ -416,6 +452,14 @@ pub enum Error {
         /// The timeout.
         after: Duration,
     },
+    /// Nothing came for [`ChatCompletions::read_timeout`]: no connection, no first byte of the
+    /// answer, or no next one.
+    Silent {
+        /// The URL posted to.
+        url: String,
+        /// The read timeout.
+        after: Duration,
+    },
     /// No answer: the connection failed or broke.
     Transport {
         /// The URL posted to.
@@ -476,6 +520,11 @@ impl fmt::Display for Error {
             Error::Timeout { url, after } => write!(
                 f,
                 "POST {url}: no complete answer within the timeout of {} (ChatCompletions::timeout)",
+                seconds(*after)
+            ),
+            Error::Silent { url, after } => write!(
+                f,
+                "POST {url}: nothing came for {} (ChatCompletions::read_timeout: to connect, for the answer's first byte and between reads)",
                 seconds(*after)
             ),
             Error::Transport { url, message } => write!(f, "POST {url}: {message}"),

@@ -206,6 +206,106 @@ fn the_timeout_ends_a_slow_answer() {
     );
 }
 
+/// A server on loopback written by hand (wiremock answers all at once): for each of at most
+/// `connections` connections, it reads the request, then sends the answer's head and body in
+/// `pieces`, `gap` apart; with no pieces it says nothing at all and holds the connection until
+/// the client gives up.
+fn trickling_server(connections: usize, pieces: usize, gap: Duration) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(connections) {
+            let Ok(stream) = stream else { return };
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let mut stream = reader.into_inner();
+            if pieces == 0 {
+                // Silent: the client's read timeout closes the connection, and this read ends.
+                let _ = stream.read(&mut [0; 1]);
+                continue;
+            }
+            let answer = fake_openai::completion("gpt-4o-mini", "{}", 3).to_string();
+            let mut whole = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            )
+            .into_bytes();
+            let size = whole.len().div_ceil(pieces);
+            for piece in whole.chunks_mut(size) {
+                if stream
+                    .write_all(piece)
+                    .and_then(|()| stream.flush())
+                    .is_err()
+                {
+                    break;
+                }
+                std::thread::sleep(gap);
+            }
+        }
+    });
+    url
+}
+
+/// `read_timeout` bounds the silence, not the answer: an answer that comes in five pieces
+/// 0.3 s apart (1.5 s in all) is read whole with a read timeout of 0.8 s.
+#[test]
+fn the_read_timeout_lets_an_answer_that_keeps_coming_finish() {
+    let url = trickling_server(1, 5, Duration::from_millis(300));
+    let started = Instant::now();
+    let answer = ChatCompletions::new()
+        .base_url(url)
+        .api_key(KEY)
+        .read_timeout(Duration::from_millis(800))
+        .max_attempts(1)
+        .complete(&request())
+        .unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "{}", "{answer}");
+    assert!(
+        started.elapsed() > Duration::from_millis(1200),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A server that takes the call and never answers fails each attempt after the read timeout,
+/// long before the whole attempt's timeout, and the error says which bound it was.
+#[test]
+fn the_read_timeout_ends_silence() {
+    let url = trickling_server(2, 0, Duration::ZERO);
+    let started = Instant::now();
+    let error = ChatCompletions::new()
+        .base_url(url.clone())
+        .api_key(KEY)
+        .backoff(Duration::from_millis(10))
+        .timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_millis(300))
+        .max_attempts(2)
+        .complete(&request())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        error.contains(&format!("POST {url}/chat/completions: nothing came for 0.3 s (ChatCompletions::read_timeout: to connect, for the answer's first byte and between reads) (gave up after 2 attempts")),
+        "{error}"
+    );
+}
+
 #[test]
 fn the_key_and_the_model_name_reach_the_server() {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -19,7 +19,8 @@ use std::time::Duration;
 /// Asks the judge `question.config.samples` times, live, through `judge`; the
 /// judgement to record, or why there is none (a call that failed every attempt, or an answer
 /// that is not the verdict shape: a judge error, showing the answer). Each call is tried up to
-/// `[judge] max_attempts` times (the built-in judge waits up to `[judge] timeout_s` on each),
+/// `[judge] max_attempts` times (the built-in judge waits up to `[judge] timeout_s` for each
+/// byte of an answer),
 /// and costs count against the budget (`[pricing]`, `PROPOSAL_EVAL_BUDGET_USD`).
 pub(crate) fn judge_live(
     judge: &JudgeModel,
@@ -116,7 +117,7 @@ fn gave_up(
     let max = config.max_attempts;
     match error {
         LlmError::Model(_) if judge.builtin => format!(
-            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}, each waiting up to [judge] timeout_s = {} s): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
+            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}, each ended by [judge] timeout_s = {} s of silence): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
             config.timeout_s
         ),
         LlmError::Model(_) => format!(
@@ -158,8 +159,9 @@ pub(crate) fn judge_model(
 }
 
 /// The built-in judge: an OpenAI-compatible chat completion from `[judge]`, keyed by the
-/// variable `[judge] api_key_env` names (never another), each attempt bounded by `[judge]
-/// timeout_s` (the attempts are [`ask`]'s).
+/// variable `[judge] api_key_env` names (never another), each attempt ended by `[judge]
+/// timeout_s` of silence (to connect, for the first byte, between reads; the attempts are
+/// [`ask`]'s).
 #[cfg(feature = "openai")]
 fn openai_factory(config: &RubricJudgeConfig) -> Result<ModelFactory, String> {
     let variable = &config.api_key_env;
@@ -174,9 +176,11 @@ fn openai_factory(config: &RubricJudgeConfig) -> Result<ModelFactory, String> {
     };
     let config = config.clone();
     Ok(std::sync::Arc::new(move || {
+        let silence = Duration::from_secs_f64(config.timeout_s);
         let mut model = crate::openai::ChatCompletions::new()
             .api_key(key.clone())
-            .timeout(Duration::from_secs_f64(config.timeout_s))
+            .read_timeout(silence)
+            .timeout(whole_attempt(silence))
             .max_attempts(1);
         if let Some(model_name) = &config.model {
             model = model.model(model_name.clone());
@@ -186,6 +190,13 @@ fn openai_factory(config: &RubricJudgeConfig) -> Result<ModelFactory, String> {
         }
         Box::new(model) as Box<dyn crate::Model>
     }))
+}
+
+/// The most one attempt of the built-in judge may take while its answer keeps coming: four
+/// times `[judge] timeout_s` (the bound on silence), at least two minutes.
+#[cfg(feature = "openai")]
+fn whole_attempt(silence: Duration) -> Duration {
+    (silence * 4).max(Duration::from_secs(120))
 }
 
 #[cfg(not(feature = "openai"))]
