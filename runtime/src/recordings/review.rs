@@ -379,7 +379,7 @@ fn side(
         input: fixture.input.clone(),
         now,
     };
-    let rubric = crate::rubric_judge::grading::case_rubric(config, fixture);
+    let rubric = fixture.graded_rubric(config);
     let sample = |k: usize, outcome: &Outcome| -> (Result<(), String>, Option<f64>) {
         let actual = match outcome {
             Outcome::Error(e) => return (Err(e.clone()), None),

@@ -2,29 +2,40 @@
 //! key is the current one, else ask the judge (when recording) and keep its part in the case's
 //! recording, on that sample (see `Recording::judgement`).
 
+use super::RubricJudgeConfig;
 use super::{model, Judged, Judgement, Question};
 use crate::case_result::{
     format_score, EvaluatorResult, RecordingUse, StatementAnswer, VerdictEntry,
 };
 use crate::env::RecordMode;
 use crate::recording::judgement::ReplayedJudgement;
+use crate::recording::model::ModelFactory;
 use crate::recording::pending::Pending;
 use crate::recording::sources::CaseSources;
-use crate::recording::usage::{CallEntry, UsageTotals};
-use crate::recording::{Recording, Sample};
+use crate::recording::usage::{CallEntry, Pricing, UsageTotals};
+use crate::recording::{Recording, RecordingConfig, Sample};
 use crate::rubric::Rubric;
 use crate::stale::{stale_use, StaleUse};
-use crate::suite::config::{Evaluator, SuiteConfig};
-use crate::suite::fixture::FixtureFile;
-use crate::suite::Suite;
 use proposal_eval_engine::trajectory::ToolCall;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// What the rubric step needs of the case run.
+/// What the rubric step needs of the case run: the suite's settings it reads, and the case.
 pub(crate) struct RubricStep<'a> {
-    pub suite: &'a Suite,
-    pub config: &'a SuiteConfig,
+    /// `[judge]`.
+    pub judge: &'a RubricJudgeConfig,
+    /// The judge model `Harness::judge` gives, if any.
+    pub judge_model: Option<&'a ModelFactory>,
+    /// `[pricing]`.
+    pub pricing: &'a BTreeMap<String, Pricing>,
+    /// `[recording]`: how stale parts are used, what is redacted.
+    pub recording: &'a RecordingConfig,
+    /// The crate's root: what `[judge] prompt` and the files messages name are relative to.
+    pub crate_root: &'a Path,
+    /// Why a failing rubric is advisory for the suite (its calibration), asked only when a
+    /// rubric fails; `None` when it fails the test.
+    pub advisory: &'a dyn Fn() -> Option<String>,
     pub record: RecordMode,
     /// The test's name, for notes.
     pub name: &'a str,
@@ -63,17 +74,6 @@ pub(crate) struct Grades {
     pub usage: UsageTotals,
 }
 
-/// The case's rubric when the `rubric` evaluator runs on it.
-pub(crate) fn case_rubric<'f>(
-    config: &SuiteConfig,
-    fixture: &'f FixtureFile,
-) -> Option<std::borrow::Cow<'f, Rubric>> {
-    if !config.evaluators.contains(&Evaluator::Rubric) {
-        return None;
-    }
-    fixture.rubric()
-}
-
 /// What one sample gives the judge: its output and its trajectory (which the judge sees with
 /// `[judge] include_trajectory`); `None` for a sample that returned no output (nothing to
 /// judge).
@@ -93,24 +93,25 @@ enum Unusable {
 
 impl RubricStep<'_> {
     /// The case's rubric graded on each sample's output, one entry per sample; every entry
-    /// `None` when it has no rubric or the `rubric` evaluator is off. `recorded`: each sample's
+    /// `None` when it has none (`rubric`: the case's, when the `rubric` evaluator grades it,
+    /// `FixtureFile::graded_rubric`). `recorded`: each sample's
     /// judge part, as the replay read it. `Err` fails the case (stale or missing verdicts under
     /// replay, a judge part that cannot be written).
     pub(crate) fn grade<'s>(
         self,
-        fixture: &FixtureFile,
+        rubric: Option<&Rubric>,
         samples: &[Judgeable<'_>],
         recorded: Vec<Option<ReplayedJudgement>>,
         sources: &dyn Fn() -> &'s CaseSources,
     ) -> Result<Grades, String> {
-        let Some(rubric) = case_rubric(self.config, fixture) else {
+        let Some(rubric) = rubric else {
             return Ok(Grades {
                 judged: samples.iter().map(|_| None).collect(),
                 calls: Vec::new(),
                 usage: UsageTotals::default(),
             });
         };
-        let include = self.config.judge.include_trajectory;
+        let include = self.judge.include_trajectory;
         let asked: Vec<Asked<'_>> = samples
             .iter()
             .map(|sample| {
@@ -127,7 +128,7 @@ impl RubricStep<'_> {
                 })
             })
             .collect();
-        let judged = self.judge(&rubric, &asked, recorded, sources)?;
+        let judged = self.judged(rubric, &asked, recorded, sources)?;
         let Tally { calls, usage } = self.tally.into_inner();
         Ok(Grades {
             judged,
@@ -139,7 +140,7 @@ impl RubricStep<'_> {
     /// Each sample's rubric graded ([`RubricStep::graded`]), with a failing verdict made
     /// advisory (the test passes, and a note says why) while the judge is below the suite's
     /// calibration bar. One entry per sample of `samples`.
-    pub(crate) fn judge<'s>(
+    pub(crate) fn judged<'s>(
         &self,
         rubric: &Rubric,
         samples: &[Asked<'_>],
@@ -164,7 +165,7 @@ impl RubricStep<'_> {
         if verdict.passed {
             return Judged::Verdict(verdict);
         }
-        let Some(why) = super::calibration::suite_advisory(self.suite).clone() else {
+        let Some(why) = (self.advisory)() else {
             return Judged::Verdict(verdict);
         };
         eprintln!(
@@ -211,14 +212,14 @@ impl RubricStep<'_> {
         if ask.is_empty() {
             return Ok(graded);
         }
-        let judge = model::judge_model(self.suite.judge.as_ref(), &self.config.judge)?;
+        let judge = model::judge_model(self.judge_model, self.judge)?;
         let mut judgements = Vec::with_capacity(ask.len());
         for k in ask {
             let Some((output, trajectory)) = &samples[k] else {
                 continue;
             };
             let question = self.question(rubric, output, trajectory.as_ref(), &template);
-            match model::judge_live(&judge, &question, &self.config.pricing) {
+            match model::judge_live(&judge, &question, self.pricing) {
                 Ok(judgement) => {
                     graded[k] = Some(
                         Judged::of(rubric, &judgement.verdicts)
@@ -244,9 +245,9 @@ impl RubricStep<'_> {
 
     /// The judge's prompt template: `[judge] prompt`'s file, else the built-in one.
     fn template(&self) -> Result<std::borrow::Cow<'static, str>, String> {
-        match &self.config.judge.prompt {
+        match &self.judge.prompt {
             None => Ok(crate::rubric::BUILTIN_TEMPLATE.into()),
-            Some(file) => std::fs::read_to_string(self.suite.crate_root.join(file))
+            Some(file) => std::fs::read_to_string(self.crate_root.join(file))
                 .map(Into::into)
                 .map_err(|e| {
                     format!(
@@ -264,7 +265,7 @@ impl RubricStep<'_> {
         trajectory: Option<&'q Value>,
         template: &'q str,
     ) -> Question<'q> {
-        let judge = &self.config.judge;
+        let judge = self.judge;
         Question {
             rubric,
             input: self.input,
@@ -293,7 +294,7 @@ impl RubricStep<'_> {
         }
         let Some(j) = recorded else {
             // Missing verdicts are recorded whenever a stale part would be.
-            if stale_use(self.record, self.config.recording.validation) == StaleUse::Record {
+            if stale_use(self.record, self.recording.validation) == StaleUse::Record {
                 return Ok(None);
             }
             return Err(Unusable::Missing);
@@ -311,7 +312,7 @@ impl RubricStep<'_> {
             return Ok(Some(replayed_verdicts(rubric, j)));
         }
         let what = self.what_changed(question, k);
-        match stale_use(self.record, self.config.recording.validation) {
+        match stale_use(self.record, self.recording.validation) {
             StaleUse::Record => Ok(None),
             StaleUse::Refuse => Err(Unusable::Stale(what)),
             StaleUse::Warn => {
@@ -341,7 +342,7 @@ impl RubricStep<'_> {
             .collect();
         if missing.len() == unusable.len() {
             let place = if self.recording_file.exists() {
-                format!(" in {}", self.suite.relative(self.recording_file))
+                format!(" in {}", self.shown(self.recording_file))
             } else {
                 String::new()
             };
@@ -376,9 +377,14 @@ impl RubricStep<'_> {
     fn stale_message(&self, detail: &str) -> String {
         format!(
             "stale judge verdicts in {}{detail}\nre-judge just this case (the agent's recorded answers are kept): {}",
-            self.suite.relative(self.recording_file),
+            self.shown(self.recording_file),
             self.rejudge_command()
         )
+    }
+
+    /// `path` as messages show it: relative to the crate root, `/`-separated.
+    fn shown(&self, path: &Path) -> String {
+        crate::files::relative_slash(self.crate_root, path)
     }
 
     /// The command that records the case's stale or missing parts only.
@@ -413,7 +419,7 @@ impl RubricStep<'_> {
         &self,
         calls: impl Iterator<Item = (Option<&'c crate::recording::usage::Usage>, Option<f64>)>,
     ) {
-        let pricing = &self.config.pricing;
+        let pricing = self.pricing;
         let mut tally = self.tally.borrow_mut();
         for (usage, latency_ms) in calls {
             tally
@@ -433,7 +439,7 @@ impl RubricStep<'_> {
         count: usize,
         sources: &CaseSources,
     ) -> Result<(), String> {
-        let redactor = self.config.recording.redactor();
+        let redactor = self.recording.redactor();
         if self.used == RecordingUse::Pending || self.record == RecordMode::Review {
             let Ok(Some(mut pending)) = Pending::read(self.pending_file) else {
                 eprintln!(
@@ -447,7 +453,7 @@ impl RubricStep<'_> {
             return pending.write_moved(self.pending_file).map_err(|e| {
                 format!(
                     "cannot write the pending recording {}: {e}",
-                    self.suite.relative(self.pending_file)
+                    self.shown(self.pending_file)
                 )
             });
         }
@@ -478,7 +484,7 @@ impl RubricStep<'_> {
         recording.write_moved(self.recording_file).map_err(|e| {
             format!(
                 "cannot write the recording {}: {e}",
-                self.suite.relative(self.recording_file)
+                self.shown(self.recording_file)
             )
         })
     }

@@ -18,7 +18,7 @@ use crate::recording::sources::{self};
 use crate::recording::{self, Recording, RecordingErrorKind, Validation};
 use crate::repeat::{PassRule, Samples};
 use crate::rubric_judge::grading::{
-    case_rubric, rubric_result, sample_answers, show_samples, Judgeable, RubricStep,
+    rubric_result, sample_answers, show_samples, Judgeable, RubricStep,
 };
 use crate::stale::{stale_use, StaleUse};
 use crate::suite::config::{Evaluator, SuiteConfig};
@@ -269,9 +269,14 @@ fn execute(
 
     // The rubric judge grades each sample's output (its verdicts recorded or replayed); its
     // calls count in the case's usage, as the judge's.
+    let advisory = || crate::rubric_judge::calibration::suite_advisory(suite).clone();
     let step_of_judge = RubricStep {
-        suite,
-        config,
+        judge: &config.judge,
+        judge_model: suite.judge.as_ref(),
+        pricing: &config.pricing,
+        recording: &config.recording,
+        crate_root: &suite.crate_root,
+        advisory: &advisory,
         record: settings.record,
         name,
         case_path: &case.path,
@@ -292,7 +297,8 @@ fn execute(
                 .map(|output| (output, calls.as_slice()))
         })
         .collect();
-    let graded = step_of_judge.grade(fixture, &samples, recorded_judge, &sources)?;
+    let rubric = fixture.graded_rubric(config);
+    let graded = step_of_judge.grade(rubric.as_deref(), &samples, recorded_judge, &sources)?;
     result.calls.extend(graded.calls);
     usage.add(&graded.usage);
     if usage.calls > 0 {
@@ -1139,7 +1145,7 @@ pub(crate) fn evaluate(
     result: &mut CaseResult,
 ) -> Result<(), String> {
     expectations_read(suite, config, fixture, &case.path)?;
-    let rubric = case_rubric(config, fixture);
+    let rubric = fixture.graded_rubric(config);
     for evaluator in &config.evaluators {
         match evaluator {
             Evaluator::Rubric => {

@@ -88,6 +88,21 @@ impl FixtureFile {
         };
         (!rubric.is_empty()).then_some(rubric)
     }
+
+    /// The case's rubric when the suite's `rubric` evaluator grades it: what the rubric judge
+    /// is given of the case.
+    pub(crate) fn graded_rubric(
+        &self,
+        config: &crate::suite::config::SuiteConfig,
+    ) -> Option<std::borrow::Cow<'_, crate::rubric::Rubric>> {
+        if !config
+            .evaluators
+            .contains(&crate::suite::config::Evaluator::Rubric)
+        {
+            return None;
+        }
+        self.rubric()
+    }
 }
 
 crate::files::located_error! {
