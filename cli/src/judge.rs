@@ -5,7 +5,7 @@ use crate::files::display;
 use crate::out::{out, outln};
 use lexopt::Arg;
 use proposal_eval::__internal::judge_calibration::{self as calibration, Calibration};
-use proposal_eval::config::SuiteConfig;
+use proposal_eval::config::{Evaluator, SuiteConfig};
 use std::path::PathBuf;
 
 /// `judge --help`.
@@ -78,6 +78,10 @@ pub fn run(options: Options) -> Result<i32, String> {
             Ok(None) if statements.is_empty() => {
                 // Nothing for a judge to grade: no advice to label it.
                 outln!("  no rubric: no case of this suite is graded by the judge");
+                continue;
+            }
+            Ok(None) if !config.evaluators.contains(&Evaluator::Rubric) => {
+                outln!("  the rubric evaluator is off (evaluators in proposal-eval.toml): no case of this suite is graded by the judge");
                 continue;
             }
             Ok(None) => {

@@ -240,6 +240,15 @@ fn judge_names_a_bad_label_line_and_a_suite_without_labels() {
         "{}",
         out.stdout
     );
+    // Rubrics that the suite's evaluators do not grade: no advice to label them either.
+    env.write("suite/proposal-eval.toml", "evaluators = [\"strict\"]\n");
+    let out = env.run(&["judge", "suite"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "suite (suite)\n  the rubric evaluator is off (evaluators in proposal-eval.toml): no case of this suite is graded by the judge\n"
+    );
+    env.write("suite/proposal-eval.toml", "");
     env.write(
         "suite/judge-labels.jsonl",
         "{\"case\": \"a\", \"statement\": \"A\"}\n",
