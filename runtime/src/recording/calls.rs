@@ -647,17 +647,20 @@ impl LivePermit {
     /// counted against the calls of the run the upstream had in flight with it (those sent, not
     /// those still waiting for their turn), this one included, and gives the place back at
     /// once: the resend takes a new one, so refused calls waiting to be sent again are never
-    /// counted in flight.
-    pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) {
+    /// counted in flight. A call answered is counted against this process's calls in flight
+    /// (what the upstream was seen to serve at once). Returns the wait the refused call takes
+    /// alone before it is sent again ([`rate_limit::report`]).
+    pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) -> std::time::Duration {
         if !outcome.refused {
-            rate_limit::report(outcome, 0, self.max);
-            return;
+            let sent = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner()).sent;
+            return rate_limit::report(outcome, sent, self.max);
         }
         let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         let elsewhere = crate::layout::live_calls_dir()
             .map_or(0, |dir| Places::look(&dir, self.max, false).ours_elsewhere);
-        rate_limit::report(outcome, live.sent + elsewhere, self.max);
+        let alone = rate_limit::report(outcome, live.sent + elsewhere, self.max);
         self.give_back(&mut live);
+        alone
     }
 
     fn give_back(&mut self, live: &mut Live) {

@@ -579,10 +579,12 @@ impl LiveCall {
                     .map(str::to_string)
             };
             let outcome = super::rate_limit::outcome_of(answer.status().as_u16(), &header);
-            permit.report(outcome);
+            let alone = permit.report(outcome);
             if !outcome.refused || resends.count + 1 == ATTEMPTS {
                 return (response, permit, started, resends);
             }
+            std::thread::sleep(alone);
+            resends.waited += alone;
             resends.count += 1;
         }
     }

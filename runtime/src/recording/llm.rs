@@ -294,15 +294,15 @@ fn live_call(model: &dyn Model, request: &Value) -> (Result<Completion, ModelErr
             Err(e) => e.rate.or(told),
             Ok(_) => told.or(Some(rate_limit::Outcome::FINE)),
         };
-        if let Some(outcome) = outcome {
-            permit.report(outcome);
-        }
+        let alone = outcome.map_or(std::time::Duration::ZERO, |o| permit.report(o));
         drop(permit);
         let refused = outcome.is_some_and(|o| o.refused) && answer.is_err();
         if !refused || attempt == ATTEMPTS {
             let answer = answer.map_err(|e| resent(e, attempt - 1, waited));
             return (answer, latency_ms);
         }
+        std::thread::sleep(alone);
+        waited += alone;
         attempt += 1;
     }
 }

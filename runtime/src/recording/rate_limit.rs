@@ -19,8 +19,14 @@
 //! that what remains lasts until the reset; nothing left waits out the reset. No 429 is needed
 //! to find the limit.
 //!
-//! A `Retry-After` (seconds or an HTTP date) or `retry-after-ms` is waited out before the next
-//! call starts, in every process.
+//! **Waits.** A `Retry-After` (seconds or an HTTP date) or `retry-after-ms` is waited out
+//! before the next call starts, in every process, when the refusal is for the rate over time: a
+//! call refused alone, or with no more calls in flight than the upstream has answered at once
+//! ([`State::served`]), or with rate-limit headers. A call refused with more calls in flight than
+//! the upstream was ever seen to serve is refused for the calls at once, which the lower limit
+//! answers: it waits out its `Retry-After` alone before it is sent again, and the calls the limit
+//! allows go on meanwhile. (Holding every call then cost a whole `Retry-After` at the start of a
+//! run against an upstream that takes 4 at once: 1.27x the floor at best.)
 //!
 //! The state lives in the run's file (`target/proposal-eval/rate-limit/<run>.state`, named by
 //! [`crate::layout::rate_limit_file`]), replaced whole under an OS file lock on a lock file beside
@@ -68,6 +74,9 @@ pub(crate) struct State {
     /// Calls in flight at the last refusal (0: none yet); the limit stays under it until
     /// `probe_at_ms`.
     pub(crate) ceiling: usize,
+    /// The most calls in flight when one was answered: what the upstream was seen to serve at
+    /// once (0: nothing answered yet).
+    pub(crate) served: usize,
     probe_at_ms: u64,
     /// No call starts before this (a `Retry-After`, a window with nothing left).
     pub(crate) resume_at_ms: u64,
@@ -83,6 +92,7 @@ impl State {
             limit: max.max(1),
             streak: 0,
             ceiling: 0,
+            served: 0,
             probe_at_ms: 0,
             resume_at_ms: 0,
             pace_ms: 0,
@@ -101,6 +111,14 @@ impl State {
     ) -> State {
         let max = max.max(1);
         self.limit = self.limit.min(max);
+        if outcome.wait.is_some() && !self.refused_for_calls_at_once(outcome, in_flight) {
+            let wait = outcome.wait.unwrap_or_default();
+            let until = now_ms.saturating_add(wait.min(LONGEST_WAIT).as_millis() as u64);
+            self.resume_at_ms = self.resume_at_ms.max(until);
+        }
+        if !outcome.refused {
+            self.served = self.served.max(in_flight);
+        }
         if outcome.refused && in_flight > 1 {
             self.limit = self.limit.min(in_flight - 1);
             self.ceiling = in_flight;
@@ -117,15 +135,18 @@ impl State {
                 self.grow(max, now_ms);
             }
         }
-        if let Some(wait) = outcome.wait {
-            let until = now_ms.saturating_add(wait.min(LONGEST_WAIT).as_millis() as u64);
-            self.resume_at_ms = self.resume_at_ms.max(until);
-        }
         if let Some(pace) = outcome.pace {
             // Rounded up: a pace a little short would spend the window before its reset.
             self.pace_ms = pace.min(LONGEST_WAIT).as_micros().div_ceil(1000) as u64;
         }
         self
+    }
+
+    /// Whether `outcome` refused a call for the number of calls at once (more in flight,
+    /// `in_flight`, than the upstream was seen to serve, and no rate-limit headers), not for the
+    /// rate over time: its wait is the refused call's alone.
+    pub(crate) fn refused_for_calls_at_once(&self, outcome: Outcome, in_flight: usize) -> bool {
+        outcome.refused && outcome.pace.is_none() && in_flight > 1 && in_flight > self.served
     }
 
     /// One more at once after a full run of successes: freely under the ceiling; to the
@@ -162,6 +183,7 @@ impl State {
             limit: next()? as usize,
             streak: next()? as usize,
             ceiling: next()? as usize,
+            served: next()? as usize,
             probe_at_ms: next()?,
             resume_at_ms: next()?,
             pace_ms: next()?,
@@ -171,10 +193,11 @@ impl State {
 
     fn text(&self) -> String {
         format!(
-            "{} {} {} {} {} {} {}\n",
+            "{} {} {} {} {} {} {} {}\n",
             self.limit,
             self.streak,
             self.ceiling,
+            self.served,
             self.probe_at_ms,
             self.resume_at_ms,
             self.pace_ms,
@@ -198,15 +221,27 @@ pub(crate) fn current(max: usize) -> State {
 }
 
 /// Counts a finished live call (or a refused attempt) that had `in_flight` calls of the run in
-/// flight, itself included.
-pub(crate) fn report(outcome: Outcome, in_flight: usize, max: usize) {
-    // A plain success at the most allowed changes nothing that is read: no write (and no file,
-    // in a run the upstream never limits).
-    if outcome == Outcome::FINE && current(max).limit >= max {
-        return;
+/// flight, itself included. The wait the refused call takes alone before it is sent again (a
+/// refusal for the calls at once); zero otherwise (a wait for the rate holds every call, in
+/// [`wait_turn`]).
+pub(crate) fn report(outcome: Outcome, in_flight: usize, max: usize) -> Duration {
+    // A plain success at the most allowed, with no more in flight than were served, changes
+    // nothing that is read: no write (and no file, in a run the upstream never limits).
+    if outcome == Outcome::FINE {
+        let state = current(max);
+        if state.limit >= max && in_flight <= state.served.max(1) {
+            return Duration::ZERO;
+        }
     }
     let now = now_ms();
-    update(max, |state| (state.after(outcome, in_flight, max, now), ()));
+    update(max, |state| {
+        let alone = state.refused_for_calls_at_once(outcome, in_flight);
+        let wait = match outcome.wait {
+            Some(wait) if alone => wait.min(LONGEST_WAIT),
+            _ => Duration::ZERO,
+        };
+        (state.after(outcome, in_flight, max, now), wait)
+    })
 }
 
 /// A live call may start: waits out a `Retry-After` and the pacing's turn; the time waited.
@@ -502,7 +537,10 @@ mod tests {
             wait: Some(Duration::from_millis(ms)),
             ..refused()
         };
-        let s = State::new(4).after(wait(2000), 4, 4, 1000);
+        // Four answered at once, then refused with no more in flight: the rate, which holds
+        // every call.
+        let s = State::new(4).after(Outcome::FINE, 4, 4, 900);
+        let s = s.after(wait(2000), 4, 4, 1000);
         assert_eq!(s.resume_at_ms, 3000);
         let s = s.after(wait(10), 3, 4, 1500);
         assert_eq!(s.resume_at_ms, 3000);
@@ -517,6 +555,36 @@ mod tests {
         let (s, second) = s.start(2000);
         let (_, third) = s.start(3070);
         assert_eq!((first, second, third), (3000, 3050, 3100));
+    }
+
+    #[test]
+    fn a_refusal_for_the_calls_at_once_waits_alone_one_for_the_rate_holds_every_call() {
+        let wait = Outcome {
+            wait: Some(Duration::from_secs(1)),
+            ..refused()
+        };
+        // Nothing answered yet, refused with 8 in flight: the calls at once are at fault; the
+        // limit comes down and no other call is held.
+        let s = State::new(8).after(wait, 8, 8, 0);
+        assert!(State::new(8).refused_for_calls_at_once(wait, 8));
+        assert_eq!((s.limit, s.resume_at_ms), (7, 0));
+        // Four answered at once: the upstream serves four.
+        let s = s.after(Outcome::FINE, 4, 8, 200);
+        assert_eq!(s.served, 4);
+        // Refused with six in flight, more than it serves: alone again.
+        assert!(s.refused_for_calls_at_once(wait, 6));
+        assert_eq!(s.after(wait, 6, 8, 300).resume_at_ms, 0);
+        // Refused with four in flight, or alone: the rate over time; every call waits.
+        assert!(!s.refused_for_calls_at_once(wait, 4));
+        assert_eq!(s.after(wait, 4, 8, 300).resume_at_ms, 1300);
+        assert_eq!(s.after(wait, 1, 8, 300).resume_at_ms, 1300);
+        // With rate-limit headers the upstream tells of a window: every call waits.
+        let told = Outcome {
+            pace: Some(Duration::from_millis(50)),
+            ..wait
+        };
+        assert!(!s.refused_for_calls_at_once(told, 6));
+        assert_eq!(s.after(told, 6, 8, 300).resume_at_ms, 1300);
     }
 
     #[test]
