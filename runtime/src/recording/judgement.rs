@@ -429,4 +429,3 @@ impl From<Judgement> for ReplayedJudgement {
         }
     }
 }
-

@@ -33,12 +33,12 @@ use crate::path::Pattern;
 use chrono::{DateTime, Utc};
 pub use proposal_eval_engine::json::canonical_pretty;
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 pub(crate) use read::RequestDigests;
 #[cfg(test)]
 use read::{ForReplay, LEAN_READ_OVER};
 pub use read::{RecordingError, RecordingErrorKind, Skipped};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 pub use sources::{CaseSources, Source, SourceChange};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -190,8 +190,8 @@ fn write_document(value: &Value, file: &Path) -> std::io::Result<()> {
     crate::files::replace_file_with(file, true, |out| canonical::write_pretty(value, out))
 }
 
-/// One model call. `Q` is how its request is held: whole (`Value`, the default), or as a
-/// replay of a large file holds it ([`read`]).
+/// One model call.
+// `Q`: how the request is held, whole (`Value`) or as a replay of a large file holds it.
 #[cfg_attr(
     feature = "schema",
     derive(schemars::JsonSchema),
