@@ -13,6 +13,7 @@ pub(crate) mod budget;
 pub(crate) mod calls;
 pub(crate) mod canonical;
 pub mod credentials;
+mod error;
 mod glob;
 #[cfg(feature = "http")]
 pub mod http;
@@ -31,12 +32,13 @@ pub mod usage;
 
 use crate::path::Pattern;
 use chrono::{DateTime, Utc};
+pub use error::{RecordingError, RecordingErrorKind};
 pub use proposal_eval_engine::json::canonical_pretty;
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
 pub(crate) use read::RequestDigests;
+pub use read::Skipped;
 #[cfg(test)]
 use read::{ForReplay, LEAN_READ_OVER};
-pub use read::{RecordingError, RecordingErrorKind, Skipped};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use sources::{CaseSources, Source, SourceChange};

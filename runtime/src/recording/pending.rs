@@ -8,8 +8,8 @@
 //! outside `cargo test`, so keeping both outputs is what lets `review` show each side's verdict,
 //! evaluated again with the case's `expected` and config as they are when it is reviewed.
 
-use super::read::{damaged, parse_file, read_bytes};
-use super::{Recording, RecordingError};
+use super::error::{damaged, RecordingError};
+use super::Recording;
 use crate::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -118,24 +118,6 @@ impl Pending {
     /// written.
     pub fn write_moved(self, file: &Path) -> Result<(), super::WriteError> {
         super::write_checked(self.recording.into_document(Some(&self.review)), file)
-    }
-
-    /// Parses a pending file; `file` is used in error messages.
-    pub fn parse(bytes: &[u8], file: &Path) -> Result<Pending, RecordingError> {
-        match parse_file::<Value>(bytes, file)? {
-            (recording, Some(review)) => Ok(Pending { recording, review }),
-            (_, None) => Err(damaged(
-                file,
-                "the key `review` is missing, so this is not a pending recording (a pending recording is written by RECORD=review)".into(),
-            )),
-        }
-    }
-
-    /// Reads a pending file; `Ok(None)` when there is none.
-    pub fn read(file: &Path) -> Result<Option<Pending>, RecordingError> {
-        read_bytes(file)?
-            .map(|bytes| Pending::parse(&bytes, file))
-            .transpose()
     }
 
     /// Accepts the pending file `file`: its recording replaces the committed one atomically (a

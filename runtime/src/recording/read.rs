@@ -1,6 +1,6 @@
 //! Reading a recording file: one parser, [`parse_file`], and one read per purpose on top of it:
 //! [`Recording::read`] (migrate, accept, rewrite), [`Recording::read_for_replay`],
-//! [`Recording::read_head`] (status) and [`super::pending::Pending::read`] (review).
+//! [`Recording::read_head`] (status) and [`Pending::read`] (review).
 //!
 //! The readers differ in one thing only, how the requests are held ([`Requests`]): whole, hashed
 //! as they are parsed (a large file replayed), or skipped with the rest of the calls (the
@@ -9,8 +9,9 @@
 //! ([`judgement::ReadJudgement::checked`]).
 
 use super::canonical::RequestDigest;
+use super::error::{damaged, unreadable, RecordingError, RecordingErrorKind};
 use super::judgement::{self, ReadJudgement, ReplayedJudgement};
-use super::pending::{self, Review};
+use super::pending::{self, Pending, Review};
 use super::{is_sha256, Interaction, Recording, Sample, Source};
 use super::{JUDGE_CALLS_FORMAT, JUDGE_FORMAT, SAMPLES_FORMAT};
 use crate::files::Located;
@@ -18,61 +19,7 @@ use chrono::{DateTime, Utc};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 use serde_json::Value;
-use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// Why a recording file cannot be used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RecordingErrorKind {
-    /// The file cannot be read, or is not JSON.
-    Unreadable,
-    /// The file is JSON, but the recording's own fields are malformed: a key is missing or
-    /// unknown, a value has the wrong type, a hash is not 64 hex digits.
-    Damaged,
-    /// A newer proposal-eval wrote it, in a format this version does not read.
-    Newer {
-        /// The file's format.
-        format: u64,
-    },
-}
-
-/// A recording file that cannot be used, with the place in it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordingError {
-    pub(crate) at: Located,
-    kind: RecordingErrorKind,
-}
-
-impl RecordingError {
-    /// Unreadable, damaged, or newer.
-    pub fn kind(&self) -> RecordingErrorKind {
-        self.kind
-    }
-
-    /// The file, as given to the reader.
-    pub fn file(&self) -> &Path {
-        &self.at.file
-    }
-
-    /// The same error, naming the file as `file` (a shorter, crate-relative form).
-    pub fn with_file(mut self, file: impl Into<PathBuf>) -> RecordingError {
-        self.at.file = file.into();
-        self
-    }
-}
-
-impl fmt::Display for RecordingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            RecordingErrorKind::Unreadable => write!(f, "unreadable recording: {}", self.at),
-            RecordingErrorKind::Damaged => write!(f, "damaged recording: {}", self.at),
-            RecordingErrorKind::Newer { .. } => write!(f, "{}", self.at),
-        }
-    }
-}
-
-impl std::error::Error for RecordingError {}
 
 /// How a read holds a recording's requests: whole (`Value`), hashed as they are parsed
 /// ([`RequestDigest`]), or skipped ([`Skipped`]).
@@ -278,7 +225,7 @@ fn upgraded<Q>(
 /// The format is read first: a file of a newer format is refused as such whatever else it holds
 /// (keys this version does not know, values of other shapes). The file is parsed once when it
 /// reads: only a file that fails is read again, for its format alone.
-pub(super) fn parse_file<Q: Requests>(
+fn parse_file<Q: Requests>(
     bytes: &[u8],
     file: &Path,
 ) -> Result<(Recording<Q>, Option<Review>), RecordingError> {
@@ -407,6 +354,26 @@ impl Recording {
     }
 }
 
+impl Pending {
+    /// Parses a pending file; `file` is used in error messages.
+    pub fn parse(bytes: &[u8], file: &Path) -> Result<Pending, RecordingError> {
+        match parse_file(bytes, file)? {
+            (recording, Some(review)) => Ok(Pending { recording, review }),
+            (_, None) => Err(damaged(
+                file,
+                "the key `review` is missing, so this is not a pending recording (a pending recording is written by RECORD=review)".into(),
+            )),
+        }
+    }
+
+    /// Reads a pending file (to review or accept it); `Ok(None)` when there is none.
+    pub fn read(file: &Path) -> Result<Option<Pending>, RecordingError> {
+        read_bytes(file)?
+            .map(|bytes| Pending::parse(&bytes, file))
+            .transpose()
+    }
+}
+
 /// [`Recording::read_for_replay`] of a large file, its requests hashed; `None` when it does not
 /// read so (damaged, newer, or a pending recording).
 fn read_hashed(opened: std::fs::File, file: &Path) -> Option<ForReplay> {
@@ -461,25 +428,8 @@ impl<Q> Recording<Q> {
     }
 }
 
-pub(super) fn unreadable(file: &Path, message: String) -> RecordingError {
-    RecordingError {
-        at: Located::file(file, message),
-        kind: RecordingErrorKind::Unreadable,
-    }
-}
-
-pub(super) fn damaged(file: &Path, message: String) -> RecordingError {
-    RecordingError {
-        at: Located::file(
-            file,
-            format!("{message}; fix it, or delete the file and re-record the case"),
-        ),
-        kind: RecordingErrorKind::Damaged,
-    }
-}
-
 /// The bytes of a recording file; `None` when there is none.
-pub(super) fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
+fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
     match std::fs::read(file) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
