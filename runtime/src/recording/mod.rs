@@ -319,9 +319,9 @@ impl<Q> Sample<Q> {
     }
 }
 
-/// A recording file. `Q` is how its requests are held: whole (`Value`, the default, what every
-/// reader but two reads), hashed (a replay of a large file), or skipped with the rest of its
-/// calls (the status check's [`RecordingHead`]); see [`read`].
+/// A recording file. `Q` is how its requests are held: whole (`Value`, the default, as
+/// [`Recording::read`] reads them), hashed (as a replay of a large file reads them), or skipped
+/// with the rest of its calls (the status check's [`RecordingHead`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recording<Q = Value> {
     /// The format it was written in: [`FORMAT`] (one sample) or [`SAMPLES_FORMAT`] (several)
