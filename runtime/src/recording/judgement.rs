@@ -12,7 +12,6 @@
 use crate::recording::usage::Usage;
 use crate::recording::{HttpExchange, Interaction};
 use chrono::{DateTime, Utc};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -365,37 +364,24 @@ impl ReadCall {
     }
 }
 
-/// The judge part as a replay reads it: what the replay uses (the key, the verdicts, each
-/// call's latency and usage). The key's parts (needed only to name what changed, from a whole
-/// read then), the times, the calls' requests (or their hashes) and responses are checked to be
-/// JSON and skipped, not built. A recording is only rewritten from a whole read
-/// ([`crate::recording::Recording::read`]), so skipping them here loses nothing.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The judge part as a replay uses it: the key, the verdicts, each call's response (each
+/// sample's answer, when there are several), latency and usage. Made from the judge part a
+/// read leaves in place ([`crate::recording::Recording::judgement`]), whose key is the one this
+/// version makes, whatever the format it was read from.
+#[derive(Debug)]
 pub(crate) struct ReplayedJudgement {
-    /// The format of the recording it was read from, which says how its key was made (set by
-    /// the reader).
-    #[serde(skip)]
+    /// Says how its key was made: [`crate::recording::JUDGE_CALLS_FORMAT`], as a read leaves it.
     pub format: u32,
     pub key_sha256: String,
-    #[serde(rename = "parts")]
-    _parts: IgnoredAny,
-    #[serde(rename = "recorded_at")]
-    _recorded_at: IgnoredAny,
     pub calls: Vec<ReplayedCall>,
     pub verdicts: Vec<ReplayedVerdict>,
 }
 
-/// A recorded verdict as a replay reads it: what grading uses (the statement's text is the
-/// rubric's, so it is skipped).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A verdict as a replay uses it.
+#[derive(Debug)]
 pub(crate) struct ReplayedVerdict {
     id: usize,
-    #[serde(rename = "statement")]
-    _statement: IgnoredAny,
     holds: bool,
-    #[serde(default)]
     reason: String,
 }
 
@@ -409,45 +395,24 @@ impl From<ReplayedVerdict> for proposal_eval_engine::rubric::Verdict {
     }
 }
 
-/// A judge call as a replay reads it: its cost, and its answer as text (read only when several
-/// samples voted); the rest is skipped.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A judge call as a replay uses it.
+#[derive(Debug)]
 pub(crate) struct ReplayedCall {
-    #[serde(default, rename = "request_sha256")]
-    _request_sha256: Option<IgnoredAny>,
-    #[serde(default, rename = "request")]
-    _request: Option<IgnoredAny>,
-    /// See [`JudgeCall::response`]: its JSON text, checked and not built.
     pub response: Box<serde_json::value::RawValue>,
-    #[serde(rename = "recorded_at")]
-    _recorded_at: IgnoredAny,
-    #[serde(default, rename = "http")]
-    _http: Option<IgnoredAny>,
-    /// See [`JudgeCall::latency_ms`].
-    #[serde(default)]
     pub latency_ms: Option<f64>,
-    /// See [`JudgeCall::usage`].
-    #[serde(default)]
     pub usage: Option<Usage>,
 }
 
 impl From<Judgement> for ReplayedJudgement {
     fn from(judgement: Judgement) -> ReplayedJudgement {
         ReplayedJudgement {
-            format: 0,
+            format: crate::recording::JUDGE_CALLS_FORMAT,
             key_sha256: judgement.key_sha256,
-            _parts: IgnoredAny,
-            _recorded_at: IgnoredAny,
             calls: judgement
                 .calls
                 .into_iter()
                 .map(|call| ReplayedCall {
-                    _request_sha256: Some(IgnoredAny),
-                    _request: call.request.map(|_| IgnoredAny),
                     response: serde_json::value::to_raw_value(&call.response).unwrap_or_default(),
-                    _recorded_at: IgnoredAny,
-                    _http: call.http.map(|_| IgnoredAny),
                     latency_ms: call.latency_ms,
                     usage: call.usage,
                 })
@@ -457,7 +422,6 @@ impl From<Judgement> for ReplayedJudgement {
                 .into_iter()
                 .map(|v| ReplayedVerdict {
                     id: v.id,
-                    _statement: IgnoredAny,
                     holds: v.holds,
                     reason: v.reason,
                 })

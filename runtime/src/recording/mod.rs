@@ -13,6 +13,7 @@ pub(crate) mod budget;
 pub(crate) mod calls;
 pub(crate) mod canonical;
 pub mod credentials;
+mod error;
 mod glob;
 #[cfg(feature = "http")]
 pub mod http;
@@ -24,16 +25,20 @@ pub(crate) mod model;
 pub mod pending;
 pub(crate) mod progress;
 pub(crate) mod rate_limit;
+mod read;
 pub mod sources;
 pub mod upstream;
 pub mod usage;
 
-use crate::files::Located;
 use crate::path::Pattern;
 use chrono::{DateTime, Utc};
+pub use error::{RecordingError, RecordingErrorKind};
 pub use proposal_eval_engine::json::canonical_pretty;
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
-use serde::de::IgnoredAny;
+pub(crate) use read::RequestDigests;
+pub use read::Skipped;
+#[cfg(test)]
+use read::{ForReplay, LEAN_READ_OVER};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use sources::{CaseSources, Source, SourceChange};
@@ -179,18 +184,27 @@ pub(crate) fn write_checked(value: Value, file: &Path) -> Result<(), WriteError>
     if !found.is_empty() {
         return Err(WriteError::Credentials(found));
     }
-    crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
-        .map_err(WriteError::Io)
+    write_document(&value, file).map_err(WriteError::Io)
+}
+
+/// Writes a recording or pending file's document atomically: pretty, keys sorted, final newline.
+fn write_document(value: &Value, file: &Path) -> std::io::Result<()> {
+    crate::files::replace_file_with(file, true, |out| canonical::write_pretty(value, out))
 }
 
 /// One model call.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// `Q`: how the request is held, whole (`Value`) or as a replay of a large file holds it.
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Interaction")
+)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Interaction {
+pub struct Interaction<Q = Value> {
     /// What the code under test sent: the request given to `llm.complete`, or the JSON body of
     /// an HTTP request (`null` when it had none).
-    pub request: Value,
+    pub request: Q,
     /// What the model answered: the response, the JSON body of an HTTP response, or the list of
     /// events of a streamed (`text/event-stream`) one.
     pub response: Value,
@@ -206,6 +220,28 @@ pub struct Interaction {
     /// The tokens the call used, when the response reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<usage::Usage>,
+}
+
+impl<Q> Interaction<Q> {
+    /// The same call, its request held as `f` makes it of the request.
+    fn map_request<P>(self, f: impl FnOnce(Q) -> P) -> Interaction<P> {
+        let Interaction {
+            request,
+            response,
+            recorded_at,
+            http,
+            latency_ms,
+            usage,
+        } = self;
+        Interaction {
+            request: f(request),
+            response,
+            recorded_at,
+            http,
+            latency_ms,
+            usage,
+        }
+    }
 }
 
 impl Interaction {
@@ -257,21 +293,25 @@ impl HttpExchange {
 }
 
 /// One sample of a case: the model calls of one run of its code.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Sample")
+)]
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Sample {
+pub struct Sample<Q = Value> {
     /// The model calls, in order.
-    pub interactions: Vec<Interaction>,
+    pub interactions: Vec<Interaction<Q>>,
     /// The rubric judge's part on this sample's output, in a recording of several samples
     /// (format 4). A recording of one sample keeps its judge part in its top-level `judge`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<judgement::Judgement>,
 }
 
-impl Sample {
+impl<Q> Sample<Q> {
     /// A sample of these model calls, not judged.
-    pub fn new(interactions: Vec<Interaction>) -> Sample {
+    pub fn new(interactions: Vec<Interaction<Q>>) -> Sample<Q> {
         Sample {
             interactions,
             judge: None,
@@ -279,9 +319,11 @@ impl Sample {
     }
 }
 
-/// A recording file.
+/// A recording file. `Q` is how its requests are held: whole (`Value`, the default, as
+/// [`Recording::read`] reads them), hashed (as a replay of a large file reads them), or skipped
+/// with the rest of its calls (the status check's [`RecordingHead`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Recording {
+pub struct Recording<Q = Value> {
     /// The format it was written in: [`FORMAT`] (one sample) or [`SAMPLES_FORMAT`] (several)
     /// when written by this version, `1` when read from an older file.
     pub format: u32,
@@ -300,7 +342,8 @@ pub struct Recording {
     pub input: Option<Value>,
     /// The samples, at least one: each the model calls of one run of the case, in order. A file
     /// of formats 1 and 2 holds one, as `interactions`; format 3 lists them as `samples`.
-    pub samples: Vec<Sample>,
+    /// None in a [`RecordingHead`].
+    pub samples: Vec<Sample<Q>>,
     /// The rubric judge's calls and verdicts on the case's output (format 4), if it has a rubric,
     /// in a recording of one sample; a recording of several keeps each sample's in
     /// [`Sample::judge`]. [`Recording::judgement`] reads either.
@@ -330,10 +373,22 @@ pub(crate) struct Written<'a> {
     samples: Option<&'a [Sample]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     judge: Option<&'a judgement::Judgement>,
+    /// Only in a pending recording ([`pending`]).
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<&'a pending::Review>,
 }
 
 impl Serialize for Recording {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.written(None).serialize(serializer)
+    }
+}
+
+impl Recording {
+    /// The file's document: this recording's keys, and a pending file's `review`. The one
+    /// shape both files are written in.
+    fn written<'a>(&'a self, review: Option<&'a pending::Review>) -> Written<'a> {
         let format = if self.judged() {
             self.format.max(JUDGE_CALLS_FORMAT)
         } else if self.samples.len() > 1 {
@@ -352,313 +407,14 @@ impl Serialize for Recording {
             interactions: (!listed).then(|| self.interactions()),
             samples: listed.then_some(self.samples.as_slice()),
             judge: self.judge.as_ref(),
-        }
-        .serialize(serializer)
-    }
-}
-
-/// What [`Recording::read_head`] reads of a recording: enough to tell whether it is stale.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RecordingHead {
-    /// The format it was written in.
-    pub format: u32,
-    /// The case path.
-    pub case: String,
-    /// When the case was recorded.
-    pub recorded_at: DateTime<Utc>,
-    /// The sources the recording was made from (see [`Recording::sources`]).
-    pub sources: Vec<Source>,
-    /// Format 2: the hash of the input (see [`Recording::input_sha256`]).
-    pub input_sha256: Option<String>,
-}
-
-impl RecordingHead {
-    /// How the recording's sources differ from the case's `current` ones; empty when fresh.
-    pub fn changes(&self, current: &CaseSources) -> Vec<SourceChange> {
-        sources::staleness(
-            self.format,
-            &self.sources,
-            self.input_sha256.as_deref(),
-            current,
-        )
-    }
-}
-
-/// Why a recording file cannot be used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RecordingErrorKind {
-    /// The file cannot be read, or is not JSON.
-    Unreadable,
-    /// The file is JSON, but the recording's own fields are malformed: a key is missing or
-    /// unknown, a value has the wrong type, a hash is not 64 hex digits.
-    Damaged,
-    /// A newer proposal-eval wrote it, in a format this version does not read.
-    Newer {
-        /// The file's format.
-        format: u64,
-    },
-}
-
-/// A recording file that cannot be used, with the place in it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordingError {
-    pub(crate) at: Located,
-    kind: RecordingErrorKind,
-}
-
-impl RecordingError {
-    /// Unreadable, damaged, or newer.
-    pub fn kind(&self) -> RecordingErrorKind {
-        self.kind
-    }
-
-    /// The file, as given to the reader.
-    pub fn file(&self) -> &Path {
-        &self.at.file
-    }
-
-    /// The same error, naming the file as `file` (a shorter, crate-relative form).
-    pub fn with_file(mut self, file: impl Into<PathBuf>) -> RecordingError {
-        self.at.file = file.into();
-        self
-    }
-}
-
-impl fmt::Display for RecordingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            RecordingErrorKind::Unreadable => write!(f, "unreadable recording: {}", self.at),
-            RecordingErrorKind::Damaged => write!(f, "damaged recording: {}", self.at),
-            RecordingErrorKind::Newer { .. } => write!(f, "{}", self.at),
+            review,
         }
     }
 }
 
-impl std::error::Error for RecordingError {}
-
-/// A recording file as it is read, before the keys its format requires are checked. Every key
-/// is optional here so that a missing one is named by [`Raw::check`], not by serde.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Raw<I, X, S, R = IgnoredAny, J = IgnoredAny> {
-    format: u64,
-    case: Option<String>,
-    recorded_at: Option<DateTime<Utc>>,
-    sources: Option<Vec<Source>>,
-    input_sha256: Option<String>,
-    input: Option<I>,
-    interactions: Option<X>,
-    samples: Option<S>,
-    /// Only in a pending recording (see [`pending`]).
-    review: Option<R>,
-    /// Only in format 4: the rubric judge's part.
-    judge: Option<J>,
-}
-
-/// The model calls a file holds: one sample's (`interactions`) or several (`samples`).
-enum Calls<X, S> {
-    One(X),
-    Samples(S),
-}
-
-/// A recording file larger than this is read for replay with its requests hashed, not built
-/// (see [`Recording::read_for_replay`]).
-pub(crate) const LEAN_READ_OVER: u64 = 8 << 20;
-
-/// The recorded requests of a recording read by [`Recording::read_for_replay`] from a large
-/// file: their digests, per sample and per interaction, and the file, read again whole only to
-/// show how a request differs.
-#[derive(Debug)]
-pub(crate) struct RequestDigests {
-    pub file: PathBuf,
-    pub samples: Vec<Vec<canonical::RequestDigest>>,
-}
-
-/// A recording as [`Recording::read_for_replay`] reads it.
-#[derive(Debug)]
-pub(crate) struct ForReplay {
-    /// The recording, its judge parts taken out (they are in `judges`).
-    pub recording: Recording,
-    /// The digests of its requests when it was read from a large file.
-    pub digests: Option<RequestDigests>,
-    /// Each sample's judge part, as a replay uses it: one entry per sample (see
-    /// [`Recording::judgement`]).
-    pub judges: Vec<Option<judgement::ReplayedJudgement>>,
-}
-
-impl ForReplay {
-    /// A recording read whole, for the replay.
-    fn whole(mut recording: Recording) -> ForReplay {
-        // A whole read makes a format-4 judgement format 5's, its key from its parts.
-        let judges = recording
-            .take_judgements()
-            .into_iter()
-            .map(|j| {
-                j.map(|j| {
-                    let mut judge = judgement::ReplayedJudgement::from(j);
-                    judge.format = JUDGE_CALLS_FORMAT;
-                    judge
-                })
-            })
-            .collect();
-        ForReplay {
-            recording,
-            digests: None,
-            judges,
-        }
-    }
-}
-
-/// A sample as a reader builds it, and its judge part: in it ([`Sample`], a whole read) or
-/// apart ([`ReplaySample`], as a replay uses it).
-trait ReadSample {
-    /// The judge part as this reader builds it.
-    type Judge;
-    /// The sample without its judge part, and the judge part.
-    fn into_parts(self) -> (Sample, Option<Self::Judge>);
-}
-
-/// A sample as a whole read reads it: its calls, and its judge part as the file holds it
-/// (checked once the recording's format is known, [`judgement::ReadJudgement::checked`]).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WholeSample {
-    interactions: Vec<Interaction>,
-    #[serde(default)]
-    judge: Option<judgement::ReadJudgement>,
-}
-
-impl ReadSample for WholeSample {
-    type Judge = judgement::ReadJudgement;
-    fn into_parts(self) -> (Sample, Option<judgement::ReadJudgement>) {
-        (Sample::new(self.interactions), self.judge)
-    }
-}
-
-/// A sample as a replay reads it: its calls (`X`: built, or with their requests hashed) and its
-/// judge part as a replay uses it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReplaySample<X> {
-    interactions: X,
-    #[serde(default)]
-    judge: Option<judgement::ReplayedJudgement>,
-}
-
-impl ReadSample for ReplaySample<Vec<Interaction>> {
-    type Judge = judgement::ReplayedJudgement;
-    fn into_parts(self) -> (Sample, Option<judgement::ReplayedJudgement>) {
-        (Sample::new(self.interactions), self.judge)
-    }
-}
-
-/// Each sample's judge part, from where the file keeps it: `top` (the key `judge`) for a
-/// recording of one sample, `samples[k].judge` for one of several. A judge part kept in the
-/// other place is refused, naming the key and where it belongs.
-fn judge_places<J>(
-    file: &Path,
-    format: u32,
-    top: Option<J>,
-    mut judges: Vec<Option<J>>,
-) -> Result<Vec<Option<J>>, RecordingError> {
-    if let [only] = judges.as_mut_slice() {
-        if only.is_some() {
-            return Err(damaged(
-                file,
-                "`samples[0].judge`: a recording of one sample keeps its judge part in `judge`"
-                    .into(),
-            ));
-        }
-        *only = top;
-        return Ok(judges);
-    }
-    if top.is_some() {
-        return Err(damaged(
-            file,
-            format!(
-                "`judge` is the judge part of a recording of one sample; this one has {} samples, and each keeps its own in `samples[k].judge`",
-                judges.len()
-            ),
-        ));
-    }
-    if let Some(k) = judges.iter().position(Option::is_some) {
-        if format < JUDGE_FORMAT {
-            return Err(damaged(
-                file,
-                format!("`samples[{k}].judge` is a key of format {JUDGE_FORMAT}, not of format {format}"),
-            ));
-        }
-    }
-    Ok(judges)
-}
-
-/// A recording and each sample's judge part as a replay reads them, each judge part told the
-/// recording's format (which says how its key was made).
-#[allow(clippy::type_complexity)]
-fn with_format(
-    (recording, mut judges): (Recording, Vec<Option<judgement::ReplayedJudgement>>),
-) -> (Recording, Vec<Option<judgement::ReplayedJudgement>>) {
-    for judge in judges.iter_mut().flatten() {
-        judge.format = recording.format;
-    }
-    (recording, judges)
-}
-
-/// An interaction as a large recording is read for replay: its request hashed.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LeanInteraction {
-    request: canonical::RequestDigest,
-    response: Value,
-    recorded_at: DateTime<Utc>,
-    #[serde(default)]
-    http: Option<HttpExchange>,
-    #[serde(default)]
-    latency_ms: Option<f64>,
-    #[serde(default)]
-    usage: Option<usage::Usage>,
-}
-
-impl LeanInteraction {
-    /// The interaction with a `null` request, and the request's digest. Every key is named, so
-    /// a key added to [`Interaction`] must be added here too.
-    fn split(self) -> (Interaction, canonical::RequestDigest) {
-        let LeanInteraction {
-            request,
-            response,
-            recorded_at,
-            http,
-            latency_ms,
-            usage,
-        } = self;
-        let interaction = Interaction {
-            request: Value::Null,
-            response,
-            recorded_at,
-            http,
-            latency_ms,
-            usage,
-        };
-        (interaction, request)
-    }
-}
-
-/// A large recording as it is read for replay: its requests hashed, each judge part as a replay
-/// uses it.
-type LeanRaw = Raw<
-    Value,
-    Vec<LeanInteraction>,
-    Vec<ReplaySample<Vec<LeanInteraction>>>,
-    IgnoredAny,
-    judgement::ReplayedJudgement,
->;
-
-/// Only the format, read before anything else in the file.
-#[derive(Deserialize)]
-struct FormatOnly {
-    format: Option<Value>,
-}
+/// What [`Recording::read_head`] reads of a recording: enough to tell whether it is stale (its
+/// input and calls skipped).
+pub type RecordingHead = Recording<Skipped>;
 
 /// Lowercase hex SHA-256 of `input` as canonical JSON (sorted keys, no white space), and the
 /// length of that JSON: what a format-2 recording depends on of the fixture.
@@ -676,89 +432,20 @@ pub(crate) fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-impl<I, X, S, R, J> Raw<I, X, S, R, J> {
-    /// The keys the format requires, present and well-formed.
-    #[allow(clippy::type_complexity)]
-    fn check(
-        self,
-        file: &Path,
-    ) -> Result<
-        (
-            u32,
-            String,
-            DateTime<Utc>,
-            Vec<Source>,
-            Option<String>,
-            Option<I>,
-            Calls<X, S>,
-        ),
-        RecordingError,
-    > {
-        let damaged = |message: String| damaged(file, message);
-        let missing = |key: &str| damaged(format!("the key `{key}` is missing"));
-        let format = self.format as u32;
-        let case = self.case.ok_or_else(|| missing("case"))?;
-        let recorded_at = self.recorded_at.ok_or_else(|| missing("recorded_at"))?;
-        let sources = self.sources.ok_or_else(|| missing("sources"))?;
-        if self.judge.is_some() && format < JUDGE_FORMAT {
-            return Err(damaged(format!(
-                "`judge` is a key of format {JUDGE_FORMAT}, not of format {format}"
-            )));
-        }
-        let calls = match (format, self.interactions, self.samples) {
-            (1 | 2, Some(_), Some(_)) | (1 | 2, None, Some(_)) => {
-                return Err(damaged(format!(
-                    "`samples` is a key of format {SAMPLES_FORMAT}, not of format {format}; a recording of one sample lists `interactions`"
-                )))
-            }
-            (1 | 2, Some(interactions), None) => Calls::One(interactions),
-            (1 | 2, None, None) => return Err(missing("interactions")),
-            (_, Some(_), _) => {
-                return Err(damaged(format!(
-                    "`interactions` is not a key of format {format}: each sample in `samples` lists its own"
-                )))
-            }
-            (_, None, Some(samples)) => Calls::Samples(samples),
-            (_, None, None) => return Err(missing("samples")),
-        };
-        for (i, source) in sources.iter().enumerate() {
-            if !is_sha256(&source.sha256) {
-                return Err(damaged(format!(
-                    "`sources[{i}].sha256` ({}) is not 64 lowercase hex digits",
-                    source.path
-                )));
-            }
-        }
-        match format {
-            1 => {
-                if self.input_sha256.is_some() {
-                    return Err(damaged(
-                        "`input_sha256` is not a key of format 1 (it is of format 2)".into(),
-                    ));
-                }
-                if self.input.is_none() {
-                    return Err(missing("input"));
-                }
-            }
-            _ => match &self.input_sha256 {
-                None => return Err(missing("input_sha256")),
-                Some(hash) if !is_sha256(hash) => {
-                    return Err(damaged(
-                        "`input_sha256` is not 64 lowercase hex digits".into(),
-                    ))
-                }
-                Some(_) => {}
-            },
-        }
-        Ok((
-            format,
-            case,
-            recorded_at,
-            sources,
-            self.input_sha256,
-            self.input,
-            calls,
-        ))
+impl<Q> Recording<Q> {
+    /// How the recording's sources differ from the case's `current` ones; empty when fresh.
+    pub fn changes(&self, current: &CaseSources) -> Vec<SourceChange> {
+        sources::staleness(
+            self.format,
+            &self.sources,
+            self.input_sha256.as_deref(),
+            current,
+        )
+    }
+
+    /// The first sample's model calls: all of them in a recording of one sample.
+    pub fn interactions(&self) -> &[Interaction<Q>] {
+        self.samples.first().map_or(&[], |s| &s.interactions)
     }
 }
 
@@ -806,11 +493,6 @@ impl Recording {
         }
     }
 
-    /// The first sample's model calls: all of them in a recording of one sample.
-    pub fn interactions(&self) -> &[Interaction] {
-        self.samples.first().map_or(&[], |s| &s.interactions)
-    }
-
     /// The judge part on sample `k`'s output (from 0): [`Recording::judge`] in a recording of
     /// one sample, [`Sample::judge`] in one of several.
     pub fn judgement(&self, k: usize) -> Option<&judgement::Judgement> {
@@ -847,6 +529,14 @@ impl Recording {
         true
     }
 
+    /// Takes the judge part on sample `k`'s output out of the recording.
+    pub(crate) fn take_judgement(&mut self, k: usize) -> Option<judgement::Judgement> {
+        match self.samples.len() {
+            1 if k == 0 => self.judge.take(),
+            _ => self.samples.get_mut(k)?.judge.take(),
+        }
+    }
+
     /// Leaves each judge call's request out (its hash stays), on every judge part: what a
     /// committed recording keeps ([`judgement::Judgement::without_requests`]).
     pub(crate) fn drop_judge_requests(&mut self) {
@@ -866,257 +556,6 @@ impl Recording {
     /// part in format 4 (whose calls keep their whole requests).
     pub(crate) fn is_older_format(&self) -> bool {
         self.format < FORMAT || (self.judged() && self.format < JUDGE_CALLS_FORMAT)
-    }
-
-    /// Each sample's judge part, taken out of the recording.
-    fn take_judgements(&mut self) -> Vec<Option<judgement::Judgement>> {
-        let mut judges: Vec<_> = self.samples.iter_mut().map(|s| s.judge.take()).collect();
-        if let [only] = judges.as_mut_slice() {
-            *only = self.judge.take();
-        }
-        judges
-    }
-
-    /// Puts each sample's judge part (one per sample, as [`Recording::take_judgements`] gives
-    /// them) where [`Recording::judgement`] reads it.
-    fn put_judgements(&mut self, judges: Vec<Option<judgement::Judgement>>) {
-        for (k, judge) in judges.into_iter().enumerate() {
-            if let Some(judge) = judge {
-                self.place_judgement(k, judge);
-            }
-        }
-    }
-
-    /// Parses a recording; `file` is used in error messages.
-    ///
-    /// The format is read first: a file of a newer format is refused as such whatever else it
-    /// holds, and a format-1 file is read as format 1.
-    pub fn parse(bytes: &[u8], file: &Path) -> Result<Recording, RecordingError> {
-        let (recording, review) = Recording::parse_with::<IgnoredAny>(bytes, file)?;
-        if review.is_some() {
-            return Err(damaged(
-                file,
-                format!("`review` is a key of a pending recording (`<case>{}`, written by RECORD=review), not of a recording; name the file so, or accept it with `cargo proposal-eval accept`", pending::SUFFIX),
-            ));
-        }
-        Ok(recording)
-    }
-
-    /// Parses a recording and its `review` key, which only a pending recording has.
-    fn parse_with<R: serde::de::DeserializeOwned>(
-        bytes: &[u8],
-        file: &Path,
-    ) -> Result<(Recording, Option<R>), RecordingError> {
-        let mut raw: Raw<Value, Vec<Interaction>, Vec<WholeSample>, R, judgement::ReadJudgement> =
-            parse_checked(bytes, file, |raw: &Raw<_, _, _, R, _>| raw.format)?;
-        let review = raw.review.take();
-        let (mut recording, judges) = Recording::from_raw(raw, file)?;
-        let count = judges.len();
-        let judges = judges
-            .into_iter()
-            .enumerate()
-            .map(|(k, j)| {
-                let place = match count {
-                    1 => "judge".to_string(),
-                    _ => format!("samples[{k}].judge"),
-                };
-                j.map(|j| j.checked(recording.format, &place)).transpose()
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|message| damaged(file, message))?;
-        recording.put_judgements(judges);
-        Ok((recording, review))
-    }
-
-    /// [`Recording::parse`] for a replay: each sample's judge part read as a replay uses it,
-    /// apart.
-    #[allow(clippy::type_complexity)]
-    fn parse_for_replay(
-        bytes: &[u8],
-        file: &Path,
-    ) -> Result<(Recording, Vec<Option<judgement::ReplayedJudgement>>), RecordingError> {
-        // The error a whole read gives (a damaged judge call is named as such), and a pending
-        // recording refused as such.
-        let whole = || Recording::parse(bytes, file).map(|r| (r, Vec::new()));
-        let raw: Raw<
-            Value,
-            Vec<Interaction>,
-            Vec<ReplaySample<Vec<Interaction>>>,
-            IgnoredAny,
-            judgement::ReplayedJudgement,
-        > = match parse_checked(bytes, file, |raw: &Raw<_, _, _, _, _>| raw.format) {
-            Ok(raw) => raw,
-            Err(_) => return whole(),
-        };
-        if raw.review.is_some() {
-            return whole();
-        }
-        Recording::from_raw(raw, file).map(with_format)
-    }
-
-    /// The recording a file read as `raw` holds, its keys checked, and each sample's judge
-    /// part apart (the recording holds none).
-    #[allow(clippy::type_complexity)]
-    fn from_raw<R, S: ReadSample>(
-        mut raw: Raw<Value, Vec<Interaction>, Vec<S>, R, S::Judge>,
-        file: &Path,
-    ) -> Result<(Recording, Vec<Option<S::Judge>>), RecordingError> {
-        let judge = raw.judge.take();
-        let (format, case, recorded_at, sources, input_sha256, input, calls) = raw.check(file)?;
-        let (samples, judges): (Vec<Sample>, Vec<Option<S::Judge>>) = match calls {
-            Calls::One(interactions) => (vec![Sample::new(interactions)], vec![None]),
-            Calls::Samples(samples) if samples.is_empty() => {
-                return Err(damaged(
-                    file,
-                    "`samples` is empty: a recording holds at least one sample".into(),
-                ))
-            }
-            Calls::Samples(samples) => samples.into_iter().map(S::into_parts).unzip(),
-        };
-        let judges = judge_places(file, format, judge, judges)?;
-        let recording = Recording {
-            format,
-            case,
-            recorded_at,
-            sources,
-            input_sha256,
-            input,
-            samples,
-            judge: None,
-        };
-        Ok((recording, judges))
-    }
-
-    /// Reads a recording to replay it; `Ok(None)` when there is none.
-    ///
-    /// A file over [`LEAN_READ_OVER`] bytes is parsed as it is read from the disk (its text is
-    /// never held whole), and its requests are hashed as they are parsed rather than built: each
-    /// interaction's `request` is `null`, and the digests are returned, per sample and per
-    /// interaction, for the replay to compare requests with (see [`canonical::RequestDigest`]).
-    /// A large document the code under test sends is then in memory once, in its own request.
-    /// A file that does not read so is read whole, for the error [`Recording::read`] gives.
-    ///
-    /// The judge part is read apart, as the replay uses it ([`judgement::ReplayedJudgement`]):
-    /// its calls' requests and responses are skipped, not built.
-    pub(crate) fn read_for_replay(file: &Path) -> Result<Option<ForReplay>, RecordingError> {
-        Recording::read_for_replay_over(file, LEAN_READ_OVER)
-    }
-
-    /// [`Recording::read_for_replay`] with `limit` for [`LEAN_READ_OVER`].
-    fn read_for_replay_over(file: &Path, limit: u64) -> Result<Option<ForReplay>, RecordingError> {
-        // The file is opened and sized once, as `std::fs::read` does: no more system calls than
-        // a whole read for a recording of the usual size.
-        let mut opened = match std::fs::File::open(file) {
-            Ok(opened) => opened,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(located(file, format!("cannot read: {e}"))),
-        };
-        let size = opened.metadata().map_or(0, |m| m.len());
-        if size > limit {
-            if let Some(read) = Recording::read_lean(opened, file) {
-                return Ok(Some(read));
-            }
-            return Ok(Recording::read(file)?.map(ForReplay::whole));
-        }
-        let mut bytes = Vec::with_capacity(size as usize);
-        std::io::Read::read_to_end(&mut opened, &mut bytes)
-            .map_err(|e| located(file, format!("cannot read: {e}")))?;
-        let (recording, judges) = Recording::parse_for_replay(&bytes, file)?;
-        if judges.is_empty() {
-            // Read whole, for its error or as a pending recording.
-            return Ok(Some(ForReplay::whole(recording)));
-        }
-        Ok(Some(ForReplay {
-            recording,
-            digests: None,
-            judges,
-        }))
-    }
-
-    /// [`Recording::read_for_replay`] of a large file; `None` when it does not read.
-    fn read_lean(opened: std::fs::File, file: &Path) -> Option<ForReplay> {
-        let reader = std::io::BufReader::with_capacity(64 * 1024, opened);
-        let raw: LeanRaw = serde_json::from_reader(reader).ok()?;
-        check_format(Some(&Value::from(raw.format)), file).ok()?;
-        if raw.review.is_some() {
-            return None;
-        }
-        let mut digests = Vec::new();
-        let mut split = |calls: Vec<LeanInteraction>| {
-            let (interactions, sample): (Vec<_>, Vec<_>) =
-                calls.into_iter().map(LeanInteraction::split).unzip();
-            digests.push(sample);
-            interactions
-        };
-        let interactions = raw.interactions.map(&mut split);
-        let samples = raw.samples.map(|samples| {
-            samples
-                .into_iter()
-                .map(|s| ReplaySample {
-                    interactions: split(s.interactions),
-                    judge: s.judge,
-                })
-                .collect::<Vec<_>>()
-        });
-        let raw = Raw {
-            format: raw.format,
-            case: raw.case,
-            recorded_at: raw.recorded_at,
-            sources: raw.sources,
-            input_sha256: raw.input_sha256,
-            input: raw.input,
-            interactions,
-            samples,
-            review: None::<IgnoredAny>,
-            judge: raw.judge,
-        };
-        let (recording, judges) = Recording::from_raw(raw, file).ok().map(with_format)?;
-        Some(ForReplay {
-            recording,
-            digests: Some(RequestDigests {
-                file: file.to_path_buf(),
-                samples: digests,
-            }),
-            judges,
-        })
-    }
-
-    /// Reads a recording; `Ok(None)` when there is none.
-    pub fn read(file: &Path) -> Result<Option<Recording>, RecordingError> {
-        read_bytes(file)?
-            .map(|bytes| Recording::parse(&bytes, file))
-            .transpose()
-    }
-
-    /// Reads only what the staleness check needs (format, case, time, sources, input hash);
-    /// `Ok(None)` when there is none. The input and the interactions must be there but are
-    /// skipped, not built, which makes checking a recording several times cheaper than
-    /// [`Recording::read`]. A recording whose interactions are malformed passes here and fails
-    /// when it is replayed.
-    pub fn read_head(file: &Path) -> Result<Option<RecordingHead>, RecordingError> {
-        let Some(bytes) = read_bytes(file)? else {
-            return Ok(None);
-        };
-        let raw: Raw<IgnoredAny, IgnoredAny, IgnoredAny> =
-            parse_checked(&bytes, file, |raw: &Raw<_, _, _>| raw.format)?;
-        let (format, case, recorded_at, sources, input_sha256, _, _) = raw.check(file)?;
-        Ok(Some(RecordingHead {
-            format,
-            case,
-            recorded_at,
-            sources,
-            input_sha256,
-        }))
-    }
-
-    /// How the recording's sources differ from the case's `current` ones; empty when fresh.
-    pub fn changes(&self, current: &CaseSources) -> Vec<SourceChange> {
-        sources::staleness(
-            self.format,
-            &self.sources,
-            self.input_sha256.as_deref(),
-            current,
-        )
     }
 
     /// This recording in this version's format, for a case whose current sources are `current`:
@@ -1166,15 +605,18 @@ impl Recording {
 
     /// The recording as it is written: pretty JSON, keys sorted, final newline.
     pub fn to_pretty(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or(Value::Null);
-        canonical_pretty(&value)
+        canonical_pretty(&self.document(None))
+    }
+
+    /// The file's document as JSON: the recording's keys, and `review` for a pending file.
+    pub(crate) fn document(&self, review: Option<&pending::Review>) -> Value {
+        serde_json::to_value(self.written(review)).unwrap_or(Value::Null)
     }
 
     /// Writes the recording atomically: a temp file in the same folder, then a rename, so a
     /// crash or a kill leaves either the old file or the new one, never a half-written one.
     pub fn write(&self, file: &Path) -> std::io::Result<()> {
-        let value = serde_json::to_value(self).unwrap_or(Value::Null);
-        crate::files::replace_file_with(file, true, |out| canonical::write_pretty(&value, out))
+        write_document(&self.document(None), file)
     }
 
     /// Writes the recording as [`Recording::write`] does, consuming it: its requests and
@@ -1189,9 +631,14 @@ impl Recording {
     }
 
     /// The recording as JSON (what `serde_json::to_value` gives), its requests and responses
-    /// moved in rather than copied: they are taken out, the rest is serialized, and they are put
-    /// back in their places.
-    pub(crate) fn into_value(mut self) -> Value {
+    /// moved in rather than copied ([`Recording::into_document`]).
+    pub(crate) fn into_value(self) -> Value {
+        self.into_document(None)
+    }
+
+    /// [`Recording::document`], its requests and responses moved in rather than copied: they
+    /// are taken out, the rest is serialized, and they are put back in their places.
+    pub(crate) fn into_document(mut self, review: Option<&pending::Review>) -> Value {
         let mut taken = Vec::new();
         for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             taken.push((
@@ -1199,7 +646,7 @@ impl Recording {
                 std::mem::take(&mut interaction.response),
             ));
         }
-        let mut value = serde_json::to_value(&self).unwrap_or(Value::Null);
+        let mut value = self.document(review);
         let mut taken = taken.into_iter();
         let mut put_back = |interactions: Option<&mut Value>| {
             for interaction in interactions
@@ -1228,99 +675,6 @@ fn redact_query(http: &mut Option<HttpExchange>, redactor: &Redactor) {
     if let Some(query) = http.as_mut().and_then(|h| h.query.as_mut()) {
         *query = redactor.redact_query(query);
     }
-}
-
-fn located(file: &Path, message: String) -> RecordingError {
-    RecordingError {
-        at: Located::file(file, message),
-        kind: RecordingErrorKind::Unreadable,
-    }
-}
-
-fn damaged(file: &Path, message: String) -> RecordingError {
-    RecordingError {
-        at: Located::file(
-            file,
-            format!("{message}; fix it, or delete the file and re-record the case"),
-        ),
-        kind: RecordingErrorKind::Damaged,
-    }
-}
-
-/// The bytes of a recording file; `None` when there is none.
-fn read_bytes(file: &Path) -> Result<Option<Vec<u8>>, RecordingError> {
-    match std::fs::read(file) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(located(file, format!("cannot read: {e}"))),
-    }
-}
-
-/// A JSON syntax error makes the file unreadable; JSON of the wrong shape makes it damaged.
-fn parse_json<T: serde::de::DeserializeOwned>(
-    bytes: &[u8],
-    file: &Path,
-) -> Result<T, RecordingError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        let at = crate::files::json_error(file, bytes, &e, "recording");
-        let kind = if e.is_data() {
-            RecordingErrorKind::Damaged
-        } else {
-            RecordingErrorKind::Unreadable
-        };
-        RecordingError { at, kind }
-    })
-}
-
-/// Parses a recording file as `T`, with the format read first: a newer one is refused whatever
-/// else the file holds (keys this version does not know, values of other shapes).
-///
-/// The file is parsed once when it reads: only a file that fails is read again, for its format
-/// alone, so that the error names the newer format rather than what this version does not know.
-fn parse_checked<T: serde::de::DeserializeOwned>(
-    bytes: &[u8],
-    file: &Path,
-    format_of: impl FnOnce(&T) -> u64,
-) -> Result<T, RecordingError> {
-    match parse_json::<T>(bytes, file) {
-        Ok(raw) => {
-            check_format(Some(&Value::from(format_of(&raw))), file)?;
-            Ok(raw)
-        }
-        Err(error) => {
-            let top: FormatOnly = parse_json(bytes, file)?;
-            check_format(top.format.as_ref(), file)?;
-            Err(error)
-        }
-    }
-}
-
-/// A recording's `format`: present, a number from 1, and not newer than this version reads.
-fn check_format(format: Option<&Value>, file: &Path) -> Result<(), RecordingError> {
-    let format = match format {
-        None => return Err(damaged(file, "the key `format` is missing".into())),
-        Some(value) => match value.as_u64() {
-            Some(n) if n >= 1 => n,
-            _ => {
-                return Err(damaged(
-                    file,
-                    format!("`format` is {value}, not a format number (1, 2, ...)"),
-                ))
-            }
-        },
-    };
-    if format > u64::from(JUDGE_CALLS_FORMAT) {
-        return Err(RecordingError {
-            at: Located::file(
-                file,
-                format!(
-                    "made by a newer proposal-eval (format {format}; this version reads up to {JUDGE_CALLS_FORMAT}): upgrade proposal-eval"
-                ),
-            ),
-            kind: RecordingErrorKind::Newer { format },
-        });
-    }
-    Ok(())
 }
 
 /// Recordings below `recordings` whose case path is not in `cases`, and temp files left by an

@@ -8,7 +8,8 @@
 //! outside `cargo test`, so keeping both outputs is what lets `review` show each side's verdict,
 //! evaluated again with the case's `expected` and config as they are when it is reviewed.
 
-use super::{damaged, read_bytes, Recording, RecordingError};
+use super::error::{damaged, RecordingError};
+use super::Recording;
 use crate::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -102,19 +103,12 @@ impl Pending {
 
     /// The file's text: the recording's keys and `review`, pretty, keys sorted, final newline.
     pub fn to_pretty(&self) -> String {
-        let mut value = serde_json::to_value(&self.recording).unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut value {
-            map.insert(
-                "review".into(),
-                serde_json::to_value(&self.review).unwrap_or(Value::Null),
-            );
-        }
-        super::canonical_pretty(&value)
+        super::canonical_pretty(&self.recording.document(Some(&self.review)))
     }
 
-    /// Writes the pending file atomically.
+    /// Writes the pending file atomically, as the recording's writer writes a recording.
     pub fn write(&self, file: &Path) -> std::io::Result<()> {
-        crate::files::write_atomic(file, self.to_pretty().as_bytes())
+        super::write_document(&self.recording.document(Some(&self.review)), file)
     }
 
     /// Writes the pending file as [`Pending::write`] does, consuming it: the recording's
@@ -123,32 +117,7 @@ impl Pending {
     /// Like a recording, a pending file that would hold what looks like a credential is not
     /// written.
     pub fn write_moved(self, file: &Path) -> Result<(), super::WriteError> {
-        let mut value = self.recording.into_value();
-        if let Value::Object(map) = &mut value {
-            map.insert(
-                "review".into(),
-                serde_json::to_value(&self.review).unwrap_or(Value::Null),
-            );
-        }
-        super::write_checked(value, file)
-    }
-
-    /// Parses a pending file; `file` is used in error messages.
-    pub fn parse(bytes: &[u8], file: &Path) -> Result<Pending, RecordingError> {
-        match Recording::parse_with::<Review>(bytes, file)? {
-            (recording, Some(review)) => Ok(Pending { recording, review }),
-            (_, None) => Err(damaged(
-                file,
-                "the key `review` is missing, so this is not a pending recording (a pending recording is written by RECORD=review)".into(),
-            )),
-        }
-    }
-
-    /// Reads a pending file; `Ok(None)` when there is none.
-    pub fn read(file: &Path) -> Result<Option<Pending>, RecordingError> {
-        read_bytes(file)?
-            .map(|bytes| Pending::parse(&bytes, file))
-            .transpose()
+        super::write_checked(self.recording.into_document(Some(&self.review)), file)
     }
 
     /// Accepts the pending file `file`: its recording replaces the committed one atomically (a
