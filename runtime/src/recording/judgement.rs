@@ -308,8 +308,9 @@ impl ReadJudgement {
     /// The judgement of a recording of format `format`; `Err` names what is malformed, for a
     /// "damaged recording" error. A format-4 judgement is made format 5's: each call's request
     /// hashed and not kept, and its key made from its parts. Format 4 hashed the texts the parts
-    /// are the hashes of, so the two keys name the same judgement; a replay of a format-4 file
-    /// still compares the key it holds ([`crate::rubric_judge::Question::key_sha256_format_4`]).
+    /// are the hashes of, so the two keys name the same judgement, and a replay compares it as
+    /// format 5's (a format-4 key that does not agree with its own parts, which only a hand edit
+    /// makes, is not compared).
     /// `place` is where the file keeps it (`judge`, `samples[k].judge`), for the message.
     pub(crate) fn checked(self, format: u32, place: &str) -> Result<Judgement, String> {
         let calls = self
