@@ -4,11 +4,8 @@
 //! An entry is added as a [`Counted`]: the fields the numbers need, read from its line without
 //! the rest (input, output, calls, diffs), which the fold copies as text.
 
-use super::entry::Entry;
 use super::journal::story_span;
-use super::schema::{
-    bucket, buckets, EvaluatorSummary, FieldAccuracy, Report, SuiteReport, Totals, FORMAT,
-};
+use super::schema::{bucket, buckets, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
 use crate::run::RecordingUse;
@@ -92,8 +89,8 @@ struct CountedField<'a> {
     hit: bool,
 }
 
-/// The report's numbers, added up case by case, in case order (the fold's and
-/// [`Report::from_entries`]'s), so the same cases always give the same sums.
+/// The report's numbers, added up case by case, in case order, so the same cases always give
+/// the same sums.
 #[derive(Default)]
 pub(super) struct Aggregate {
     totals: Totals,
@@ -230,41 +227,6 @@ impl SuiteSums {
 fn add_usage(sum: &mut Option<UsageTotals>, entry: &Counted) {
     if let Some(usage) = &entry.usage {
         sum.get_or_insert_with(UsageTotals::default).add(usage);
-    }
-}
-
-impl Report {
-    /// The report of these entries, aggregated, each marked `older` unless it is of the run of
-    /// the most recent one.
-    pub fn from_entries(mut cases: Vec<Entry>) -> Report {
-        let latest_run = cases
-            .iter()
-            .max_by_key(|e| e.finished_at)
-            .and_then(|e| e.run.clone());
-        for case in &mut cases {
-            case.older = case.run != latest_run;
-        }
-        cases.sort_by(|a, b| a.id().cmp(&b.id()));
-        let mut aggregate = Aggregate::default();
-        let mut buf = Vec::new();
-        for entry in &cases {
-            // Read as the fold reads a line.
-            let line = serde_json::to_vec(entry).unwrap_or_default();
-            if let Ok(mut counted) = Counted::read(&line, &mut buf) {
-                (counted.finished_at, counted.older) = (entry.finished_at, entry.older);
-                aggregate.add(&counted);
-            }
-        }
-        let (totals, suites) = aggregate.finish();
-        Report {
-            format: FORMAT,
-            generated_at: chrono::Utc::now(),
-            latest_run,
-            totals,
-            suites,
-            unreadable_entries: Vec::new(),
-            cases,
-        }
     }
 }
 
