@@ -632,18 +632,13 @@ fn field_changes(pairs: &Pairs, listed: impl Fn(f64) -> bool) -> Vec<FieldChange
             });
         }
     }
+    fn key(f: &FieldChange) -> (f64, [&str; 4]) {
+        let at = [&*f.package, &*f.binary, &*f.suite_dir, &*f.path];
+        (f.delta.unwrap_or(0.0), at)
+    }
     out.sort_by(|a, b| {
-        a.delta
-            .unwrap_or(0.0)
-            .total_cmp(&b.delta.unwrap_or(0.0))
-            .then_with(|| {
-                (&a.package, &a.binary, &a.suite_dir, &a.path).cmp(&(
-                    &b.package,
-                    &b.binary,
-                    &b.suite_dir,
-                    &b.path,
-                ))
-            })
+        let (a, b) = (key(a), key(b));
+        a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1))
     });
     out
 }
