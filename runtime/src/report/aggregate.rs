@@ -4,6 +4,7 @@
 //! An entry is added as a [`Counted`]: the fields the numbers need, read from its line without
 //! the rest (input, output, calls, diffs), which the fold copies as text.
 
+use super::entry::CaseId;
 use super::journal::story_span;
 use super::schema::{bucket, buckets, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
@@ -13,28 +14,34 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// What the report's numbers take from one entry.
-#[derive(Deserialize)]
-pub(super) struct Counted<'a> {
+/// What the report's numbers, and a comparison, take from a case's line (a journal's,
+/// `results.jsonl`'s or `report.json`'s), its strings borrowed from the line. `suite`, `fixture`
+/// and `recording`, which every entry has, may be missing from a report made by hand: the fold
+/// refuses such a line ([`Counted::is_entry`]), a comparison reads it.
+#[derive(Debug, Deserialize)]
+pub struct Counted<'a> {
     #[serde(borrow)]
     pub(super) package: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) binary: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) suite: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(super) suite: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(super) suite_dir: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) case: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) test: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) fixture: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(super) fixture: Option<Cow<'a, str>>,
     pub(super) passed: bool,
     pub(super) score: Option<f64>,
-    pub(super) recording: RecordingUse,
-    #[serde(borrow)]
+    #[serde(default)]
+    pub(super) recording: Option<RecordingUse>,
+    #[serde(borrow, default)]
     pub(super) evaluators: Vec<CountedEvaluator<'a>>,
+    #[serde(borrow, default)]
+    pub(super) failure: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(super) usage: Option<UsageTotals>,
     #[serde(default)]
@@ -51,6 +58,26 @@ pub(super) struct Counted<'a> {
 }
 
 impl<'a> Counted<'a> {
+    /// The case's id.
+    pub(super) fn id(&self) -> CaseId<'_> {
+        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
+    }
+
+    /// Whether it has every field an entry has that the fold reads.
+    pub(super) fn is_entry(&self) -> bool {
+        self.suite.is_some() && self.fixture.is_some() && self.recording.is_some()
+    }
+
+    /// Its suite's name (empty when it has none).
+    pub(super) fn suite(&self) -> &str {
+        self.suite.as_deref().unwrap_or_default()
+    }
+
+    /// Its fixture file (empty when it has none).
+    pub(super) fn fixture(&self) -> &str {
+        self.fixture.as_deref().unwrap_or_default()
+    }
+
     /// What the numbers take from an entry line, `finished_at` left to the caller. The line is
     /// read up to its story ([`story_span`]), copied into `buf` and closed there: the story
     /// (most of a line: a case's output) is not even scanned. A line in another layout is read
@@ -70,19 +97,21 @@ impl<'a> Counted<'a> {
     }
 }
 
-/// What the numbers take from one evaluator's result.
-#[derive(Deserialize)]
-pub(super) struct CountedEvaluator<'a> {
+/// What the numbers and a comparison take from one evaluator's result.
+#[derive(Debug, Deserialize)]
+pub struct CountedEvaluator<'a> {
     #[serde(borrow)]
-    evaluator: Cow<'a, str>,
-    score: f64,
-    passed: bool,
+    pub(super) evaluator: Cow<'a, str>,
+    pub(super) score: f64,
+    pub(super) passed: bool,
+    #[serde(default, borrow)]
+    pub(super) misses: Vec<Cow<'a, str>>,
     #[serde(default, borrow)]
     fields: Vec<CountedField<'a>>,
 }
 
 /// A field-accuracy field's hit.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct CountedField<'a> {
     #[serde(borrow)]
     path: Cow<'a, str>,
@@ -112,7 +141,8 @@ struct SuiteSums {
 
 impl Aggregate {
     pub(super) fn add(&mut self, entry: &Counted) {
-        self.totals.add(entry.passed, entry.recording, entry.older);
+        let recording = entry.recording.unwrap_or(RecordingUse::None);
+        self.totals.add(entry.passed, recording, entry.older);
         add_usage(&mut self.usage, entry);
         let key = (&*entry.package, &*entry.binary, &*entry.suite_dir);
         let sums = match self.suites.iter_mut().next_back() {
@@ -127,7 +157,7 @@ impl Aggregate {
                 ))
                 .or_insert_with(|| SuiteSums {
                     report: SuiteReport {
-                        suite: entry.suite.to_string(),
+                        suite: entry.suite().to_string(),
                         suite_dir: entry.suite_dir.to_string(),
                         package: entry.package.to_string(),
                         binary: entry.binary.to_string(),
@@ -145,9 +175,7 @@ impl Aggregate {
                     repeated: Vec::new(),
                 }),
         };
-        sums.report
-            .totals
-            .add(entry.passed, entry.recording, entry.older);
+        sums.report.totals.add(entry.passed, recording, entry.older);
         add_usage(&mut sums.usage, entry);
         sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
         if let Some(score) = entry.score {
@@ -269,11 +297,11 @@ mod tests {
                 "{} {} {} {} {} {} {} {:?} {:?} {:?} {:?} {}",
                 c.package,
                 c.binary,
-                c.suite,
+                c.suite(),
                 c.suite_dir,
                 c.case,
                 c.test,
-                c.fixture,
+                c.fixture(),
                 c.passed,
                 c.score,
                 c.recording,

@@ -18,8 +18,8 @@
 //! of 10,000 cases are read and compared in a fraction of the time building two [`Report`]s
 //! takes (diffs and messages are skipped, not copied).
 
+use super::aggregate::Counted;
 use super::confidence::{self, percent, Confidence, SuiteConfidence, Tally};
-use super::entry::CaseId;
 use super::schema::FieldAccuracy;
 use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
@@ -86,63 +86,8 @@ pub struct SuiteView<'a> {
     pub usage: Option<UsageTotals>,
 }
 
-/// What a comparison reads of a case.
-#[derive(Debug, Deserialize)]
-pub struct CaseView<'a> {
-    /// The package of its test binary.
-    #[serde(borrow)]
-    pub package: Cow<'a, str>,
-    /// Its test binary.
-    #[serde(borrow)]
-    pub binary: Cow<'a, str>,
-    /// Its suite's name.
-    #[serde(borrow, default)]
-    pub suite: Cow<'a, str>,
-    /// Its suite folder.
-    #[serde(borrow)]
-    pub suite_dir: Cow<'a, str>,
-    /// Its case path.
-    #[serde(borrow)]
-    pub case: Cow<'a, str>,
-    /// Its test name.
-    #[serde(borrow)]
-    pub test: Cow<'a, str>,
-    /// Whether it passed.
-    pub passed: bool,
-    /// Its score.
-    pub score: Option<f64>,
-    /// Its evaluators' verdicts.
-    #[serde(borrow, default)]
-    pub evaluators: Vec<EvaluatorView<'a>>,
-    /// Why it failed.
-    #[serde(borrow, default)]
-    pub failure: Option<Cow<'a, str>>,
-    /// A repeated case's samples.
-    #[serde(default)]
-    pub samples: Option<Samples>,
-}
-
-/// What a comparison reads of an evaluator's verdict.
-#[derive(Debug, Deserialize)]
-pub struct EvaluatorView<'a> {
-    /// Its name.
-    #[serde(borrow)]
-    pub evaluator: Cow<'a, str>,
-    /// Its score.
-    pub score: f64,
-    /// Whether it passed.
-    pub passed: bool,
-    /// One line per mismatch or miss.
-    #[serde(borrow, default)]
-    pub misses: Vec<Cow<'a, str>>,
-}
-
-impl CaseView<'_> {
-    /// The case's id.
-    pub fn id(&self) -> CaseId<'_> {
-        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
-    }
-}
+/// What a comparison reads of a case: what the report's numbers read of it, and why it failed.
+pub type CaseView<'a> = Counted<'a>;
 
 /// Reads what a comparison needs of a `report.json`'s bytes.
 pub fn read_view(bytes: &[u8]) -> serde_json::Result<RunView<'_>> {
@@ -523,7 +468,7 @@ impl<'v> Tallies<'v> {
         let at = match self.suites.iter().rposition(|s| s.0 == key) {
             Some(at) => at,
             None => {
-                self.suites.push((key, &case.suite, Tally::default()));
+                self.suites.push((key, case.suite(), Tally::default()));
                 self.suites.len() - 1
             }
         };

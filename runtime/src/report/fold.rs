@@ -432,8 +432,8 @@ fn lines(
     for latest in std::mem::take(&mut gathered.latest).into_values() {
         let text = gathered.line(latest.place, &mut buf)?;
         let mut counted = match Counted::read(text, &mut part) {
-            Ok(counted) => counted,
-            Err(_) => {
+            Ok(counted) if counted.is_entry() => counted,
+            _ => {
                 let path = gathered.files[latest.place.file as usize].path.clone();
                 let text = String::from_utf8_lossy(text).into_owned();
                 gathered
@@ -449,7 +449,7 @@ fn lines(
         };
         // A result whose fixture or test target is gone: the case no longer exists.
         if matches!(out, Out::Fold(_))
-            && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
+            && (!Path::new(counted.fixture()).exists() || targets.gone(&counted))
         {
             continue;
         }
@@ -598,7 +598,7 @@ impl Targets {
     /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
     /// read off the entry is taken to exist.
     fn gone(&mut self, entry: &Counted) -> bool {
-        let folder = Path::new(&*entry.fixture).parent().unwrap_or(Path::new(""));
+        let folder = Path::new(entry.fixture()).parent().unwrap_or(Path::new(""));
         if let Some((package, binary, suite_dir, last_folder, gone)) = &self.last {
             if (
                 package.as_str(),
@@ -610,7 +610,7 @@ impl Targets {
                 return *gone;
             }
         }
-        let gone = match crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) {
+        let gone = match crate_root_of(entry.fixture(), &entry.suite_dir, &entry.case) {
             None => false,
             Some(root) => {
                 let key = (root, entry.binary.to_string());
