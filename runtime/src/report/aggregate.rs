@@ -15,9 +15,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What the report's numbers, and a comparison, take from a case's line (a journal's,
-/// `results.jsonl`'s or `report.json`'s), its strings borrowed from the line. `suite`, `fixture`
-/// and `recording`, which every entry has, may be missing from a report made by hand: the fold
-/// refuses such a line ([`Counted::is_entry`]), a comparison reads it.
+/// `results.jsonl`'s or `report.json`'s), its strings borrowed from the line. `suite`, `fixture`,
+/// `recording` and `evaluators`, which every entry has, may be missing from a report made by
+/// hand: the fold refuses such a line ([`Counted::is_entry`]), a comparison reads it.
 #[derive(Debug, Deserialize)]
 pub struct Counted<'a> {
     #[serde(borrow)]
@@ -39,7 +39,7 @@ pub struct Counted<'a> {
     #[serde(default)]
     pub(super) recording: Option<RecordingUse>,
     #[serde(borrow, default)]
-    pub(super) evaluators: Vec<CountedEvaluator<'a>>,
+    pub(super) evaluators: Option<Vec<CountedEvaluator<'a>>>,
     #[serde(borrow, default)]
     pub(super) failure: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -65,7 +65,13 @@ impl<'a> Counted<'a> {
 
     /// Whether it has every field an entry has that the fold reads.
     pub(super) fn is_entry(&self) -> bool {
-        self.suite.is_some() && self.fixture.is_some() && self.recording.is_some()
+        let entry = (
+            &self.suite,
+            &self.fixture,
+            &self.recording,
+            &self.evaluators,
+        );
+        entry.0.is_some() && entry.1.is_some() && entry.2.is_some() && entry.3.is_some()
     }
 
     /// Its suite's name (empty when it has none).
@@ -185,7 +191,7 @@ impl Aggregate {
             sums.repeated
                 .push((entry.test.to_string(), samples.clone()));
         }
-        for e in &entry.evaluators {
+        for e in entry.evaluators.iter().flatten() {
             let sum = match sums.evaluators.get_mut(&*e.evaluator) {
                 Some(sum) => sum,
                 None => sums
@@ -306,10 +312,11 @@ mod tests {
                 c.score,
                 c.recording,
                 c.usage,
-                c.evaluators.len(),
+                c.evaluators.iter().flatten().count(),
             ) + &c
                 .evaluators
                 .iter()
+                .flatten()
                 .map(|e| {
                     let fields: Vec<String> = e
                         .fields

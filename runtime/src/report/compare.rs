@@ -297,7 +297,7 @@ fn why(entry: &CaseView) -> Option<String> {
     if entry.passed {
         return None;
     }
-    let failing = entry.evaluators.iter().find(|e| !e.passed);
+    let failing = entry.evaluators.iter().flatten().find(|e| !e.passed);
     let first_miss = failing
         .and_then(|e| e.misses.first())
         .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()));

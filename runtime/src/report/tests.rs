@@ -690,8 +690,9 @@ fn a_case_id_reads_back_from_its_text() {
     assert_eq!(CaseId::parse("demo/evals/no-separator"), None);
 }
 
-/// The fold refuses a journal line without `suite` or `recording` (which the reading of a case
-/// it shares with a comparison lets a report made by hand leave out), and names it.
+/// The fold refuses a journal line without `suite`, `recording` or `evaluators` (which the
+/// reading of a case it shares with a comparison lets a report made by hand leave out), and
+/// names it.
 #[test]
 fn a_line_without_an_entrys_fields_is_named_not_folded() {
     let (dir, fixture, runs) = report_folder();
@@ -699,6 +700,7 @@ fn a_line_without_an_entrys_fields_is_named_not_folded() {
     for (case, key) in [
         ("b", "\"suite\":\"s\","),
         ("c", "\"recording\":\"replayed\","),
+        ("d", "\"evaluators\":[],"),
     ] {
         let line = entry_line(&fixture, case, "2026-01-01T00:00:01Z", true);
         assert!(line.contains(key), "{line}");
@@ -716,7 +718,11 @@ fn a_line_without_an_entrys_fields_is_named_not_folded() {
         .collect();
     assert_eq!(
         missing,
-        ["missing field `suite`", "missing field `recording`"],
+        [
+            "missing field `suite`",
+            "missing field `recording`",
+            "missing field `evaluators`"
+        ],
         "{:?}",
         report.unreadable_entries
     );
