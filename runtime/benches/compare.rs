@@ -7,6 +7,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use proposal_eval::__internal::report::compare::{compare, read_view};
+use proposal_eval::__internal::report::merge::merge;
 use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report};
 
 const CASES: usize = 10_000;
@@ -78,8 +79,16 @@ fn report(run: usize) -> Report {
                 story: None,
             }
         })
+        .collect::<Vec<Entry>>();
+    // The report `report --merge` makes of a journal holding them.
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let lines: String = entries
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
         .collect();
-    Report::from_entries(entries)
+    std::fs::write(&journal, lines).unwrap();
+    merge(&[journal], dir.path()).unwrap()
 }
 
 fn bench(c: &mut Criterion) {

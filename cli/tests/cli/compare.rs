@@ -1,7 +1,7 @@
 //! `report --save`, `report --compare` and `compare`, through the built binary.
 
 use crate::common::*;
-use crate::report::{entry, report_in, write_entry};
+use crate::report::{entry, report_in, report_of, write_entry};
 use proposal_eval::__internal::report::Entry;
 use serde_json::Value;
 
@@ -455,7 +455,7 @@ fn suite_run(
 
 /// Saves the report of `entries` as `file`, as `report --save` would keep it.
 fn save(env: &Env, file: &str, entries: Vec<Entry>) {
-    let mut report = proposal_eval::__internal::report::Report::from_entries(entries);
+    let mut report = report_of(&entries);
     report.generated_at = "2025-01-15T10:00:00Z".parse().unwrap();
     env.write(file, &serde_json::to_string_pretty(&report).unwrap());
 }

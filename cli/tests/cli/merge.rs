@@ -1,9 +1,9 @@
 //! `cargo proposal-eval report --merge PATH...`: the report of several machines' runs.
 
 use crate::common::Env;
-use crate::report::{entry, report_in};
+use crate::report::{entry, report_in, report_of};
 use crate::workflow::support;
-use proposal_eval::__internal::report::{Entry, Report};
+use proposal_eval::__internal::report::Entry;
 use serde_json::Value;
 
 fn journal(entries: &[Entry]) -> String {
@@ -39,7 +39,7 @@ fn merges_machines_journals_and_reports_into_one_report_and_junit() {
             ),
         ]),
     );
-    let two = Report::from_entries(vec![of_run(
+    let two = report_of(&[of_run(
         entry(&env, "evals", "c", true),
         "r2",
         "2026-01-01T00:00:02Z",

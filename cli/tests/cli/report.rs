@@ -1,6 +1,7 @@
 use crate::common::*;
+use proposal_eval::__internal::report::merge::merge;
 use proposal_eval::__internal::report::RecordingUse;
-use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry};
+use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry, Report};
 use serde_json::Value;
 
 /// An entry as a test run leaves it; its fixture and its test target's file are created so the
@@ -68,6 +69,19 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         older: false,
         story: None,
     }
+}
+
+/// The report of these entries, as `report --merge` makes it from a journal holding them.
+pub fn report_of(entries: &[Entry]) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("runs/r/journal.jsonl");
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    let lines: String = entries
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
+        .collect();
+    std::fs::write(&journal, lines).unwrap();
+    merge(&[journal], dir.path()).unwrap()
 }
 
 /// Runs the binary in `cwd` without the CARGO_TARGET_DIR this test may have been given.

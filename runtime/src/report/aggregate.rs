@@ -4,11 +4,9 @@
 //! An entry is added as a [`Counted`]: the fields the numbers need, read from its line without
 //! the rest (input, output, calls, diffs), which the fold copies as text.
 
-use super::entry::Entry;
+use super::entry::CaseId;
 use super::journal::story_span;
-use super::schema::{
-    bucket, buckets, EvaluatorSummary, FieldAccuracy, Report, SuiteReport, Totals, FORMAT,
-};
+use super::schema::{bucket, buckets, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
 use crate::run::RecordingUse;
@@ -16,28 +14,34 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// What the report's numbers take from one entry.
-#[derive(Deserialize)]
-pub(super) struct Counted<'a> {
+/// What the report's numbers, and a comparison, take from a case's line (a journal's,
+/// `results.jsonl`'s or `report.json`'s), its strings borrowed from the line. `suite`, `fixture`,
+/// `recording` and `evaluators`, which every entry has, may be missing from a report made by
+/// hand: the fold refuses such a line ([`Counted::is_entry`]), a comparison reads it.
+#[derive(Debug, Deserialize)]
+pub struct Counted<'a> {
     #[serde(borrow)]
     pub(super) package: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) binary: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) suite: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(super) suite: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(super) suite_dir: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) case: Cow<'a, str>,
     #[serde(borrow)]
     pub(super) test: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) fixture: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(super) fixture: Option<Cow<'a, str>>,
     pub(super) passed: bool,
     pub(super) score: Option<f64>,
-    pub(super) recording: RecordingUse,
-    #[serde(borrow)]
-    pub(super) evaluators: Vec<CountedEvaluator<'a>>,
+    #[serde(default)]
+    pub(super) recording: Option<RecordingUse>,
+    #[serde(borrow, default)]
+    pub(super) evaluators: Option<Vec<CountedEvaluator<'a>>>,
+    #[serde(borrow, default)]
+    pub(super) failure: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(super) usage: Option<UsageTotals>,
     #[serde(default)]
@@ -54,6 +58,32 @@ pub(super) struct Counted<'a> {
 }
 
 impl<'a> Counted<'a> {
+    /// The case's id.
+    pub(super) fn id(&self) -> CaseId<'_> {
+        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
+    }
+
+    /// Whether it has every field an entry has that the fold reads.
+    pub(super) fn is_entry(&self) -> bool {
+        let entry = (
+            &self.suite,
+            &self.fixture,
+            &self.recording,
+            &self.evaluators,
+        );
+        entry.0.is_some() && entry.1.is_some() && entry.2.is_some() && entry.3.is_some()
+    }
+
+    /// Its suite's name (empty when it has none).
+    pub(super) fn suite(&self) -> &str {
+        self.suite.as_deref().unwrap_or_default()
+    }
+
+    /// Its fixture file (empty when it has none).
+    pub(super) fn fixture(&self) -> &str {
+        self.fixture.as_deref().unwrap_or_default()
+    }
+
     /// What the numbers take from an entry line, `finished_at` left to the caller. The line is
     /// read up to its story ([`story_span`]), copied into `buf` and closed there: the story
     /// (most of a line: a case's output) is not even scanned. A line in another layout is read
@@ -73,27 +103,29 @@ impl<'a> Counted<'a> {
     }
 }
 
-/// What the numbers take from one evaluator's result.
-#[derive(Deserialize)]
-pub(super) struct CountedEvaluator<'a> {
+/// What the numbers and a comparison take from one evaluator's result.
+#[derive(Debug, Deserialize)]
+pub struct CountedEvaluator<'a> {
     #[serde(borrow)]
-    evaluator: Cow<'a, str>,
-    score: f64,
-    passed: bool,
+    pub(super) evaluator: Cow<'a, str>,
+    pub(super) score: f64,
+    pub(super) passed: bool,
+    #[serde(default, borrow)]
+    pub(super) misses: Vec<Cow<'a, str>>,
     #[serde(default, borrow)]
     fields: Vec<CountedField<'a>>,
 }
 
 /// A field-accuracy field's hit.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct CountedField<'a> {
     #[serde(borrow)]
     path: Cow<'a, str>,
     hit: bool,
 }
 
-/// The report's numbers, added up case by case, in case order (the fold's and
-/// [`Report::from_entries`]'s), so the same cases always give the same sums.
+/// The report's numbers, added up case by case, in case order, so the same cases always give
+/// the same sums.
 #[derive(Default)]
 pub(super) struct Aggregate {
     totals: Totals,
@@ -115,7 +147,8 @@ struct SuiteSums {
 
 impl Aggregate {
     pub(super) fn add(&mut self, entry: &Counted) {
-        self.totals.add(entry.passed, entry.recording, entry.older);
+        let recording = entry.recording.unwrap_or(RecordingUse::None);
+        self.totals.add(entry.passed, recording, entry.older);
         add_usage(&mut self.usage, entry);
         let key = (&*entry.package, &*entry.binary, &*entry.suite_dir);
         let sums = match self.suites.iter_mut().next_back() {
@@ -130,7 +163,7 @@ impl Aggregate {
                 ))
                 .or_insert_with(|| SuiteSums {
                     report: SuiteReport {
-                        suite: entry.suite.to_string(),
+                        suite: entry.suite().to_string(),
                         suite_dir: entry.suite_dir.to_string(),
                         package: entry.package.to_string(),
                         binary: entry.binary.to_string(),
@@ -148,9 +181,7 @@ impl Aggregate {
                     repeated: Vec::new(),
                 }),
         };
-        sums.report
-            .totals
-            .add(entry.passed, entry.recording, entry.older);
+        sums.report.totals.add(entry.passed, recording, entry.older);
         add_usage(&mut sums.usage, entry);
         sums.report.last_finished_at = sums.report.last_finished_at.max(entry.finished_at);
         if let Some(score) = entry.score {
@@ -160,7 +191,7 @@ impl Aggregate {
             sums.repeated
                 .push((entry.test.to_string(), samples.clone()));
         }
-        for e in &entry.evaluators {
+        for e in entry.evaluators.iter().flatten() {
             let sum = match sums.evaluators.get_mut(&*e.evaluator) {
                 Some(sum) => sum,
                 None => sums
@@ -233,41 +264,6 @@ fn add_usage(sum: &mut Option<UsageTotals>, entry: &Counted) {
     }
 }
 
-impl Report {
-    /// The report of these entries, aggregated, each marked `older` unless it is of the run of
-    /// the most recent one.
-    pub fn from_entries(mut cases: Vec<Entry>) -> Report {
-        let latest_run = cases
-            .iter()
-            .max_by_key(|e| e.finished_at)
-            .and_then(|e| e.run.clone());
-        for case in &mut cases {
-            case.older = case.run != latest_run;
-        }
-        cases.sort_by(|a, b| a.id().cmp(&b.id()));
-        let mut aggregate = Aggregate::default();
-        let mut buf = Vec::new();
-        for entry in &cases {
-            // Read as the fold reads a line.
-            let line = serde_json::to_vec(entry).unwrap_or_default();
-            if let Ok(mut counted) = Counted::read(&line, &mut buf) {
-                (counted.finished_at, counted.older) = (entry.finished_at, entry.older);
-                aggregate.add(&counted);
-            }
-        }
-        let (totals, suites) = aggregate.finish();
-        Report {
-            format: FORMAT,
-            generated_at: chrono::Utc::now(),
-            latest_run,
-            totals,
-            suites,
-            unreadable_entries: Vec::new(),
-            cases,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Counted;
@@ -307,19 +303,20 @@ mod tests {
                 "{} {} {} {} {} {} {} {:?} {:?} {:?} {:?} {}",
                 c.package,
                 c.binary,
-                c.suite,
+                c.suite(),
                 c.suite_dir,
                 c.case,
                 c.test,
-                c.fixture,
+                c.fixture(),
                 c.passed,
                 c.score,
                 c.recording,
                 c.usage,
-                c.evaluators.len(),
+                c.evaluators.iter().flatten().count(),
             ) + &c
                 .evaluators
                 .iter()
+                .flatten()
                 .map(|e| {
                     let fields: Vec<String> = e
                         .fields

@@ -18,8 +18,8 @@
 //! of 10,000 cases are read and compared in a fraction of the time building two [`Report`]s
 //! takes (diffs and messages are skipped, not copied).
 
-use super::confidence::{self, Confidence, SuiteConfidence, Tally};
-use super::entry::CaseId;
+use super::aggregate::Counted;
+use super::confidence::{self, percent, Confidence, SuiteConfidence, Tally};
 use super::schema::FieldAccuracy;
 use crate::recording::usage::UsageTotals;
 use crate::repeat::{RepeatSummary, Samples};
@@ -28,6 +28,7 @@ use proposal_eval_engine::stats::Verdict;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 #[cfg(doc)]
@@ -85,63 +86,8 @@ pub struct SuiteView<'a> {
     pub usage: Option<UsageTotals>,
 }
 
-/// What a comparison reads of a case.
-#[derive(Debug, Deserialize)]
-pub struct CaseView<'a> {
-    /// The package of its test binary.
-    #[serde(borrow)]
-    pub package: Cow<'a, str>,
-    /// Its test binary.
-    #[serde(borrow)]
-    pub binary: Cow<'a, str>,
-    /// Its suite's name.
-    #[serde(borrow, default)]
-    pub suite: Cow<'a, str>,
-    /// Its suite folder.
-    #[serde(borrow)]
-    pub suite_dir: Cow<'a, str>,
-    /// Its case path.
-    #[serde(borrow)]
-    pub case: Cow<'a, str>,
-    /// Its test name.
-    #[serde(borrow)]
-    pub test: Cow<'a, str>,
-    /// Whether it passed.
-    pub passed: bool,
-    /// Its score.
-    pub score: Option<f64>,
-    /// Its evaluators' verdicts.
-    #[serde(borrow, default)]
-    pub evaluators: Vec<EvaluatorView<'a>>,
-    /// Why it failed.
-    #[serde(borrow, default)]
-    pub failure: Option<Cow<'a, str>>,
-    /// A repeated case's samples.
-    #[serde(default)]
-    pub samples: Option<Samples>,
-}
-
-/// What a comparison reads of an evaluator's verdict.
-#[derive(Debug, Deserialize)]
-pub struct EvaluatorView<'a> {
-    /// Its name.
-    #[serde(borrow)]
-    pub evaluator: Cow<'a, str>,
-    /// Its score.
-    pub score: f64,
-    /// Whether it passed.
-    pub passed: bool,
-    /// One line per mismatch or miss.
-    #[serde(borrow, default)]
-    pub misses: Vec<Cow<'a, str>>,
-}
-
-impl CaseView<'_> {
-    /// The case's id.
-    pub fn id(&self) -> CaseId<'_> {
-        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
-    }
-}
+/// What a comparison reads of a case: what the report's numbers read of it, and why it failed.
+pub type CaseView<'a> = Counted<'a>;
 
 /// Reads what a comparison needs of a `report.json`'s bytes.
 pub fn read_view(bytes: &[u8]) -> serde_json::Result<RunView<'_>> {
@@ -320,15 +266,17 @@ impl Comparison {
 }
 
 fn side(name: &str, report: &RunView) -> Side {
+    let cases = report.cases.len();
+    let passed = report.cases.iter().filter(|c| c.passed).count();
     Side {
         name: name.to_string(),
         generated_at: report.generated_at,
-        cases: report.cases.len(),
-        passed: report.cases.iter().filter(|c| c.passed).count(),
-        pass_rate: if report.cases.is_empty() {
+        cases,
+        passed,
+        pass_rate: if cases == 0 {
             0.0
         } else {
-            report.cases.iter().filter(|c| c.passed).count() as f64 / report.cases.len() as f64
+            passed as f64 / cases as f64
         },
     }
 }
@@ -349,7 +297,7 @@ fn why(entry: &CaseView) -> Option<String> {
     if entry.passed {
         return None;
     }
-    let failing = entry.evaluators.iter().find(|e| !e.passed);
+    let failing = entry.evaluators.iter().flatten().find(|e| !e.passed);
     let first_miss = failing
         .and_then(|e| e.misses.first())
         .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()));
@@ -441,51 +389,39 @@ pub fn compare(
     let (olds, news) = (sorted(base), sorted(new));
     let (mut i, mut j) = (0, 0);
     while i < olds.len() || j < news.len() {
-        let order = match (olds.get(i), news.get(j)) {
-            (Some(o), Some(n)) => o.id().cmp(&n.id()),
-            (Some(_), None) => Ordering::Less,
-            _ => Ordering::Greater,
+        let (o, n) = (olds.get(i).copied(), news.get(j).copied());
+        let (o, n) = match o.zip(n).map(|(o, n)| o.id().cmp(&n.id())) {
+            Some(Ordering::Less) => (o, None),
+            Some(Ordering::Greater) => (None, n),
+            _ => (o, n),
         };
-        match order {
-            Ordering::Less => {
-                tallies.of(olds[i]).in_base(olds[i].passed);
-                out.removed.push(change(Some(olds[i]), None));
-                i += 1;
-            }
-            Ordering::Greater => {
-                tallies.of(news[j]).in_new(news[j].passed);
-                let c = change(None, Some(news[j]));
-                if c.flaky {
-                    out.flaky.push(c.clone());
-                }
-                out.added.push(c);
-                j += 1;
-            }
-            Ordering::Equal => {
-                let (o, n) = (olds[i], news[j]);
-                let tally = tallies.of(o);
-                tally.in_base(o.passed);
-                tally.in_new(n.passed);
+        (i, j) = (i + usize::from(o.is_some()), j + usize::from(n.is_some()));
+        let tally = tallies.of(o.or(n).expect("a case on one side at least"));
+        o.inspect(|o| tally.in_base(o.passed));
+        n.inspect(|n| tally.in_new(n.passed));
+        // Most cases are unchanged: nothing is built for them.
+        let list = match (o, n) {
+            (Some(o), Some(n)) => {
                 tally.pair((o.passed, o.score), (n.passed, n.score));
-                let flaky = n.samples.as_ref().is_some_and(Samples::flaky);
                 let moved = o.score.zip(n.score).is_some_and(|(b, n)| listed(n - b));
-                // Most cases are unchanged: nothing is built for them.
-                let list = match (o.passed, n.passed) {
+                match (o.passed, n.passed) {
                     (true, false) => Some(&mut out.regressions),
                     (false, true) => Some(&mut out.fixes),
                     _ if moved => Some(&mut out.score_changes),
                     _ => None,
-                };
-                match list {
-                    Some(list) => list.push(change(Some(o), Some(n))),
-                    None => out.unchanged += 1,
                 }
-                if flaky {
-                    out.flaky.push(change(Some(o), Some(n)));
-                }
-                i += 1;
-                j += 1;
             }
+            (Some(_), None) => Some(&mut out.removed),
+            _ => Some(&mut out.added),
+        };
+        match list {
+            Some(list) => list.push(change(o, n)),
+            None => out.unchanged += 1,
+        }
+        if n.and_then(|n| n.samples.as_ref())
+            .is_some_and(Samples::flaky)
+        {
+            out.flaky.push(change(o, n));
         }
     }
     let by_delta = |a: &CaseChange, b: &CaseChange| {
@@ -511,9 +447,10 @@ pub fn compare(
             }
         }
     }
-    out.field_changes = field_changes(base, new, listed);
-    out.repeats = repeat_changes(base, new);
-    (out.overall, out.suites) = tallies.finish(base, new, alpha);
+    let pairs = pairs(base, new);
+    out.field_changes = field_changes(&pairs, listed);
+    out.repeats = repeat_changes(&pairs);
+    (out.overall, out.suites) = tallies.finish(&pairs, base, new, alpha);
     out
 }
 
@@ -531,7 +468,7 @@ impl<'v> Tallies<'v> {
         let at = match self.suites.iter().rposition(|s| s.0 == key) {
             Some(at) => at,
             None => {
-                self.suites.push((key, &case.suite, Tally::default()));
+                self.suites.push((key, case.suite(), Tally::default()));
                 self.suites.len() - 1
             }
         };
@@ -540,17 +477,12 @@ impl<'v> Tallies<'v> {
 
     fn finish(
         self,
+        pairs: &Pairs,
         base: &RunView,
         new: &RunView,
         alpha: f64,
     ) -> (Confidence, Vec<SuiteConfidence>) {
-        let usage = |report: &RunView, key: (&str, &str, &str)| {
-            report
-                .suites
-                .iter()
-                .find(|s| (&*s.package, &*s.binary, &*s.suite_dir) == key)
-                .and_then(|s| s.usage.clone())
-        };
+        let usage = |side: usize, key| pairs.get(&key)?[side]?.usage.clone();
         let mut all = Tally::default();
         let mut suites = Vec::with_capacity(self.suites.len());
         let mut tallies = self.suites;
@@ -562,7 +494,7 @@ impl<'v> Tallies<'v> {
                 package: key.0.to_string(),
                 binary: key.1.to_string(),
                 suite_dir: key.2.to_string(),
-                change: tally.finish(alpha, usage(base, key), usage(new, key)),
+                change: tally.finish(alpha, usage(0, key), usage(1, key)),
             });
         }
         let overall = all.finish(alpha, base.totals.usage.clone(), new.totals.usage.clone());
@@ -570,33 +502,35 @@ impl<'v> Tallies<'v> {
     }
 }
 
-fn repeat_changes(base: &RunView, new: &RunView) -> Vec<RepeatChange> {
-    let key = |s: &SuiteView| {
-        (
-            s.package.to_string(),
-            s.binary.to_string(),
-            s.suite_dir.to_string(),
-        )
-    };
-    let mut rows: std::collections::BTreeMap<_, RepeatChange> = std::collections::BTreeMap::new();
-    for (suites, is_base) in [(&base.suites, true), (&new.suites, false)] {
-        for suite in suites.iter().filter(|s| s.repeats.is_some()) {
-            let row = rows.entry(key(suite)).or_insert_with(|| RepeatChange {
-                suite: suite.suite.to_string(),
-                package: suite.package.to_string(),
-                binary: suite.binary.to_string(),
-                suite_dir: suite.suite_dir.to_string(),
-                base: None,
-                new: None,
-            });
-            if is_base {
-                row.base = suite.repeats.clone();
-            } else {
-                row.new = suite.repeats.clone();
-            }
+/// The suites of both reports by key (package, binary, suite folder): each in the baseline and
+/// now.
+type Pairs<'v, 'a> = BTreeMap<(&'v str, &'v str, &'v str), [Option<&'v SuiteView<'a>>; 2]>;
+
+fn pairs<'v, 'a>(base: &'v RunView<'a>, new: &'v RunView<'a>) -> Pairs<'v, 'a> {
+    let mut pairs = Pairs::new();
+    for (side, report) in [base, new].into_iter().enumerate() {
+        for s in &report.suites {
+            let key = (&*s.package, &*s.binary, &*s.suite_dir);
+            pairs.entry(key).or_default()[side] = Some(s);
         }
     }
-    rows.into_values().collect()
+    pairs
+}
+
+fn repeat_changes(pairs: &Pairs) -> Vec<RepeatChange> {
+    let repeats = |s: &Option<&SuiteView>| s.and_then(|s| s.repeats.clone());
+    let named = pairs.values().filter_map(|[old, now]| {
+        let suite = old.filter(|s| s.repeats.is_some()).or(*now)?;
+        (repeats(old).is_some() || repeats(now).is_some()).then(|| RepeatChange {
+            suite: suite.suite.to_string(),
+            package: suite.package.to_string(),
+            binary: suite.binary.to_string(),
+            suite_dir: suite.suite_dir.to_string(),
+            base: repeats(old),
+            new: repeats(now),
+        })
+    });
+    named.collect()
 }
 
 /// `pass@1 66.7%, pass@3 100.0%, pass^3 33.3%`, or `no repeats`.
@@ -613,65 +547,43 @@ fn rates(summary: Option<&RepeatSummary>) -> String {
     }
 }
 
-fn field_changes(base: &RunView, new: &RunView, listed: impl Fn(f64) -> bool) -> Vec<FieldChange> {
-    type Key<'a> = ((&'a str, &'a str, &'a str), &'a str);
-    fn suite_key<'v>(s: &'v SuiteView) -> (&'v str, &'v str, &'v str) {
-        (&s.package, &s.binary, &s.suite_dir)
-    }
-    let mut olds: std::collections::HashMap<Key, (&SuiteView, (usize, usize), f64)> =
-        std::collections::HashMap::new();
-    for suite in &base.suites {
-        for f in &suite.field_accuracy {
-            olds.insert(
-                (suite_key(suite), &f.path),
-                (suite, (f.hits, f.total), f.accuracy),
-            );
-        }
-    }
+fn field_changes(pairs: &Pairs, listed: impl Fn(f64) -> bool) -> Vec<FieldChange> {
     let mut out = Vec::new();
-    let row = |suite: &SuiteView,
-               path: &str,
-               old: Option<((usize, usize), f64)>,
-               now: Option<((usize, usize), f64)>| FieldChange {
-        suite: suite.suite.to_string(),
-        package: suite.package.to_string(),
-        binary: suite.binary.to_string(),
-        suite_dir: suite.suite_dir.to_string(),
-        path: path.to_string(),
-        base_accuracy: old.map(|o| o.1),
-        new_accuracy: now.map(|n| n.1),
-        base_hits: old.map_or((0, 0), |o| o.0),
-        new_hits: now.map_or((0, 0), |n| n.0),
-        delta: old.zip(now).map(|(o, n)| n.1 - o.1),
-    };
-    for suite in &new.suites {
-        for f in &suite.field_accuracy {
-            let now = ((f.hits, f.total), f.accuracy);
-            match olds.remove(&(suite_key(suite), f.path.as_str())) {
-                Some((_, hits, accuracy)) => {
-                    if listed(f.accuracy - accuracy) {
-                        out.push(row(suite, &f.path, Some((hits, accuracy)), Some(now)));
-                    }
-                }
-                None => out.push(row(suite, &f.path, None, Some(now))),
+    for suites in pairs.values() {
+        let mut fields: BTreeMap<&str, [Option<&FieldAccuracy>; 2]> = BTreeMap::new();
+        for (side, suite) in suites.iter().enumerate() {
+            for f in suite.iter().flat_map(|s| &s.field_accuracy) {
+                fields.entry(&f.path).or_default()[side] = Some(f);
             }
         }
+        for (path, [old, now]) in fields {
+            let delta = old.zip(now).map(|(o, n)| n.accuracy - o.accuracy);
+            let Some(suite) =
+                suites[usize::from(now.is_some())].filter(|_| delta.is_none_or(&listed))
+            else {
+                continue;
+            };
+            out.push(FieldChange {
+                suite: suite.suite.to_string(),
+                package: suite.package.to_string(),
+                binary: suite.binary.to_string(),
+                suite_dir: suite.suite_dir.to_string(),
+                path: path.to_string(),
+                base_accuracy: old.map(|f| f.accuracy),
+                new_accuracy: now.map(|f| f.accuracy),
+                base_hits: old.map_or((0, 0), |f| (f.hits, f.total)),
+                new_hits: now.map_or((0, 0), |f| (f.hits, f.total)),
+                delta,
+            });
+        }
     }
-    for ((_, path), (suite, hits, accuracy)) in olds.into_iter() {
-        out.push(row(suite, path, Some((hits, accuracy)), None));
+    fn key(f: &FieldChange) -> (f64, [&str; 4]) {
+        let at = [&*f.package, &*f.binary, &*f.suite_dir, &*f.path];
+        (f.delta.unwrap_or(0.0), at)
     }
     out.sort_by(|a, b| {
-        a.delta
-            .unwrap_or(0.0)
-            .total_cmp(&b.delta.unwrap_or(0.0))
-            .then_with(|| {
-                (&a.package, &a.binary, &a.suite_dir, &a.path).cmp(&(
-                    &b.package,
-                    &b.binary,
-                    &b.suite_dir,
-                    &b.path,
-                ))
-            })
+        let (a, b) = (key(a), key(b));
+        a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1))
     });
     out
 }
@@ -695,10 +607,6 @@ fn signed(delta: f64) -> String {
     } else {
         format!("{delta:.2}")
     }
-}
-
-fn percent(rate: f64) -> String {
-    format!("{:.1}%", rate * 100.0)
 }
 
 fn points(delta: f64) -> String {
@@ -725,15 +633,20 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 impl Comparison {
     /// One line: the counts of each kind of change.
     pub fn summary_line(&self) -> String {
-        format!(
-            "{}, {}, {}, {}, {} added, {} removed",
+        self.counts().join(", ")
+    }
+
+    /// The counts of each kind of change: regressions, fixes, score and field changes, added and
+    /// removed.
+    fn counts(&self) -> [String; 6] {
+        [
             plural(self.regressions.len(), "regression", "regressions"),
             plural(self.fixes.len(), "fix", "fixes"),
             plural(self.score_changes.len(), "score change", "score changes"),
             plural(self.field_changes.len(), "field change", "field changes"),
-            self.added.len(),
-            self.removed.len()
-        )
+            format!("{} added", self.added.len()),
+            format!("{} removed", self.removed.len()),
+        ]
     }
 
     /// The terminal form.
@@ -795,48 +708,26 @@ impl Comparison {
         out
     }
 
-    /// The terminal form's lists, each a title and its lines (an empty list is not shown).
+    /// The terminal form's lists, each a title with its count and its lines (an empty list is
+    /// not shown).
     fn text_sections(&self) -> [(String, Vec<String>); 8] {
-        let lines = |rows: &[CaseChange], line: fn(&CaseChange) -> String| -> Vec<String> {
+        let cases = |rows: &[CaseChange], line: fn(&CaseChange) -> String| -> Vec<String> {
             rows.iter().map(line).collect()
         };
+        let section = |title: &str, rows: Vec<String>| (format!("{title} ({})", rows.len()), rows);
+        let scores = format!("score changes of at least {}", self.min_delta);
         [
-            (
-                format!("regressions ({})", self.regressions.len()),
-                lines(&self.regressions, text_case),
-            ),
-            (
-                format!("fixes ({})", self.fixes.len()),
-                lines(&self.fixes, text_case),
-            ),
-            (
-                format!(
-                    "score changes of at least {} ({})",
-                    self.min_delta,
-                    self.score_changes.len()
-                ),
-                lines(&self.score_changes, text_score),
-            ),
-            (
-                format!("accuracy per field ({})", self.field_changes.len()),
+            section("regressions", cases(&self.regressions, text_case)),
+            section("fixes", cases(&self.fixes, text_case)),
+            section(&scores, cases(&self.score_changes, text_score)),
+            section(
+                "accuracy per field",
                 self.field_changes.iter().map(text_field).collect(),
             ),
-            (
-                format!("repeats ({})", self.repeats.len()),
-                self.repeats.iter().map(text_repeat).collect(),
-            ),
-            (
-                format!("flaky ({})", self.flaky.len()),
-                lines(&self.flaky, text_flaky),
-            ),
-            (
-                format!("added ({})", self.added.len()),
-                lines(&self.added, text_listed),
-            ),
-            (
-                format!("removed ({})", self.removed.len()),
-                lines(&self.removed, text_listed),
-            ),
+            section("repeats", self.repeats.iter().map(text_repeat).collect()),
+            section("flaky", cases(&self.flaky, text_flaky)),
+            section("added", cases(&self.added, text_listed)),
+            section("removed", cases(&self.removed, text_listed)),
         ]
     }
 
@@ -922,59 +813,47 @@ impl Comparison {
 
     /// The markdown form's folded lists, each a summary and its body; empty ones left out.
     fn markdown_details(&self) -> Vec<(String, String)> {
-        let mut details = Vec::new();
-        if !self.score_changes.is_empty() {
-            let mut body =
-                String::from("| change | case | binary | score |\n|---:|---|---|---:|\n");
-            for c in &self.score_changes {
-                let _ = writeln!(
-                    body,
-                    "| {} | {} | {} | {} → {} |",
-                    signed(c.delta.unwrap_or(0.0)),
-                    md_code(&c.test),
-                    md_cell(&c.place()),
-                    maybe_score(c.base_score),
-                    maybe_score(c.new_score)
-                );
-            }
-            details.push((
-                format!(
-                    "Score changes of at least {} ({})",
-                    self.min_delta,
-                    self.score_changes.len()
+        let listed = |rows: &[CaseChange]| -> String {
+            let line =
+                |c: &CaseChange| format!("- {} ({})\n", md_code(&c.test), md_cell(&c.place()));
+            rows.iter().map(line).collect()
+        };
+        let table = |head: &str, rows: String| match rows.is_empty() {
+            true => rows,
+            false => format!("| {head} |\n{rows}"),
+        };
+        let score_rows = self.score_changes.iter().map(markdown_score).collect();
+        let field_rows = self.field_changes.iter().map(markdown_field).collect();
+        let n = (self.score_changes.len(), self.field_changes.len());
+        let details = [
+            (
+                format!("Score changes of at least {} ({})", self.min_delta, n.0),
+                table(
+                    "change | case | binary | score |\n|---:|---|---|---:",
+                    score_rows,
                 ),
-                body,
-            ));
-        }
-        if !self.field_changes.is_empty() {
-            let mut body = String::from(
-                "| change | field | suite | baseline | now |\n|---:|---|---|---:|---:|\n",
-            );
-            for f in &self.field_changes {
-                body.push_str(&markdown_field(f));
-            }
-            details.push((
-                format!("Accuracy per field ({})", self.field_changes.len()),
-                body,
-            ));
-        }
-        if !self.repeats.is_empty() || !self.flaky.is_empty() {
-            details.push((
+            ),
+            (
+                format!("Accuracy per field ({})", n.1),
+                table(
+                    "change | field | suite | baseline | now |\n|---:|---|---|---:|---:",
+                    field_rows,
+                ),
+            ),
+            (
                 format!("Repeats ({} flaky)", self.flaky.len()),
                 self.markdown_repeats(),
-            ));
-        }
-        for (title, rows) in [("Added", &self.added), ("Removed", &self.removed)] {
-            if rows.is_empty() {
-                continue;
-            }
-            let body: String = rows
-                .iter()
-                .map(|c| format!("- {} ({})\n", md_code(&c.test), md_cell(&c.place())))
-                .collect();
-            details.push((format!("{title} ({})", rows.len()), body));
-        }
+            ),
+            (format!("Added ({})", self.added.len()), listed(&self.added)),
+            (
+                format!("Removed ({})", self.removed.len()),
+                listed(&self.removed),
+            ),
+        ];
         details
+            .into_iter()
+            .filter(|(_, body)| !body.is_empty())
+            .collect()
     }
 
     /// The repeated suites' rates and the flaky cases, as a markdown list.
@@ -1007,12 +886,8 @@ impl Comparison {
 
     fn summary_line_after_regressions(&self) -> String {
         format!(
-            "{}, {}, {}, {} added, {} removed, {} unchanged",
-            plural(self.fixes.len(), "fix", "fixes"),
-            plural(self.score_changes.len(), "score change", "score changes"),
-            plural(self.field_changes.len(), "field change", "field changes"),
-            self.added.len(),
-            self.removed.len(),
+            "{}, {} unchanged",
+            self.counts()[1..].join(", "),
             self.unchanged
         )
     }
@@ -1118,6 +993,18 @@ fn markdown_cases(out: &mut String, rows: &[CaseChange]) {
             md_cell(c.why.as_deref().unwrap_or(""))
         );
     }
+}
+
+/// A score change as a row of the markdown form's table.
+fn markdown_score(c: &CaseChange) -> String {
+    format!(
+        "| {} | {} | {} | {} → {} |\n",
+        signed(c.delta.unwrap_or(0.0)),
+        md_code(&c.test),
+        md_cell(&c.place()),
+        maybe_score(c.base_score),
+        maybe_score(c.new_score)
+    )
 }
 
 /// A field's change as a row of the markdown form's table.

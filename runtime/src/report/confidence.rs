@@ -218,7 +218,7 @@ fn money(usd: f64) -> String {
     }
 }
 
-fn percent(rate: f64) -> String {
+pub(super) fn percent(rate: f64) -> String {
     format!("{:.1}%", rate * 100.0)
 }
 

@@ -93,14 +93,14 @@ pub struct EvaluatorEntry {
     pub passed: bool,
     /// One line: why this score.
     pub summary: String,
-    /// One line per mismatch or miss.
-    #[serde(default)]
+    /// One line per mismatch or miss; absent when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<String>,
-    /// Field-accuracy fields and whether each was a hit.
-    #[serde(default)]
+    /// Field-accuracy fields and whether each was a hit; absent for the other evaluators.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<FieldEntry>,
-    /// The failure body (mismatches and diff), uncoloured; empty when passed.
-    #[serde(default)]
+    /// The failure body (mismatches and diff), uncoloured; absent when passed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub rendered: String,
     /// The rubric judge's statements with their verdicts (the `rubric` evaluator); absent for
     /// the others.
@@ -159,8 +159,8 @@ pub struct Entry {
     pub test: String,
     /// The fixture file, absolute: an entry whose fixture is gone is dropped.
     pub fixture: PathBuf,
-    /// The fixture's description.
-    #[serde(default)]
+    /// The fixture's description; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Whether the case passed.
     pub passed: bool,
@@ -170,8 +170,8 @@ pub struct Entry {
     pub recording: RecordingUse,
     /// Every evaluator that ran.
     pub evaluators: Vec<EvaluatorEntry>,
-    /// The failure message, uncoloured.
-    #[serde(default)]
+    /// The failure message, uncoloured; absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// The case's model calls: tokens, recorded latency, estimated cost; `None` when it made
     /// none.

@@ -359,22 +359,11 @@ pub(super) fn write(
         .latest_run()
         .map(|run| gathered.runs[run as usize].clone());
     let mut kept = Kept::default();
-    let mut refused = None;
     let results_changed = put(&lines_path, |w| {
-        match lines(&mut gathered, w, out, keep_cases) {
-            Ok(lines) => kept = lines,
-            Err(Stop::Line(e)) => {
-                refused = Some(e);
-                return Err(std::io::Error::other("a line was refused"));
-            }
-            Err(Stop::Io(e)) => return Err(e),
-        }
+        kept = lines(&mut gathered, w, out, keep_cases)?;
         Ok(())
     });
     let result = (|| {
-        if let Some(e) = refused {
-            return Err(e);
-        }
         let results_changed = results_changed?;
         let (totals, suites) = std::mem::take(&mut kept.aggregate).finish();
         let mut report = Report {
@@ -387,14 +376,13 @@ pub(super) fn write(
             cases: Vec::new(),
         };
         let report_path = dir.join("report.json");
-        let mut header = header(&report)?;
         if !results_changed {
             // Nothing changed but the time: the report keeps the time it had.
-            if let Some(time) = unchanged_time(&report_path, &header) {
+            if let Some(time) = unchanged_time(&report_path, &report) {
                 report.generated_at = time;
-                header = self::header(&report)?;
             }
         }
+        let header = header(&report)?;
         put(&report_path, |w| {
             write_json(w, &header, &lines_path, &kept.older)
         })?;
@@ -428,27 +416,15 @@ impl Kept {
     }
 }
 
-/// Why the second pass stopped.
-enum Stop {
-    /// A line that cannot be read (strict).
-    Line(ReportError),
-    Io(std::io::Error),
-}
-
-impl From<std::io::Error> for Stop {
-    fn from(e: std::io::Error) -> Stop {
-        Stop::Io(e)
-    }
-}
-
 /// The second pass: each case's latest line, in case order, read again, added up, and written
-/// to `w` (its story replaced by where it is) unless it is dropped.
+/// to `w` (its story replaced by where it is) unless it is dropped. A line that cannot be read
+/// (strict) stops it with a [`ReportError`] inside the I/O error.
 fn lines(
     gathered: &mut Gathered,
     w: &mut dyn std::io::Write,
     out: &Out,
     keep_cases: bool,
-) -> Result<Kept, Stop> {
+) -> std::io::Result<Kept> {
     let mut kept = Kept::default();
     let mut targets = Targets::default();
     let latest_run = gathered.latest_run();
@@ -456,13 +432,13 @@ fn lines(
     for latest in std::mem::take(&mut gathered.latest).into_values() {
         let text = gathered.line(latest.place, &mut buf)?;
         let mut counted = match Counted::read(text, &mut part) {
-            Ok(counted) => counted,
-            Err(_) => {
+            Ok(counted) if counted.is_entry() => counted,
+            _ => {
                 let path = gathered.files[latest.place.file as usize].path.clone();
                 let text = String::from_utf8_lossy(text).into_owned();
                 gathered
                     .bad(&path, latest.place.number, &text, false)
-                    .map_err(Stop::Line)?;
+                    .map_err(std::io::Error::other)?;
                 continue;
             }
         };
@@ -473,7 +449,7 @@ fn lines(
         };
         // A result whose fixture or test target is gone: the case no longer exists.
         if matches!(out, Out::Fold(_))
-            && (!Path::new(&*counted.fixture).exists() || targets.gone(&counted))
+            && (!Path::new(counted.fixture()).exists() || targets.gone(&counted))
         {
             continue;
         }
@@ -529,38 +505,24 @@ fn header(report: &Report) -> Result<String, ReportError> {
 /// Where a header's empty cases stand.
 const EMPTY_CASES: &str = "\"cases\": []";
 
-/// The time of the `report.json` at `path` when it has the same header as `header` but for its
-/// `generated_at`.
-fn unchanged_time(path: &Path, header: &str) -> Option<DateTime<Utc>> {
-    let before_cases = &header[..header.rfind(EMPTY_CASES)?];
-    let mut old = vec![0u8; before_cases.len() + 64];
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut filled = 0;
-    while filled < old.len() {
-        match file.read(&mut old[filled..]).ok()? {
-            0 => break,
-            n => filled += n,
-        }
-    }
-    let old = String::from_utf8_lossy(&old[..filled]);
-    let (new_before, new_after) = without_generated_at(before_cases);
-    let (old_before, old_after) = without_generated_at(&old);
-    if old_before != new_before || !old_after.starts_with(new_after) {
-        return None;
-    }
-    let time = old[old_before.len()..].split('"').next()?;
-    Some(DateTime::parse_from_rfc3339(time).ok()?.to_utc())
-}
-
-/// `text` around the value of its `generated_at`, which a fold that changed nothing leaves.
-fn without_generated_at(text: &str) -> (&str, &str) {
-    const KEY: &str = "\"generated_at\": \"";
-    let Some(at) = text.find(KEY) else {
-        return (text, "");
-    };
-    let value = at + KEY.len();
-    let end = text[value..].find('"').map_or(text.len(), |e| value + e);
-    (&text[..value], &text[end..])
+/// The time of the `report.json` at `path` when, with that time, `report`'s header is what the
+/// file begins with.
+fn unchanged_time(path: &Path, report: &Report) -> Option<DateTime<Utc>> {
+    let length = header(report).ok()?.len() as u64 + 64;
+    let mut old = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    file.take(length).read_to_end(&mut old).ok()?;
+    let old = String::from_utf8_lossy(&old);
+    let time = old
+        .split("\"generated_at\": \"")
+        .nth(1)?
+        .split('"')
+        .next()?;
+    let mut same = report.clone();
+    same.generated_at = DateTime::parse_from_rfc3339(time).ok()?.to_utc();
+    let header = header(&same).ok()?;
+    old.starts_with(&header[..header.rfind(EMPTY_CASES)?])
+        .then_some(same.generated_at)
 }
 
 /// Writes `report.json`: the header as serde writes it, and in place of its empty cases the
@@ -606,13 +568,20 @@ fn write_json(
 }
 
 /// Writes `path` with what `write` writes, unless the file already holds exactly that; returns
-/// whether it was written.
+/// whether it was written. A [`ReportError`] `write` stopped with is returned as it is.
 fn put(
     path: &Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<bool, ReportError> {
-    crate::files::replace_derived_if_changed(path, |w| write(w))
-        .map_err(ReportError::io("write", path))
+    crate::files::replace_derived_if_changed(path, |w| write(w)).map_err(|e| {
+        match e.get_ref().is_some_and(|inner| inner.is::<ReportError>()) {
+            true => *e
+                .into_inner()
+                .and_then(|i| i.downcast().ok())
+                .expect("checked"),
+            false => ReportError::io("write", path)(e),
+        }
+    })
 }
 
 /// Whether each test target seen in the entries still exists, asked once per target.
@@ -629,7 +598,7 @@ impl Targets {
     /// Whether `entry`'s test target is gone from its crate. A target whose crate cannot be
     /// read off the entry is taken to exist.
     fn gone(&mut self, entry: &Counted) -> bool {
-        let folder = Path::new(&*entry.fixture).parent().unwrap_or(Path::new(""));
+        let folder = Path::new(entry.fixture()).parent().unwrap_or(Path::new(""));
         if let Some((package, binary, suite_dir, last_folder, gone)) = &self.last {
             if (
                 package.as_str(),
@@ -641,7 +610,7 @@ impl Targets {
                 return *gone;
             }
         }
-        let gone = match crate_root_of(&entry.fixture, &entry.suite_dir, &entry.case) {
+        let gone = match crate_root_of(entry.fixture(), &entry.suite_dir, &entry.case) {
             None => false,
             Some(root) => {
                 let key = (root, entry.binary.to_string());

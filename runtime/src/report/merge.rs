@@ -200,10 +200,17 @@ mod tests {
             ]),
         )
         .unwrap();
-        // Machine 2: a report.json of run r2; machine 3: a journal whose last line is cut.
-        let two = dir.path().join("two.json");
-        let report = Report::from_entries(vec![entry("c", "r2", "2026-01-02T00:00:02Z", false)]);
-        std::fs::write(&two, serde_json::to_string(&report).unwrap()).unwrap();
+        // Machine 2: the report.json of run r2 (a merge of its journal); machine 3: a journal
+        // whose last line is cut.
+        let two = dir.path().join("two/runs/r2.jsonl");
+        std::fs::create_dir_all(two.parent().unwrap()).unwrap();
+        std::fs::write(
+            &two,
+            lines(&[entry("c", "r2", "2026-01-02T00:00:02Z", false)]),
+        )
+        .unwrap();
+        merge(&[two], &dir.path().join("two")).unwrap();
+        let two = dir.path().join("two/report.json");
         let three = dir.path().join("three/runs");
         std::fs::create_dir_all(&three).unwrap();
         let cut = lines(&[entry("d", "r3", "2026-01-02T00:00:03Z", true)]);

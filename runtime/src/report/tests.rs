@@ -689,3 +689,41 @@ fn a_case_id_reads_back_from_its_text() {
     }
     assert_eq!(CaseId::parse("demo/evals/no-separator"), None);
 }
+
+/// The fold refuses a journal line without `suite`, `recording` or `evaluators` (which the
+/// reading of a case it shares with a comparison lets a report made by hand leave out), and
+/// names it.
+#[test]
+fn a_line_without_an_entrys_fields_is_named_not_folded() {
+    let (dir, fixture, runs) = report_folder();
+    let mut lines = entry_line(&fixture, "a", "2026-01-01T00:00:00Z", true);
+    for (case, key) in [
+        ("b", "\"suite\":\"s\","),
+        ("c", "\"recording\":\"replayed\","),
+        ("d", "\"evaluators\":[],"),
+    ] {
+        let line = entry_line(&fixture, case, "2026-01-01T00:00:01Z", true);
+        assert!(line.contains(key), "{line}");
+        lines.push_str(&line.replace(key, ""));
+    }
+    let path = journal(&runs, "parent-1-1");
+    std::fs::write(&path, &lines).unwrap();
+    let report = fold(dir.path()).unwrap();
+    let cases: Vec<&str> = report.cases.iter().map(|c| c.case.as_str()).collect();
+    assert_eq!(cases, ["a"]);
+    let missing: Vec<&str> = report
+        .unreadable_entries
+        .iter()
+        .map(|u| &u[u.find(": ").unwrap() + 2..])
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            "missing field `suite`",
+            "missing field `recording`",
+            "missing field `evaluators`"
+        ],
+        "{:?}",
+        report.unreadable_entries
+    );
+}
