@@ -69,6 +69,10 @@ pub fn run(options: Options) -> Result<i32, String> {
         let calibrated = calibration::calibrate(&found.dir, &recordings);
         let statements = calibration::rubric_statements(&found.dir, &recordings);
         let labels_file = format!("{}/{}", display(&found.dir), calibration::LABELS_FILE);
+        if !statements.is_empty() && !config.evaluators.contains(&Evaluator::Rubric) {
+            outln!("  the rubric evaluator is off (evaluators in proposal-eval.toml): no case of this suite is graded by the judge");
+            continue;
+        }
         match &calibrated {
             Err(e) => {
                 outln!("  error: {e}");
@@ -78,10 +82,6 @@ pub fn run(options: Options) -> Result<i32, String> {
             Ok(None) if statements.is_empty() => {
                 // Nothing for a judge to grade: no advice to label it.
                 outln!("  no rubric: no case of this suite is graded by the judge");
-                continue;
-            }
-            Ok(None) if !config.evaluators.contains(&Evaluator::Rubric) => {
-                outln!("  the rubric evaluator is off (evaluators in proposal-eval.toml): no case of this suite is graded by the judge");
                 continue;
             }
             Ok(None) => {

@@ -140,8 +140,9 @@ impl ChatCompletions {
         self
     }
 
-    /// How long an attempt may wait to connect, for the first byte of the answer, and between
-    /// two reads of it (default: no bound but [`timeout`](ChatCompletions::timeout)'s). An
+    /// How long an attempt may wait with nothing moving: to resolve the host and connect, for
+    /// each write of the request, for the first byte of the answer, and between two reads of it
+    /// (default: no bound but [`timeout`](ChatCompletions::timeout)'s). An
     /// answer that keeps coming may take longer, up to `timeout`; a server that never answers
     /// fails the attempt after this long.
     ///
@@ -189,7 +190,9 @@ impl ChatCompletions {
         self.agent.get_or_init(|| {
             ureq::Agent::config_builder()
                 .timeout_global(Some(self.timeout))
+                .timeout_resolve(self.read_timeout)
                 .timeout_connect(self.read_timeout)
+                .timeout_per_write(self.read_timeout)
                 .timeout_per_read(self.read_timeout)
                 // Error statuses are answers to read (body, Retry-After), not transport errors.
                 .http_status_as_error(false)
@@ -334,7 +337,12 @@ impl ChatCompletions {
         );
         let error = match (e, self.read_timeout) {
             (
-                ureq::Error::Timeout(ureq::Timeout::PerRead | ureq::Timeout::Connect),
+                ureq::Error::Timeout(
+                    ureq::Timeout::Resolve
+                    | ureq::Timeout::Connect
+                    | ureq::Timeout::PerWrite
+                    | ureq::Timeout::PerRead,
+                ),
                 Some(after),
             ) => Error::Silent {
                 url: url.to_string(),
@@ -452,8 +460,8 @@ pub enum Error {
         /// The timeout.
         after: Duration,
     },
-    /// Nothing came for [`ChatCompletions::read_timeout`]: no connection, no first byte of the
-    /// answer, or no next one.
+    /// Nothing moved for [`ChatCompletions::read_timeout`]: no connection, the request not
+    /// taken, no first byte of the answer, or no next one.
     Silent {
         /// The URL posted to.
         url: String,
@@ -494,6 +502,18 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the attempts ran out of time (the read or the whole-attempt timeout), the last
+    /// one's failure deciding.
+    pub(crate) fn timed_out(&self) -> bool {
+        match self {
+            Error::Silent { .. } | Error::Timeout { .. } => true,
+            Error::Exhausted { last, .. } | Error::WaitTooLong { last, .. } => last.timed_out(),
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -524,7 +544,7 @@ impl fmt::Display for Error {
             ),
             Error::Silent { url, after } => write!(
                 f,
-                "POST {url}: nothing came for {} (ChatCompletions::read_timeout: to connect, for the answer's first byte and between reads)",
+                "POST {url}: nothing moved for {} (ChatCompletions::read_timeout: to connect, to send, for the answer's first byte and between reads)",
                 seconds(*after)
             ),
             Error::Transport { url, message } => write!(f, "POST {url}: {message}"),

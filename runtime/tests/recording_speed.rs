@@ -226,7 +226,7 @@ impl Crate {
     }
 
     /// The run's shared limit: `<limit> <streak> <ceiling> <probe_at> <resume_at> <pace>
-    /// <next_start>`, from `runs/<run>/rate-limit.state` (the one run of this suite's folder).
+    /// <next_start> <served>`, from `runs/<run>/rate-limit.state` (the one run of this suite's folder).
     fn limit_state(&self) -> Vec<u64> {
         let runs = self.root.join("target/proposal-eval/runs");
         let state = std::fs::read_dir(&runs)

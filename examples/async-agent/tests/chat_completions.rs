@@ -301,7 +301,7 @@ fn the_read_timeout_ends_silence() {
         started.elapsed()
     );
     assert!(
-        error.contains(&format!("POST {url}/chat/completions: nothing came for 0.3 s (ChatCompletions::read_timeout: to connect, for the answer's first byte and between reads) (gave up after 2 attempts")),
+        error.contains(&format!("POST {url}/chat/completions: nothing moved for 0.3 s (ChatCompletions::read_timeout: to connect, to send, for the answer's first byte and between reads) (gave up after 2 attempts")),
         "{error}"
     );
 }

@@ -639,8 +639,8 @@ fn hung_judge() -> Result<(), Failed> {
     copy.fails_with(
         &out,
         &[
-            "judge error: the judge model \"judge-1\" gave no answer after 1 attempt(s) ([judge] max_attempts = 1, each ended by [judge] timeout_s = 2 s of silence)",
-            "/chat/completions: nothing came for 2 s (ChatCompletions::read_timeout: to connect, for the answer's first byte and between reads)",
+            "judge error: the judge model \"judge-1\" gave no answer after 1 attempt(s) ([judge] max_attempts = 1; an attempt ends after [judge] timeout_s = 2 s with nothing moving, or after 120 s in all)",
+            "/chat/completions: nothing moved for 2 s (ChatCompletions::read_timeout: to connect, to send, for the answer's first byte and between reads)",
             "a judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
         ],
     )?;

@@ -643,22 +643,24 @@ impl LivePermit {
         }
     }
 
-    /// Tells the shared rate limit how the call (or this attempt of it) went. A refusal is
-    /// counted against the calls of the run the upstream had in flight with it (those sent, not
-    /// those still waiting for their turn), this one included, and gives the place back at
-    /// once: the resend takes a new one, so refused calls waiting to be sent again are never
-    /// counted in flight. A call answered is counted against this process's calls in flight
-    /// (what the upstream was seen to serve at once). Returns the wait the refused call takes
+    /// Tells the shared rate limit how the call (or this attempt of it) went, counted against
+    /// the calls of the run the upstream had in flight with it (every process's; those sent, not
+    /// those still waiting for their turn), this one included: an answered call tells what the
+    /// upstream serves at once. A refusal gives the place back at once: the resend takes a new
+    /// one, so refused calls waiting to be sent again are never counted in flight. Returns the wait the refused call takes
     /// alone before it is sent again ([`rate_limit::report`]).
     pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) -> std::time::Duration {
+        let max = self.max;
+        let elsewhere = || {
+            crate::layout::live_calls_dir()
+                .map_or(0, |dir| Places::look(&dir, max, false).ours_elsewhere)
+        };
         if !outcome.refused {
             let sent = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner()).sent;
-            return rate_limit::report(outcome, sent, self.max);
+            return rate_limit::report(outcome, || sent + elsewhere(), max);
         }
         let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
-        let elsewhere = crate::layout::live_calls_dir()
-            .map_or(0, |dir| Places::look(&dir, self.max, false).ours_elsewhere);
-        let alone = rate_limit::report(outcome, live.sent + elsewhere, self.max);
+        let alone = rate_limit::report(outcome, || live.sent + elsewhere(), max);
         self.give_back(&mut live);
         alone
     }

@@ -28,7 +28,7 @@
 //! allows go on meanwhile. (Holding every call then cost a whole `Retry-After` at the start of a
 //! run against an upstream that takes 4 at once: 1.27x the floor at best.)
 //!
-//! The state lives in the run's file (`target/proposal-eval/rate-limit/<run>.state`, named by
+//! The state lives in the run's file (`target/proposal-eval/runs/<run>/rate-limit.state`, named by
 //! [`crate::layout::rate_limit_file`]), replaced whole under an OS file lock on a lock file beside
 //! it; elsewhere (a program of the user's, a file that cannot be written) in this process alone.
 
@@ -128,7 +128,8 @@ impl State {
             // Refused alone: no number of calls at once is at fault, but the rate over time,
             // which the wait it asks for answers.
             self.streak = 0;
-        } else {
+        } else if self.limit < max {
+            // At the most allowed there is nothing to grow to: no run of successes is counted.
             self.streak += 1;
             if self.streak >= self.limit {
                 self.streak = 0;
@@ -147,6 +148,18 @@ impl State {
     /// rate over time: its wait is the refused call's alone.
     pub(crate) fn refused_for_calls_at_once(&self, outcome: Outcome, in_flight: usize) -> bool {
         outcome.refused && outcome.pace.is_none() && in_flight > 1 && in_flight > self.served
+    }
+
+    /// The wait a call refused with `outcome`, `in_flight` calls in flight, takes alone before
+    /// it is sent again: its `Retry-After` when it was refused for the calls at once; zero
+    /// otherwise (a wait for the rate holds every call, [`State::after`]).
+    pub(crate) fn wait_alone(&self, outcome: Outcome, in_flight: usize) -> Duration {
+        match outcome.wait {
+            Some(wait) if self.refused_for_calls_at_once(outcome, in_flight) => {
+                wait.min(LONGEST_WAIT)
+            }
+            _ => Duration::ZERO,
+        }
     }
 
     /// One more at once after a full run of successes: freely under the ceiling; to the
@@ -183,11 +196,12 @@ impl State {
             limit: next()? as usize,
             streak: next()? as usize,
             ceiling: next()? as usize,
-            served: next()? as usize,
             probe_at_ms: next()?,
             resume_at_ms: next()?,
             pace_ms: next()?,
             next_start_ms: next()?,
+            // Last, and optional: a state written before it was kept reads as nothing served.
+            served: next().unwrap_or(0) as usize,
         })
     }
 
@@ -197,11 +211,11 @@ impl State {
             self.limit,
             self.streak,
             self.ceiling,
-            self.served,
             self.probe_at_ms,
             self.resume_at_ms,
             self.pace_ms,
-            self.next_start_ms
+            self.next_start_ms,
+            self.served
         )
     }
 }
@@ -220,27 +234,30 @@ pub(crate) fn current(max: usize) -> State {
     state
 }
 
-/// Counts a finished live call (or a refused attempt) that had `in_flight` calls of the run in
-/// flight, itself included. The wait the refused call takes alone before it is sent again (a
-/// refusal for the calls at once); zero otherwise (a wait for the rate holds every call, in
-/// [`wait_turn`]).
-pub(crate) fn report(outcome: Outcome, in_flight: usize, max: usize) -> Duration {
-    // A plain success at the most allowed, with no more in flight than were served, changes
-    // nothing that is read: no write (and no file, in a run the upstream never limits).
-    if outcome == Outcome::FINE {
+/// Counts a finished live call (or a refused attempt) that had `in_flight()` calls of the run in
+/// flight, itself included (every process's: asked only when the state needs it). The wait the
+/// refused call takes alone before it is sent again ([`State::wait_alone`]).
+pub(crate) fn report(outcome: Outcome, in_flight: impl FnOnce() -> usize, max: usize) -> Duration {
+    // A plain success at the most allowed, once the upstream was seen to serve the most
+    // allowed at once, changes nothing that is read: no write. (Until then, a success with more
+    // in flight than served so far is written, at most `max` times in a run.)
+    let in_flight = if outcome == Outcome::FINE {
         let state = current(max);
-        if state.limit >= max && in_flight <= state.served.max(1) {
+        if state.limit >= max && state.served >= max {
             return Duration::ZERO;
         }
-    }
+        let in_flight = in_flight();
+        if state.limit >= max && in_flight <= state.served {
+            return Duration::ZERO;
+        }
+        in_flight
+    } else {
+        in_flight()
+    };
     let now = now_ms();
     update(max, |state| {
-        let alone = state.refused_for_calls_at_once(outcome, in_flight);
-        let wait = match outcome.wait {
-            Some(wait) if alone => wait.min(LONGEST_WAIT),
-            _ => Duration::ZERO,
-        };
-        (state.after(outcome, in_flight, max, now), wait)
+        let alone = state.wait_alone(outcome, in_flight);
+        (state.after(outcome, in_flight, max, now), alone)
     })
 }
 
@@ -567,6 +584,7 @@ mod tests {
         // limit comes down and no other call is held.
         let s = State::new(8).after(wait, 8, 8, 0);
         assert!(State::new(8).refused_for_calls_at_once(wait, 8));
+        assert_eq!(State::new(8).wait_alone(wait, 8), Duration::from_secs(1));
         assert_eq!((s.limit, s.resume_at_ms), (7, 0));
         // Four answered at once: the upstream serves four.
         let s = s.after(Outcome::FINE, 4, 8, 200);
@@ -576,6 +594,7 @@ mod tests {
         assert_eq!(s.after(wait, 6, 8, 300).resume_at_ms, 0);
         // Refused with four in flight, or alone: the rate over time; every call waits.
         assert!(!s.refused_for_calls_at_once(wait, 4));
+        assert_eq!(s.wait_alone(wait, 4), Duration::ZERO);
         assert_eq!(s.after(wait, 4, 8, 300).resume_at_ms, 1300);
         assert_eq!(s.after(wait, 1, 8, 300).resume_at_ms, 1300);
         // With rate-limit headers the upstream tells of a window: every call waits.
@@ -584,7 +603,15 @@ mod tests {
             ..wait
         };
         assert!(!s.refused_for_calls_at_once(told, 6));
+        assert_eq!(s.wait_alone(told, 6), Duration::ZERO);
         assert_eq!(s.after(told, 6, 8, 300).resume_at_ms, 1300);
+        // A state written before `served` was kept (seven numbers) reads as nothing served; one
+        // with it reads whole, `served` last.
+        let old = State::parse("4 0 5 60000 0 0 0\n").unwrap();
+        assert_eq!((old.limit, old.ceiling, old.served), (4, 5, 0));
+        assert_eq!(State::parse(&s.text()), Some(s));
+        assert!(s.text().trim_end().ends_with(" 4"), "{}", s.text());
+        assert_eq!(State::parse("4 0 5 60000 0 0"), None);
     }
 
     #[test]

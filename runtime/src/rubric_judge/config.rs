@@ -54,8 +54,8 @@ pub struct RubricJudgeConfig {
     /// The labels needed, with `min_agreement`, before rubric failures fail (default 20).
     #[serde(default = "twenty")]
     pub min_labels: usize,
-    /// Seconds the built-in judge waits to connect, for the first byte of an answer and between
-    /// reads (default 60): a judge that never answers costs a case at most `timeout_s` x
+    /// Seconds the built-in judge waits with nothing moving: to connect, to send, for the first
+    /// byte of an answer and between reads (default 60): a judge that never answers costs a case at most `timeout_s` x
     /// `max_attempts`, plus the waits between attempts. An answer that keeps coming may take
     /// up to four times as long (at least 120 s) per attempt.
     #[serde(default = "sixty")]

@@ -116,9 +116,13 @@ fn gave_up(
     };
     let max = config.max_attempts;
     match error {
+        LlmError::Model(e) if judge.builtin && timed_out(e) => format!(
+            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}; an attempt ends after [judge] timeout_s = {} s with nothing moving, or after {} s in all): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
+            config.timeout_s,
+            whole_attempt(Duration::from_secs_f64(config.timeout_s)).as_secs_f64()
+        ),
         LlmError::Model(_) if judge.builtin => format!(
-            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}, each ended by [judge] timeout_s = {} s of silence): {error}\na judge that needs longer: raise [judge] timeout_s (or max_attempts) in the suite config",
-            config.timeout_s
+            "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}): {error}"
         ),
         LlmError::Model(_) => format!(
             "judge error: {named} gave no answer after {attempts} attempt(s) ([judge] max_attempts = {max}): {error}\na judge that needs more attempts: raise [judge] max_attempts in the suite config"
@@ -192,9 +196,22 @@ fn openai_factory(config: &RubricJudgeConfig) -> Result<ModelFactory, String> {
     }))
 }
 
+/// Whether the built-in judge's attempts ran out of time (not a refusal, an error status or an
+/// answer that is not JSON, which a longer timeout does not help).
+#[cfg(feature = "openai")]
+fn timed_out(error: &crate::recording::model::ModelError) -> bool {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<crate::openai::Error>())
+        .is_some_and(crate::openai::Error::timed_out)
+}
+
+#[cfg(not(feature = "openai"))]
+fn timed_out(_error: &crate::recording::model::ModelError) -> bool {
+    false
+}
+
 /// The most one attempt of the built-in judge may take while its answer keeps coming: four
 /// times `[judge] timeout_s` (the bound on silence), at least two minutes.
-#[cfg(feature = "openai")]
 fn whole_attempt(silence: Duration) -> Duration {
     (silence * 4).max(Duration::from_secs(120))
 }
