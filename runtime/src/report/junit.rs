@@ -155,8 +155,9 @@ fn failure_text(entry: &Entry) -> String {
     }
 }
 
-/// How a case used its recording, in words.
-fn recording_text(use_: RecordingUse) -> &'static str {
+/// How a case used its recording, in words (the page says the same: `RECORDING_TEXT` in
+/// `page/page.js`).
+pub(crate) fn recording_text(use_: RecordingUse) -> &'static str {
     match use_ {
         RecordingUse::Replayed => "replayed",
         RecordingUse::ReplayedStale => "replayed (stale)",

@@ -270,6 +270,27 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
+    /// The page says how a case used its recording in the words JUnit and the CLI use, for
+    /// every way there is (`not recorded`, not `not_recorded`).
+    #[test]
+    fn the_page_words_each_recording_use_as_junit_does() {
+        use crate::case_result::RecordingUse::*;
+        for use_ in [
+            Replayed,
+            ReplayedStale,
+            Recorded,
+            Pending,
+            Stale,
+            None,
+            NotRecorded,
+        ] {
+            let name = serde_json::to_value(use_).unwrap();
+            let words = crate::report::junit::recording_text(use_);
+            let line = format!("    {}: {words:?},", name.as_str().unwrap());
+            assert!(SCRIPT.contains(&line), "page.js lacks {line:?}");
+        }
+    }
+
     /// The text of the `<script>` element with `id`, as an HTML parser would end it: at the
     /// first `</script` (any case).
     fn script_text<'a>(html: &'a str, id: &str) -> &'a str {

@@ -161,6 +161,18 @@
   };
   const usageCost = (c) => (c.usage ? (c.usage.cost_usd || 0) * 1e6 + c.usage.input_tokens + c.usage.output_tokens : 0);
 
+  // How a case used its recording, in the words of the CLI table and JUnit.
+  const RECORDING_TEXT = {
+    replayed: "replayed",
+    replayed_stale: "replayed (stale)",
+    recorded: "recorded",
+    pending: "recorded (pending review)",
+    stale: "stale",
+    none: "none",
+    not_recorded: "not recorded",
+  };
+  const recordingText = (r) => RECORDING_TEXT[r] || r;
+
   // ---- summary -------------------------------------------------------------------------------
 
   function usageText(u) {
@@ -457,7 +469,7 @@
         (c.description ? '<div class="muted">' + esc(c.description) + "</div>" : "") + "</td>" +
         "<td>" + esc(c.suite) + '</td><td class="num">' + score(c.score) + "</td><td>" + evals + "</td>" +
         verdictCell(evaluatorOf(c, "checks")) + verdictCell(evaluatorOf(c, "budget")) +
-        "<td>" + esc(c.recording) + "</td><td>" + esc(c.usage ? usageText(c.usage) : "–") + "</td></tr>";
+        "<td>" + esc(recordingText(c.recording)) + "</td><td>" + esc(c.usage ? usageText(c.usage) : "–") + "</td></tr>";
     }
     $("rows").innerHTML = html;
     const button = (label, p, disabled) =>
@@ -602,7 +614,7 @@
       ["Suite", esc(c.suite) + ' <span class="muted">' + esc(c.suite_dir) + "</span>"],
       ["Test binary", esc(c.package + " / " + c.binary)],
       ["Fixture", "<code>" + esc(c.fixture) + "</code>"],
-      ["Recording", esc(c.recording) + (c.recording_path ? " · <code id=\"recording-path\">" + esc(c.recording_path) + "</code>" : "")],
+      ["Recording", esc(recordingText(c.recording)) + (c.recording_path ? " · <code id=\"recording-path\">" + esc(c.recording_path) + "</code>" : "")],
       ["Run", esc(c.run || "–") + " · finished " + esc(c.finished_at) + (c.older ? ' <span class="badge older">older run</span>' : "")],
     ];
     if (s) facts.push(["Samples", s.passed + " of " + s.verdicts.length + " passed (rule " + esc(JSON.stringify(s.pass)) + "), scores " +
