@@ -4,13 +4,25 @@
 # would otherwise pick (datatest-stable + insta + assert-json-diff). Registry crates come from
 # cargo's cache (offline), the target folder starts empty, and the two sides alternate round by
 # round so that a change in the machine's load falls on both. Each build is timed with
-# /usr/bin/time (wall; user + system CPU of cargo and rustc). Prints the medians and their ratio.
+# /usr/bin/time (wall; user + system CPU of cargo and rustc). Prints each round's ratios and the
+# medians and their ratio.
 #
-# Usage: bench/cold-build/measure.sh [ROUNDS]   (default 3)
+# proposal-eval is a git dependency on this repository's HEAD commit, as the guide and the README
+# tell a user to add it: cargo builds it as it builds the other side's registry crates (not
+# incremental, lints capped). With --path it is a path dependency on the working tree instead,
+# which cargo builds as a local crate (incremental, every lint): how this bench built it until
+# 2026-12-06 (the README's first table).
+#
+# Usage: bench/cold-build/measure.sh [--path] [ROUNDS]   (default 3)
 # The crates are made in a temporary folder; the workspace's Cargo.lock pins both sides' versions.
 set -euo pipefail
 cd "$(dirname "$0")"
 repo=$(cd ../.. && pwd)
+source=git
+if [ "${1:-}" = --path ]; then
+  source=path
+  shift
+fi
 rounds=${1:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,7 +40,15 @@ consumer() { # name dev-dependencies test-source
   cp "$repo/Cargo.lock" "$dir/Cargo.lock"
 }
 
-consumer ours "proposal-eval = { path = \"$repo/runtime\" }" '
+if [ "$source" = git ]; then
+  if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
+    echo "note: the working tree has changes; the build is of HEAD, $(git -C "$repo" rev-parse --short HEAD)" >&2
+  fi
+  dependency="proposal-eval = { git = \"file://$repo\", rev = \"$(git -C "$repo" rev-parse HEAD)\" }"
+else
+  dependency="proposal-eval = { path = \"$repo/runtime\" }"
+fi
+consumer ours "$dependency" '
 use proposal_eval::{Case, Harness, Llm};
 use serde_json::Value;
 
@@ -58,9 +78,14 @@ datatest_stable::harness! {
     { test = payments, root = "fixtures/payments", pattern = r"^.*\.json$" },
 }'
 
-# Resolve each side once (offline, from the copied lock) so that the timed builds only build.
+# Resolve each side once (offline, from the copied lock; the git dependency is fetched from this
+# repository) so that the timed builds only build.
 for side in ours theirs; do
-  (cd "$work/$side" && cargo fetch --offline -q 2>/dev/null || cargo update --offline -q)
+  if [ "$side" = ours ] && [ "$source" = git ]; then
+    (cd "$work/$side" && cargo fetch -q)
+  else
+    (cd "$work/$side" && { cargo fetch --offline -q 2>/dev/null || cargo update --offline -q; })
+  fi
 done
 
 out=$work/times
@@ -73,7 +98,8 @@ build() { # side: appends "wall cpu" to $out-side
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) -eq 1 ]; then order="ours theirs"; else order="theirs ours"; fi
   for side in $order; do build "$side"; done
-  echo "round $round: ours $(tail -1 "$out-ours"), theirs $(tail -1 "$out-theirs") (wall cpu; load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  ratio=$(paste -d' ' <(tail -1 "$out-ours") <(tail -1 "$out-theirs") | awk '{ printf "%.2fx %.2fx", $1 / $3, $2 / $4 }')
+  echo "round $round: ours $(tail -1 "$out-ours"), theirs $(tail -1 "$out-theirs"), ratio $ratio (wall cpu; load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -82,4 +108,4 @@ printf '%-8s %9s %9s\n' side "wall s" "cpu s"
 for side in ours theirs; do printf '%-8s %9.2f %9.2f\n' "$side" "$(m "$side" 1)" "$(m "$side" 2)"; done
 awk -v ow="$(m ours 1)" -v tw="$(m theirs 1)" -v oc="$(m ours 2)" -v tc="$(m theirs 2)" \
   'BEGIN { printf "ratio ours/theirs: wall %.2fx, cpu %.2fx\n", ow / tw, oc / tc }'
-echo "medians of $rounds rounds; load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+echo "medians of $rounds rounds; proposal-eval as a $source dependency; load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"

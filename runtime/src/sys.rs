@@ -151,6 +151,25 @@ impl Folder {
     }
 }
 
+/// How many columns wide the terminal on standard error is, where it says.
+pub(crate) fn stderr_columns() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let mut size = libc::winsize {
+            ws_row: 0,
+            ws_col: 0,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; descriptor 2 is only
+        // asked, not changed.
+        let ok = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut size) } == 0;
+        (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 /// This process's standard output turned into a pipe: the returned reader gets what is written
 /// to it (by std, libtest, any code), and [`StdoutPipe::restore`] puts the former output back,
 /// which ends the reader's stream. `None` where the platform or the moment does not allow it.

@@ -1,13 +1,13 @@
 //! What a recording tells while it runs: cases done of total, live calls in flight, tokens,
 //! estimated cost and time left, from the first live call of the process on.
 //!
-//! On a terminal it is one status line on stderr, redrawn in place (indicatif); elsewhere (CI, a
-//! pipe) a summary line every 15 seconds. Each test process tells its own: under nextest, one
+//! On a terminal it is one status line on stderr, redrawn in place ([`StatusLine`]); elsewhere
+//! (CI, a pipe) a summary line every 15 seconds. Each test process tells its own: under nextest, one
 //! process per test, the lines are those of one case each.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Once, OnceLock};
+use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How often the summary line is printed where stderr is no terminal.
@@ -162,8 +162,95 @@ fn duration_text(d: Duration) -> String {
     }
 }
 
-/// The status line on a terminal, once drawn.
-static BAR: OnceLock<indicatif::ProgressBar> = OnceLock::new();
+/// The status line on a terminal (standard error), from its first drawing on.
+static LINE: StatusLine = StatusLine {
+    out: write_stderr,
+    state: Mutex::new(LineState {
+        drawn: String::new(),
+        ended: false,
+    }),
+};
+
+/// One line of text on the terminal, redrawn in place: cleared while something else is written
+/// to the terminal and drawn again below it, and cleared for good at the end of the run. A text
+/// wider than the terminal wraps, and is cleared row by row. (Written here rather than taken
+/// from indicatif: with its console and portable-atomic it was about 4 % of a consumer's cold
+/// build, `bench/cold-build`, for one line of text.)
+struct StatusLine {
+    /// Writes to the terminal (standard error; the tests' own in the tests).
+    out: fn(&str),
+    state: Mutex<LineState>,
+}
+
+struct LineState {
+    /// What is on the screen now; empty when nothing is.
+    drawn: String,
+    /// The run has ended: the line is not drawn again.
+    ended: bool,
+}
+
+impl StatusLine {
+    fn state(&self) -> std::sync::MutexGuard<'_, LineState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replaces the line's text with `text`.
+    fn draw(&self, text: String) {
+        let mut state = self.state();
+        if state.ended || state.drawn == text {
+            return;
+        }
+        let mut out = clearing(&state.drawn, columns());
+        out.push_str(&text);
+        (self.out)(&out);
+        state.drawn = text;
+    }
+
+    /// Runs `write` (which writes to the terminal) with the line cleared, then draws it again.
+    fn suspend(&self, write: impl FnOnce()) {
+        let state = self.state();
+        (self.out)(&clearing(&state.drawn, columns()));
+        write();
+        (self.out)(&state.drawn);
+    }
+
+    /// Clears the line for good.
+    fn finish(&self) {
+        let mut state = self.state();
+        (self.out)(&clearing(&state.drawn, columns()));
+        state.drawn.clear();
+        state.ended = true;
+    }
+}
+
+/// What clears `drawn` from a terminal `columns` wide, the cursor left at the start of its first
+/// row: each row it wrapped onto is cleared, from the last up.
+fn clearing(drawn: &str, columns: usize) -> String {
+    if drawn.is_empty() {
+        return String::new();
+    }
+    let rows = drawn.chars().count().div_ceil(columns.max(1)).max(1);
+    let mut out = String::from("\r\x1b[2K");
+    for _ in 1..rows {
+        out.push_str("\x1b[1A\x1b[2K");
+    }
+    out
+}
+
+/// The terminal's width, or 79 columns where it does not say (what indicatif assumed).
+fn columns() -> usize {
+    crate::sys::stderr_columns().unwrap_or(79)
+}
+
+fn write_stderr(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}
+
 /// The harness's run has ended: the status line is gone for good.
 static ENDED: AtomicBool = AtomicBool::new(false);
 
@@ -172,18 +259,8 @@ static ENDED: AtomicBool = AtomicBool::new(false);
 fn report() {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() {
-        let bar = BAR.get_or_init(|| {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                None,
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
-                bar.set_style(style);
-            }
-            bar
-        });
         while !ENDED.load(Relaxed) {
-            bar.set_message(Snapshot::now().line());
+            LINE.draw(Snapshot::now().line());
             std::thread::sleep(Duration::from_millis(200));
         }
         return;
@@ -228,9 +305,7 @@ impl Passing {
         self.pipe.restore();
         let _ = self.finished.recv_timeout(Duration::from_secs(2));
         ENDED.store(true, Relaxed);
-        if let Some(bar) = BAR.get() {
-            bar.finish_and_clear();
-        }
+        LINE.finish();
     }
 }
 
@@ -278,14 +353,10 @@ fn forward_lines(reader: std::fs::File, mut terminal: std::fs::File) {
         match reader.read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => return,
             Ok(_) => {
-                let mut write = || {
+                LINE.suspend(|| {
                     let _ = terminal.write_all(&line);
                     let _ = terminal.flush();
-                };
-                match BAR.get() {
-                    Some(bar) => bar.suspend(write),
-                    None => write(),
-                }
+                });
             }
         }
     }
@@ -349,6 +420,40 @@ mod tests {
         );
         assert_eq!(duration_text(Duration::from_secs(3725)), "1h 02m");
         assert_eq!(duration_text(Duration::from_secs(45)), "45s");
+    }
+
+    #[test]
+    fn the_status_line_is_cleared_row_by_row_where_it_wrapped() {
+        assert_eq!(clearing("", 80), "");
+        assert_eq!(clearing("recording: 1/2 cases", 80), "\r\x1b[2K");
+        // 93 characters on 80 columns: two rows, the second cleared, then the first.
+        let wide = "x".repeat(93);
+        assert_eq!(clearing(&wide, 80), "\r\x1b[2K\x1b[1A\x1b[2K");
+        assert_eq!(clearing(&"x".repeat(80), 80), "\r\x1b[2K");
+        assert_eq!(clearing(&"x".repeat(161), 80).matches("\x1b[2K").count(), 3);
+    }
+
+    #[test]
+    fn the_status_line_is_not_drawn_again_once_finished() {
+        static TERMINAL: Mutex<String> = Mutex::new(String::new());
+        let line = StatusLine {
+            out: |text| TERMINAL.lock().unwrap().push_str(text),
+            state: Mutex::new(LineState {
+                drawn: String::new(),
+                ended: false,
+            }),
+        };
+        line.draw("recording: 1/2 cases".to_string());
+        line.suspend(|| TERMINAL.lock().unwrap().push_str("test a ... ok\n"));
+        line.draw("recording: 2/2 cases".to_string());
+        line.finish();
+        line.draw("recording: 2/2 cases, again".to_string());
+        line.suspend(|| TERMINAL.lock().unwrap().push_str("test b ... ok\n"));
+        assert_eq!(
+            *TERMINAL.lock().unwrap(),
+            "recording: 1/2 cases\r\x1b[2Ktest a ... ok\nrecording: 1/2 cases\
+             \r\x1b[2Krecording: 2/2 cases\r\x1b[2Ktest b ... ok\n"
+        );
     }
 
     #[test]

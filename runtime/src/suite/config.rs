@@ -255,8 +255,16 @@ impl SuiteConfig {
         })?;
         let mut merged = under.clone();
         merge_tables(&mut merged, over);
-        let config: SuiteConfig = toml::Value::Table(merged.clone())
-            .try_into()
+        // Read back through the same TOML deserializer as a config file (rather than
+        // `toml::Value::try_into`): a second deserializer would be a second copy of every config
+        // type's `Deserialize` code in each user's build (`bench/cold-build`).
+        let text = toml::to_string(&merged).map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("the merged config cannot be written as TOML: {e}"),
+        })?;
+        let config: SuiteConfig = toml::from_str(&text)
             .map_err(|e: toml::de::Error| ConfigError {
                 file: file.to_path_buf(),
                 line: 0,
