@@ -87,7 +87,7 @@ impl std::error::Error for ReportError {
 
 /// Where and why `line` is not an entry: its column, from 1, and serde's reason.
 pub(super) fn what_is_wrong(line: &str) -> (usize, String) {
-    match serde_json::from_str::<super::entry::Entry>(line) {
+    match serde_json::from_slice::<super::entry::Entry>(line.as_bytes()) {
         Err(e) => (e.column(), why(&e)),
         // An entry whose case could not be told apart: written in another layout.
         Ok(_) => (1, "no case identity".to_string()),
