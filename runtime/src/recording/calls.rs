@@ -609,6 +609,25 @@ pub(crate) struct LivePermit {
     max: usize,
     /// How long the call waited, after it had its place, for a `Retry-After` or the pacing.
     pub(crate) waited: std::time::Duration,
+    /// When it was sent.
+    sent_at: std::time::Instant,
+}
+
+/// When this process's latest answered calls ended (at most [`ANSWERED_KEPT`]): what tells how
+/// many calls the upstream answered at once.
+static ANSWERED: Mutex<std::collections::VecDeque<std::time::Instant>> =
+    Mutex::new(std::collections::VecDeque::new());
+const ANSWERED_KEPT: usize = 64;
+
+/// A call sent at `sent_at` and answered now was answered at once with itself and every
+/// answered call of `ended` (the end times of the latest answered calls, in order) that ended
+/// after it was sent: their count, itself included. Calls that were in flight with it but
+/// refused (an upstream that queues what it will refuse tells them late) are not counted.
+fn answered_at_once(
+    ended: &std::collections::VecDeque<std::time::Instant>,
+    sent_at: std::time::Instant,
+) -> usize {
+    1 + ended.iter().rev().take_while(|&&end| end > sent_at).count()
 }
 
 impl LivePermit {
@@ -640,13 +659,15 @@ impl LivePermit {
             holding: true,
             max,
             waited,
+            sent_at: std::time::Instant::now(),
         }
     }
 
     /// Tells the shared rate limit how the call (or this attempt of it) went, counted against
     /// the calls of the run the upstream had in flight with it (every process's; those sent, not
-    /// those still waiting for their turn), this one included: an answered call tells what the
-    /// upstream serves at once. A refusal gives the place back at once: the resend takes a new
+    /// those still waiting for their turn), this one included. An answered call tells what the
+    /// upstream serves at once: this process's answered calls that were in flight with it
+    /// ([`answered_at_once`]), and the calls other processes of the run have in flight. A refusal gives the place back at once: the resend takes a new
     /// one, so refused calls waiting to be sent again are never counted in flight. Returns the wait the refused call takes
     /// alone before it is sent again ([`rate_limit::report`]).
     pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) -> std::time::Duration {
@@ -656,8 +677,16 @@ impl LivePermit {
                 .map_or(0, |dir| Places::look(&dir, max, false).ours_elsewhere)
         };
         if !outcome.refused {
-            let sent = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner()).sent;
-            return rate_limit::report(outcome, || sent + elsewhere(), max);
+            let here = {
+                let mut ended = ANSWERED.lock().unwrap_or_else(|p| p.into_inner());
+                let here = answered_at_once(&ended, self.sent_at);
+                if ended.len() == ANSWERED_KEPT {
+                    ended.pop_front();
+                }
+                ended.push_back(std::time::Instant::now());
+                here
+            };
+            return rate_limit::report(outcome, || here + elsewhere(), max);
         }
         let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         let alone = rate_limit::report(outcome, || live.sent + elsewhere(), max);
@@ -1047,6 +1076,20 @@ fn closest_diff(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn answered_at_once_counts_the_answers_that_ended_after_a_call_was_sent() {
+        use std::time::{Duration, Instant};
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        // Four calls sent at 0 and answered at 200-203: the last is the fourth at once.
+        let ended: std::collections::VecDeque<Instant> = [200, 201, 202].map(at).into();
+        assert_eq!(super::answered_at_once(&ended, at(0)), 4);
+        // A call sent at 201 was in flight with the one that ended at 202 only.
+        assert_eq!(super::answered_at_once(&ended, at(201)), 2);
+        // Sent after every answer: alone.
+        assert_eq!(super::answered_at_once(&ended, at(300)), 1);
+    }
+
     use super::*;
 
     #[test]
