@@ -206,6 +206,67 @@ struct Module {
     children: BTreeMap<String, Module>,
 }
 
+/// The tests of `found` (fixture paths relative to the suite folder `dir`) as nested modules, by
+/// their path's segments; two fixtures that would be the same test are an error at `span`.
+fn test_tree(found: &[String], dir: &Path, span: Span) -> syn::Result<Module> {
+    let mut tree = Module::default();
+    let mut seen: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for relative in found {
+        let segments = naming::case_segments(relative);
+        if let Some(other) = seen.insert(segments.clone(), relative.clone()) {
+            return Err(syn::Error::new(
+                span,
+                format!("the fixtures `{other}` and `{relative}` would both be the test `{}`; rename one", segments.join("::")),
+            ));
+        }
+        let (leaf, parents) = segments.split_last().expect("a path has a file name");
+        let mut node = &mut tree;
+        for parent in parents {
+            node = node.children.entry(parent.clone()).or_default();
+        }
+        node.tests.push((
+            leaf.clone(),
+            relative.clone(),
+            FixtureFacts::read(&dir.join(relative)),
+        ));
+    }
+    Ok(tree)
+}
+
+/// Per fixture, the least code: a `#[test]` that passes its path to the suite's one `__run`,
+/// a plain function, so the runtime's generic `run` is instantiated and type-checked once per
+/// suite, not once per fixture.
+fn module_tokens(module: &Module, depth: usize, dir: &Path) -> Tokens {
+    let supers: Tokens = (0..depth).map(|_| quote!(super::)).collect();
+    let mut out = Tokens::new();
+    for (leaf, relative, facts) in &module.tests {
+        let test = format_ident!("{}", leaf);
+        let (doc, track) = track(&dir.join(relative), facts.doc);
+        // A bare #[ignore], as the harness gives (libtest-mimic has no reason), so both
+        // front ends print the same line.
+        let ignore = facts.ignored.then(|| quote!(#[ignore]));
+        out.extend(quote! {
+            #doc
+            #[test]
+            #ignore
+            fn #test() {
+                #track
+                #supers __run(#relative)
+            }
+        });
+    }
+    for (child, module) in &module.children {
+        let child_ident = format_ident!("{}", child);
+        let body = module_tokens(module, depth + 1, dir);
+        out.extend(quote! {
+            mod #child_ident {
+                #body
+            }
+        });
+    }
+    out
+}
+
 fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
     let fixtures = args.fixtures.ok_or_else(|| {
         syn::Error::new(
@@ -263,27 +324,7 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         None => Some(dir.join(naming::CONFIG_FILE)).filter(|f| f.is_file()),
     };
 
-    let mut tree = Module::default();
-    let mut seen: BTreeMap<Vec<String>, String> = BTreeMap::new();
-    for relative in &found {
-        let segments = naming::case_segments(relative);
-        if let Some(other) = seen.insert(segments.clone(), relative.clone()) {
-            return Err(syn::Error::new(
-                fixtures.span(),
-                format!("the fixtures `{other}` and `{relative}` would both be the test `{}`; rename one", segments.join("::")),
-            ));
-        }
-        let (leaf, parents) = segments.split_last().expect("a path has a file name");
-        let mut node = &mut tree;
-        for parent in parents {
-            node = node.children.entry(parent.clone()).or_default();
-        }
-        node.tests.push((
-            leaf.clone(),
-            relative.clone(),
-            FixtureFacts::read(&dir.join(relative)),
-        ));
-    }
+    let tree = test_tree(&found, &dir, fixtures.span())?;
 
     let name = &function.sig.ident;
     let is_async = function.sig.asyncness.is_some();
@@ -324,39 +365,6 @@ fn expand(args: Args, function: &ItemFn) -> syn::Result<Tokens> {
         )
     );
 
-    // Per fixture, the least code: a `#[test]` that passes its path to the suite's one `__run`,
-    // a plain function, so the runtime's generic `run` is instantiated and type-checked once per
-    // suite, not once per fixture.
-    fn module_tokens(module: &Module, depth: usize, dir: &Path) -> Tokens {
-        let supers: Tokens = (0..depth).map(|_| quote!(super::)).collect();
-        let mut out = Tokens::new();
-        for (leaf, relative, facts) in &module.tests {
-            let test = format_ident!("{}", leaf);
-            let (doc, track) = track(&dir.join(relative), facts.doc);
-            // A bare #[ignore], as the harness gives (libtest-mimic has no reason), so both
-            // front ends print the same line.
-            let ignore = facts.ignored.then(|| quote!(#[ignore]));
-            out.extend(quote! {
-                #doc
-                #[test]
-                #ignore
-                fn #test() {
-                    #track
-                    #supers __run(#relative)
-                }
-            });
-        }
-        for (child, module) in &module.children {
-            let child_ident = format_ident!("{}", child);
-            let body = module_tokens(module, depth + 1, dir);
-            out.extend(quote! {
-                mod #child_ident {
-                    #body
-                }
-            });
-        }
-        out
-    }
     let body = module_tokens(&tree, 0, &dir);
     let call = if is_async {
         quote!(|case: &::proposal_eval::Case, llm: &mut ::proposal_eval::Llm| ::proposal_eval::__macro_support::block_on(super::#name(case, llm)))
