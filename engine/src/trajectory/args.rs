@@ -49,10 +49,23 @@ pub(crate) fn compare(
 
 /// How many mismatches [`compare`] would write, without writing them: what choosing the
 /// closest call among many needs.
+#[cfg(test)]
 pub(crate) fn mismatch_count(
     step: &Step,
     call: &ToolCall,
     config: &TrajectoryConfig,
+) -> Option<usize> {
+    mismatch_count_up_to(step, call, config, usize::MAX)
+}
+
+/// [`mismatch_count`] counting only up to `limit`: the walk stops at the `limit`-th mismatch,
+/// so a count below `limit` is exact and `limit` means "at least that many". What the search
+/// for the closest call needs, where a call with as many mismatches as the best so far loses.
+pub(crate) fn mismatch_count_up_to(
+    step: &Step,
+    call: &ToolCall,
+    config: &TrajectoryConfig,
+    limit: usize,
 ) -> Option<usize> {
     if !tool_matches(&step.tool, &call.tool) {
         return None;
@@ -62,7 +75,7 @@ pub(crate) fn mismatch_count(
         return Some(0);
     };
     let mut walk = Walk::new(config, None);
-    walk.counting = true;
+    walk.limit = limit;
     walk.start(&call.tool, args);
     walk.node(expected, &call.args);
     Some(walk.count)
@@ -115,7 +128,7 @@ impl<'c, 'v> Probe<'c, 'v> {
         }
         self.0.start(&call.tool, args);
         self.0.node(expected, &call.args);
-        !self.0.failed
+        self.0.count == 0
     }
 }
 
@@ -127,11 +140,11 @@ struct Walk<'c, 'v, 'o> {
     /// shrunk in place, and made a [`Location`] only for a mismatch that is written.
     path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
-    failed: bool,
     /// The mismatches found, written or not.
     count: usize,
-    /// Whether a walk without `out` goes on past the first mismatch, to count them all.
-    counting: bool,
+    /// How many mismatches a walk without `out` looks for: 1 for a probe (it stops at the
+    /// first), more when they are counted.
+    limit: usize,
     /// How the arguments compare: `exact` below the top level of a `subset` comparison.
     args: Args,
     /// Whether the walk is a `subset` comparison.
@@ -144,9 +157,8 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             config,
             path: Vec::with_capacity(8),
             out,
-            failed: false,
             count: 0,
-            counting: false,
+            limit: 1,
             args: Args::Partial,
             subset: false,
         }
@@ -156,7 +168,6 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
     fn start(&mut self, tool: &'v str, args: Args) {
         self.path.clear();
         self.path.push(SegmentRef::Key(tool));
-        self.failed = false;
         self.count = 0;
         self.args = args;
         self.subset = args == Args::Subset;
@@ -164,7 +175,6 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
 
     /// A mismatch here; `why` is written only when mismatches are kept.
     fn push(&mut self, why: impl FnOnce() -> String) {
-        self.failed = true;
         self.count += 1;
         if let Some(out) = &mut self.out {
             out.push(ArgMismatch {
@@ -174,9 +184,9 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
         }
     }
 
-    /// Whether the walk can stop: a probe stops at the first mismatch.
+    /// Whether the walk can stop: one that does not write stops at its `limit`.
     fn done(&self) -> bool {
-        self.failed && self.out.is_none() && !self.counting
+        self.out.is_none() && self.count >= self.limit
     }
 
     /// Whether the current path is ignored. Asked only where the two sides differ, so an equal

@@ -974,3 +974,161 @@ fn arb_json() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+// Steps and calls whose arguments differ in 0 to 3 keys, tools from a 3-letter alphabet and a
+// glob: the closest call is chosen among counts that differ and tie.
+fn counted_steps() -> impl Strategy<Value = Vec<Step>> {
+    let args = prop::option::of(prop::collection::btree_map(
+        prop_oneof![Just("x"), Just("y"), Just("z")],
+        0u8..2,
+        0..4,
+    ));
+    prop::collection::vec((0u8..4, args), 0..7).prop_map(|v| {
+        v.into_iter()
+            .map(|(t, a)| Step {
+                tool: if t == 3 {
+                    "*".into()
+                } else {
+                    ((b'a' + t) as char).to_string()
+                },
+                args: a.map(|a| json!(a)),
+                args_match: None,
+            })
+            .collect()
+    })
+}
+
+/// Calls with all three keys; each starts a new response or joins the one before (`grouped`).
+fn counted_calls(grouped: bool) -> impl Strategy<Value = Vec<ToolCall>> {
+    prop::collection::vec((0u8..3, [0u8..2, 0u8..2, 0u8..2], any::<bool>()), 0..8).prop_map(
+        move |v| {
+            let mut response = 0;
+            v.into_iter()
+                .enumerate()
+                .map(|(k, (t, [x, y, z], joins))| {
+                    let call = ToolCall::new(
+                        ((b'a' + t) as char).to_string(),
+                        json!({ "x": x, "y": y, "z": z }),
+                    );
+                    if !grouped {
+                        return call;
+                    }
+                    if k > 0 && !joins {
+                        response += 1;
+                    }
+                    call.in_response(response)
+                })
+                .collect()
+        },
+    )
+}
+
+/// The closest call by its definition: of the calls of the step's tool, the one with the fewest
+/// mismatches written, calls no step took first, the earliest among equals.
+fn brute_closest(
+    step: &Step,
+    calls: &[ToolCall],
+    config: &TrajectoryConfig,
+    taken: &[bool],
+) -> Option<Closest> {
+    calls
+        .iter()
+        .enumerate()
+        .filter_map(|(j, call)| super::args::compare(step, call, config).map(|m| (j, m)))
+        .min_by_key(|(j, m)| (taken[*j], m.len(), *j))
+        .map(|(call, mismatches)| Closest { call, mismatches })
+}
+
+fn closest_configs() -> Vec<TrajectoryConfig> {
+    vec![
+        TrajectoryConfig::new(),
+        TrajectoryConfig::new().args(Args::Exact),
+        TrajectoryConfig::new().args(Args::Subset),
+        TrajectoryConfig::new()
+            .args(Args::Exact)
+            .field(FieldSpec::numeric_tolerance("*.x", 0.5))
+            .ignore_path("b.y")
+            .unwrap(),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn each_unmatched_step_is_shown_against_the_closest_call_by_brute_force(
+        steps in counted_steps(),
+        calls in counted_calls(true),
+    ) {
+        for config in closest_configs() {
+            for mode in [Mode::InOrder, Mode::AnyOrder, Mode::Subset, Mode::Allowed] {
+                let e = ExpectedTrajectory { mode: Some(mode), steps: steps.clone(), ..Default::default() };
+                let v = evaluate(&e, &calls, &config);
+                // The calls laid on a step: in `allowed` every call it allows, else the matched.
+                let mut taken = vec![false; calls.len()];
+                for j in v.steps.iter().filter_map(|s| s.matched) {
+                    taken[j] = true;
+                }
+                if mode == Mode::Allowed {
+                    taken = (0..calls.len()).map(|j| !v.unexpected.contains(&j)).collect();
+                }
+                for (step, outcome) in steps.iter().zip(&v.steps) {
+                    let want = match outcome.matched {
+                        Some(_) => None,
+                        None => brute_closest(step, &calls, &config, &taken),
+                    };
+                    prop_assert_eq!(&outcome.closest, &want, "{} {:?}", mode, step);
+                    prop_assert_eq!(outcome.in_its_place, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_shows_a_step_against_its_place_else_the_closest_call(
+        steps in counted_steps(),
+        calls in counted_calls(false),
+    ) {
+        for config in closest_configs() {
+            let e = ExpectedTrajectory { mode: Some(Mode::Exact), steps: steps.clone(), ..Default::default() };
+            let v = evaluate(&e, &calls, &config);
+            let mut taken = vec![false; calls.len()];
+            for j in v.steps.iter().filter_map(|s| s.matched) {
+                taken[j] = true;
+            }
+            for (i, (step, outcome)) in steps.iter().zip(&v.steps).enumerate() {
+                if outcome.matched.is_some() {
+                    prop_assert_eq!(outcome.matched, Some(i));
+                    prop_assert_eq!(&outcome.closest, &None);
+                    continue;
+                }
+                // With no groups, step i's place is call i.
+                let place = calls.get(i).map(|c| super::args::compare(step, c, &config));
+                let (in_its_place, closest) = match place {
+                    Some(Some(m)) => {
+                        prop_assert!(!m.is_empty());
+                        (None, Some(Closest { call: i, mismatches: m }))
+                    }
+                    Some(None) => (Some(i), brute_closest(step, &calls, &config, &taken)),
+                    None => (None, brute_closest(step, &calls, &config, &taken)),
+                };
+                prop_assert_eq!(outcome.in_its_place, in_its_place);
+                prop_assert_eq!(&outcome.closest, &closest, "{:?}", step);
+            }
+        }
+    }
+}
+
+#[test]
+fn allowed_shows_a_step_with_the_first_call_it_allows() {
+    let e =
+        expected(json!({"mode": "allowed", "steps": [{"tool": "pricing"}, {"tool": "recommend"}]}));
+    let calls = calls(&[
+        ("recommend", json!({})),
+        ("pricing", json!({})),
+        ("recommend", json!({})),
+        ("pricing", json!({})),
+    ]);
+    let v = evaluate(&e, &calls, &config());
+    assert!(v.passed);
+    let matched: Vec<_> = v.steps.iter().map(|s| s.matched).collect();
+    assert_eq!(matched, [Some(1), Some(0)]);
+}
