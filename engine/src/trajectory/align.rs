@@ -151,16 +151,6 @@ impl<'a> Grid<'a> {
         self.memo[k] == 2
     }
 
-    /// Whether call `j` is of step `i`'s tool (or of a tool its glob names).
-    fn same_tool(&self, i: usize, j: usize) -> bool {
-        let (step, call) = (&self.steps[i].tool, &self.calls[j].tool);
-        if self.globs[i] {
-            tool_matches(step, call)
-        } else {
-            step == call
-        }
-    }
-
     /// Asks about every pair: what the full alignments read with [`Grid::ok`].
     fn fill(&mut self) {
         for i in 0..self.steps.len() {
@@ -763,10 +753,9 @@ fn outcomes(
 fn closest(grid: &mut Grid<'_>, i: usize, taken: &[bool]) -> Option<Closest> {
     let (step, calls, config) = (&grid.steps[i], grid.calls, grid.config);
     for took in [false, true] {
-        let candidates: Vec<usize> = (0..calls.len())
-            .filter(|&j| taken[j] == took && grid.same_tool(i, j))
-            .collect();
-        if let Some(&call) = candidates.iter().find(|&&j| grid.ask(i, j)) {
+        if let Some(call) = (0..calls.len())
+            .find(|&j| taken[j] == took && grid.ask(i, j))
+        {
             return Some(Closest {
                 call,
                 mismatches: Vec::new(),
@@ -774,11 +763,12 @@ fn closest(grid: &mut Grid<'_>, i: usize, taken: &[bool]) -> Option<Closest> {
         }
         // None matches: each has a mismatch at least. The fewest so far, and the call.
         let mut best: Option<(usize, usize)> = None;
-        for &j in &candidates {
+        for j in (0..calls.len()).filter(|&j| taken[j] == took) {
             let limit = best.map_or(usize::MAX, |(k, _)| k);
             if limit == 1 {
                 break;
             }
+            // `None`: of another tool.
             if let Some(k) = mismatch_count_up_to(step, &calls[j], config, limit) {
                 if k < limit {
                     best = Some((k, j));
