@@ -753,9 +753,7 @@ fn outcomes(
 fn closest(grid: &mut Grid<'_>, i: usize, taken: &[bool]) -> Option<Closest> {
     let (step, calls, config) = (&grid.steps[i], grid.calls, grid.config);
     for took in [false, true] {
-        if let Some(call) = (0..calls.len())
-            .find(|&j| taken[j] == took && grid.ask(i, j))
-        {
+        if let Some(call) = (0..calls.len()).find(|&j| taken[j] == took && grid.ask(i, j)) {
             return Some(Closest {
                 call,
                 mismatches: Vec::new(),
