@@ -371,6 +371,44 @@ mod tests {
     }
 
     #[test]
+    fn counting_stops_at_the_limit() {
+        let config = TrajectoryConfig::new().args(Args::Exact);
+        let step = Step::with_args("recommend", json!({"a": 1, "b": 2}));
+        let call = ToolCall::new("recommend", json!({"a": 2, "b": 3, "c": 4}));
+        let count = |limit| mismatch_count_up_to(&step, &call, &config, limit);
+        assert_eq!(
+            (count(1), count(2), count(3), count(9)),
+            (Some(1), Some(2), Some(3), Some(3))
+        );
+        assert_eq!(mismatch_count(&step, &call, &config), Some(3));
+        let other = ToolCall::new("lookup", json!({}));
+        assert_eq!(mismatch_count_up_to(&step, &other, &config, 9), None);
+    }
+
+    /// `$` is every argument of every tool: arguments of another type too.
+    #[test]
+    fn the_root_pattern_ignores_all_arguments() {
+        let config = TrajectoryConfig::new()
+            .args(Args::Exact)
+            .ignore_path("$")
+            .unwrap();
+        assert_eq!(
+            lines(json!({"sku": "S-1"}), json!("not json"), &config),
+            Some(vec![])
+        );
+        assert_eq!(
+            lines(json!({"sku": "S-1"}), json!({"n": 2}), &config),
+            Some(vec![])
+        );
+        let step = Step::with_args("recommend", json!({"sku": "S-1"}));
+        assert!(matches(
+            &step,
+            &ToolCall::new("recommend", json!([1])),
+            &config
+        ));
+    }
+
+    #[test]
     fn ignore_paths_and_field_matchers() {
         let config = TrajectoryConfig::new()
             .args(Args::Exact)
