@@ -385,6 +385,21 @@ mod tests {
         assert_eq!(mismatch_count_up_to(&step, &other, &config, 9), None);
     }
 
+    /// An ignored key is neither missing nor extra.
+    #[test]
+    fn an_ignored_key_on_one_side_only_is_no_mismatch() {
+        for args in [Args::Exact, Args::Subset, Args::Partial] {
+            let config = TrajectoryConfig::new()
+                .args(args)
+                .ignore_path("*.trace_id")
+                .unwrap();
+            let call = json!({"sku": "S-1", "trace_id": "t"});
+            assert_eq!(lines(json!({"sku": "S-1"}), call, &config), Some(vec![]));
+            let step = json!({"sku": "S-1", "trace_id": "t"});
+            assert_eq!(lines(step, json!({"sku": "S-1"}), &config), Some(vec![]));
+        }
+    }
+
     /// `$` is every argument of every tool: arguments of another type too.
     #[test]
     fn the_root_pattern_ignores_all_arguments() {
