@@ -11,10 +11,11 @@
 //! `python3 engine/benches/rounds.py 5 strict_same_data now=target/release/deps/trajectory-<hash>`
 //! (several `label=binary` pairs alternate, e.g. a build from before a change beside one after).
 //!
-//! Measured (3 alternating rounds, load 1.5-2.7 on 2 cores; median ratio to `strict_same_data`
-//! [min-max over rounds]): every mode and variant 0.56-1.08x [0.50-1.24], groups included, but
-//! the steps reversed (`in_order_*reversed`: the full alignment and 19 closest calls written):
-//! 3.32x and 3.65x (docs/reference/trajectories.md, "Speed").
+//! Measured (5 alternating rounds of a build before the closest-call change and one after, load
+//! 11.8-15.9 on 2 cores; median ratio to `strict_same_data` (quartiles)): after, every mode and
+//! variant 0.41-1.23x, groups included, and the steps reversed (`in_order_*reversed`: the full
+//! alignment, 19 steps shown against their closest call) 1.50x (1.45-1.59) and 1.69x
+//! (1.56-1.73); before, reversed 3.99x and 3.13x (docs/reference/trajectories.md, "Speed").
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use proposal_eval_engine::accuracy::FieldSpec;
