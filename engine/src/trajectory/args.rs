@@ -385,6 +385,27 @@ mod tests {
         assert_eq!(mismatch_count_up_to(&step, &other, &config, 9), None);
     }
 
+    /// A list or an object against anything else is a type difference, on either side.
+    #[test]
+    fn a_container_against_a_scalar_differs_in_type() {
+        let config = TrajectoryConfig::new();
+        let got = lines(
+            json!({"a": 1, "b": 2, "c": [1], "d": {"x": 1}}),
+            json!({"a": {"x": 1}, "b": [2], "c": 1, "d": "x"}),
+            &config,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                "recommend.a: type differs: expected a number 1, actual an object",
+                "recommend.b: type differs: expected a number 2, actual an array",
+                "recommend.c: type differs: expected an array, actual a number 1",
+                "recommend.d: type differs: expected an object, actual a string \"x\"",
+            ]
+        );
+    }
+
     /// An ignored key is neither missing nor extra.
     #[test]
     fn an_ignored_key_on_one_side_only_is_no_mismatch() {
