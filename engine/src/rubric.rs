@@ -829,6 +829,63 @@ mod tests {
         assert_eq!(parse_answer(&json!(short), 1).unwrap_err().answer, short);
     }
 
+    /// Two samples that agree are two votes, kept; one sample is none.
+    #[test]
+    fn votes_are_kept_from_two_samples_on() {
+        let s = rubric().statements();
+        let v = |holds| Verdict {
+            id: 0,
+            holds,
+            reason: String::new(),
+        };
+        let samples = [
+            vec![v(true), v(true), v(false)],
+            vec![v(true), v(true), v(false)],
+        ];
+        let graded = grade(&s, &majority(&samples)).with_votes(&votes(&samples));
+        assert_eq!(
+            graded.statements[0].votes,
+            Some(Votes {
+                holds: 2,
+                does_not_hold: 0
+            })
+        );
+        assert_eq!(
+            graded.statements[2].votes,
+            Some(Votes {
+                holds: 0,
+                does_not_hold: 2
+            })
+        );
+    }
+
+    /// Neither rater at one half: kappa depends on both shares. 5 pairs, judge true 3 times,
+    /// human 2, agreeing on 4: p_o = 0.8, p_e = 0.6*0.4 + 0.4*0.6 = 0.48, kappa = 0.32 / 0.52.
+    #[test]
+    fn kappa_weighs_each_raters_share() {
+        let a = agreement(&[
+            (true, true),
+            (true, true),
+            (true, false),
+            (false, false),
+            (false, false),
+        ]);
+        assert!((a.percent - 0.8).abs() < 1e-12);
+        assert!((a.kappa - 0.32 / 0.52).abs() < 1e-12, "{}", a.kappa);
+        let swapped = agreement(&[
+            (true, true),
+            (true, true),
+            (false, true),
+            (false, false),
+            (false, false),
+        ]);
+        assert!(
+            (swapped.kappa - 0.32 / 0.52).abs() < 1e-12,
+            "{}",
+            swapped.kappa
+        );
+    }
+
     /// With an even number of samples, half is no majority: the statement does not hold.
     #[test]
     fn a_tie_is_no_majority() {
