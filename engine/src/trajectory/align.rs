@@ -726,14 +726,14 @@ fn outcomes(
             if let (Mode::Exact, Some(&Some(place))) = (mode, places.get(i)) {
                 match compare(step, &calls[place], config) {
                     None => outcome.in_its_place = Some(place),
-                    Some(mismatches) if !mismatches.is_empty() => {
+                    // Never empty: a step its place's call matches is matched there.
+                    Some(mismatches) => {
                         outcome.closest = Some(Closest {
                             call: place,
                             mismatches,
                         });
                         return outcome;
                     }
-                    Some(_) => {}
                 }
             }
             outcome.closest = closest(grid, i, &taken);
