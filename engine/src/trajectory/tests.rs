@@ -1132,3 +1132,38 @@ fn allowed_shows_a_step_with_the_first_call_it_allows() {
     let matched: Vec<_> = v.steps.iter().map(|s| s.matched).collect();
     assert_eq!(matched, [Some(1), Some(0)]);
 }
+
+#[test]
+fn names_are_the_names_fixtures_and_configs_use() {
+    for mode in [
+        Mode::Exact,
+        Mode::InOrder,
+        Mode::AnyOrder,
+        Mode::Subset,
+        Mode::Allowed,
+    ] {
+        assert_eq!(serde_json::to_value(mode).unwrap(), json!(mode.name()));
+        assert_eq!(mode.to_string(), mode.name());
+    }
+    for args in [Args::Partial, Args::Exact, Args::Subset, Args::Ignore] {
+        assert_eq!(serde_json::to_value(args).unwrap(), json!(args.name()));
+    }
+}
+
+#[test]
+fn the_configs_mode_applies_where_the_fixture_names_none() {
+    let steps = vec![Step::tool("b"), Step::tool("a")];
+    let calls = calls(&[("a", json!({})), ("b", json!({}))]);
+    let e = ExpectedTrajectory {
+        steps,
+        ..Default::default()
+    };
+    let config = TrajectoryConfig::new().mode(Mode::AnyOrder);
+    let v = evaluate(&e, &calls, &config);
+    assert_eq!((v.mode, v.passed), (Mode::AnyOrder, true));
+    let in_fixture = ExpectedTrajectory {
+        mode: Some(Mode::Exact),
+        ..e
+    };
+    assert_eq!(evaluate(&in_fixture, &calls, &config).mode, Mode::Exact);
+}
