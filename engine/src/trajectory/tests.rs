@@ -1167,3 +1167,54 @@ fn the_configs_mode_applies_where_the_fixture_names_none() {
     };
     assert_eq!(evaluate(&in_fixture, &calls, &config).mode, Mode::Exact);
 }
+
+#[test]
+fn config_and_expectation_details() {
+    // A tool's own comparison, by its exact name; a glob or `?` is refused.
+    let config: TrajectoryConfig =
+        toml::from_str("[tools.recommend]\nargs_match = \"exact\"\n").unwrap();
+    assert_eq!(config.tools["recommend"].args_match, Some(Args::Exact));
+    let glob =
+        toml::from_str::<TrajectoryConfig>("[tools.\"search_?\"]\nargs_match = \"ignore\"\n");
+    assert!(glob
+        .unwrap_err()
+        .to_string()
+        .contains("name one tool exactly"));
+    // `required = false` means nothing here either.
+    let toml_err = toml::from_str::<TrajectoryConfig>(
+        "[[fields]]\npath = \"a.b\"\nmatch = \"numeric_tolerance\"\nrequired = false\n",
+    )
+    .unwrap_err();
+    assert!(
+        toml_err.to_string().contains("not used by trajectory"),
+        "{toml_err}"
+    );
+    let err = |v: Value| {
+        serde_json::from_value::<ExpectedTrajectory>(v)
+            .unwrap_err()
+            .to_string()
+    };
+    // Only a forbidden entry may be a bare name.
+    assert!(
+        err(json!({"steps": ["lookup"]})).starts_with("expected_trajectory step 1: "),
+        "{}",
+        err(json!({"steps": ["lookup"]}))
+    );
+    // An error about the whole long form names no key.
+    assert!(
+        err(json!({"mode": "exact"})).starts_with("expected_trajectory: "),
+        "{}",
+        err(json!({"mode": "exact"}))
+    );
+    // A bare forbidden entry is written back as its name, others as steps.
+    let e = expected(json!({"steps": [], "forbidden": [
+        "delete_order",
+        {"tool": "refund", "args": {"all": true}},
+        {"tool": "drop", "args_match": "exact"}
+    ]}));
+    let written = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        written["forbidden"],
+        json!(["delete_order", {"tool": "refund", "args": {"all": true}}, {"tool": "drop", "args_match": "exact"}])
+    );
+}
