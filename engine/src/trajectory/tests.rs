@@ -1218,3 +1218,20 @@ fn config_and_expectation_details() {
         json!(["delete_order", {"tool": "refund", "args": {"all": true}}, {"tool": "drop", "args_match": "exact"}])
     );
 }
+
+/// The JSON Schema of a step and of `[trajectory]` (built with the `schema` feature:
+/// `cargo test -p proposal-eval-engine --features schema --lib trajectory`).
+#[cfg(feature = "schema")]
+#[test]
+fn the_schema_has_the_steps_shape_and_the_camel_case_alias() {
+    let config = serde_json::to_value(schemars::schema_for!(TrajectoryConfig)).unwrap();
+    assert_eq!(
+        config["properties"]["ignorePaths"],
+        config["properties"]["ignore_paths"]
+    );
+    assert!(config["properties"]["ignorePaths"].is_object(), "{config}");
+    let step = serde_json::to_value(schemars::schema_for!(Step)).unwrap();
+    assert_eq!(step["title"], "Step", "{step}");
+    assert!(step["properties"]["tool"].is_object(), "{step}");
+    assert!(step["properties"]["args_match"].is_object(), "{step}");
+}
