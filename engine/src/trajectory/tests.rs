@@ -1235,3 +1235,14 @@ fn the_schema_has_the_steps_shape_and_the_camel_case_alias() {
     assert!(step["properties"]["tool"].is_object(), "{step}");
     assert!(step["properties"]["args_match"].is_object(), "{step}");
 }
+
+/// A `*` or `?` in a call's tool name is a character like any other: `*?` still matches any
+/// name of one character or more, one that ends in `*` too.
+#[test]
+fn a_glob_matches_a_name_holding_a_star() {
+    use super::config::tool_matches;
+    assert!(tool_matches("*?", "a*"));
+    assert!(tool_matches("a*", "a*b"));
+    assert!(tool_matches("*b", "**b"));
+    assert!(!tool_matches("*?", ""));
+}
