@@ -1246,3 +1246,21 @@ fn a_glob_matches_a_name_holding_a_star() {
     assert!(tool_matches("*b", "**b"));
     assert!(!tool_matches("*?", ""));
 }
+
+/// Each bound alone makes a score of 1 zero.
+#[test]
+fn each_bound_alone_makes_the_score_zero() {
+    for bound in [
+        json!({"min_calls": 4}),
+        json!({"max_calls": 2}),
+        json!({"calls": {"pricing": {"max": 0}}}),
+        json!({"forbidden": ["pricing"]}),
+    ] {
+        let mut long = json!({"mode": "any_order", "steps": [{"tool": "recommend"}]});
+        long.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        let v = evaluate(&expected(long), &agent(), &config());
+        assert_eq!(v.score, 0.0, "{bound}: {}", v.summary);
+    }
+}
