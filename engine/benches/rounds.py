@@ -18,9 +18,12 @@ for r in range(rounds):
         res[label].append(times)
         print(f"round {r+1} {label}: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()), flush=True)
 print(f"load average (1 min) during the runs: min {min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f}")
+def quartiles(xs):
+    return statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
 for label, runs in res.items():
-    print(f"== {label}: median µs over {len(runs)} runs, median of per-run ratio to {base} [min-max]")
+    print(f"== {label}: median µs over {len(runs)} runs, per-run ratio to {base}: median (quartiles) [min-max]")
     for name in runs[0]:
         t = statistics.median(run[name] for run in runs)
         ratios = [run[name] / run[base] for run in runs]
-        print(f"  {name:26} {t:8.1f} µs  {statistics.median(ratios):5.2f}x  [{min(ratios):.2f}-{max(ratios):.2f}]")
+        q1, med, q3 = quartiles(ratios)
+        print(f"  {name:26} {t:8.1f} µs  {med:5.2f}x ({q1:.2f}-{q3:.2f})  [{min(ratios):.2f}-{max(ratios):.2f}]")

@@ -11,10 +11,11 @@
 //! `python3 engine/benches/rounds.py 5 strict_same_data now=target/release/deps/trajectory-<hash>`
 //! (several `label=binary` pairs alternate, e.g. a build from before a change beside one after).
 //!
-//! Measured (3 alternating rounds, load 1.5-2.7 on 2 cores; median ratio to `strict_same_data`
-//! [min-max over rounds]): every mode and variant 0.56-1.08x [0.50-1.24], groups included, but
-//! the steps reversed (`in_order_*reversed`: the full alignment and 19 closest calls written):
-//! 3.32x and 3.65x (docs/reference/trajectories.md, "Speed").
+//! Measured (5 alternating rounds of a build before the closest-call change and one after, load
+//! 11.8-15.9 on 2 cores; median ratio to `strict_same_data` (quartiles)): after, every mode and
+//! variant 0.41-1.23x, groups included, and the steps reversed (`in_order_*reversed`: the full
+//! alignment, 19 steps shown against their closest call) 1.50x (1.45-1.59) and 1.69x
+//! (1.56-1.73); before, reversed 3.99x and 3.13x (docs/reference/trajectories.md, "Speed").
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use proposal_eval_engine::accuracy::FieldSpec;
@@ -103,8 +104,8 @@ fn modes(c: &mut Criterion) {
 
     // Two ways a trajectory goes wrong: a step no call matches, first (`*_miss`); the steps
     // rotated by one, the first step last (`*_rotated`: every step's own place holds another
-    // call, and `in_order` takes its full alignment, all 400 pairs asked and the longest chain or
-    // the group DP computed).
+    // call; `in_order` lays all but the last step the short way, which then needs no full
+    // alignment: one step left over).
     let mut missing = vec![Step::tool("escalate_to_human")];
     missing.extend(steps.iter().cloned());
     let mut rotated = steps.clone();
@@ -131,7 +132,10 @@ fn modes(c: &mut Criterion) {
     }
 
     // The steps in reverse: `in_order`'s short way leaves many steps over, so it takes the full
-    // alignment (all 400 pairs asked, the longest chain or the group DP computed).
+    // alignment (all 400 pairs asked, the longest chain or the group DP computed), and 19 steps
+    // are shown against their closest call. Each step's own call matches it, so the closest is
+    // found without counting mismatches: a trajectory whose unmatched steps match no call at all
+    // (each closest call counted, its mismatches written) is not measured here.
     let mut reversed = steps.clone();
     reversed.reverse();
     for (calls, suffix) in [(&calls, "_reversed"), (&grouped, "_groups_reversed")] {

@@ -764,6 +764,142 @@ mod tests {
         assert_eq!(p, "\"{{input}}\" {{nope}}");
     }
 
+    #[test]
+    fn a_rubric_is_read_from_an_object_of_two_lists_only() {
+        let r: Rubric = serde_json::from_value(json!({"required": ["A"]})).unwrap();
+        assert_eq!((r.required, r.forbidden), (vec!["A".to_string()], vec![]));
+        let r: Rubric =
+            serde_json::from_value(json!({"forbidden": ["C", "D"], "required": []})).unwrap();
+        assert_eq!(r.forbidden, ["C", "D"]);
+        assert!(!r.is_empty());
+        let r: Rubric = serde_json::from_value(json!({"required": ["A"]})).unwrap();
+        assert!(!r.is_empty());
+        let err = |v: Value| serde_json::from_value::<Rubric>(v).unwrap_err().to_string();
+        assert_eq!(
+            err(json!(["Greets"])),
+            r#"invalid type: sequence, expected an object {"required": [...], "forbidden": [...]}"#
+        );
+        assert_eq!(
+            err(json!({"required": "Greets"})),
+            "invalid type: string \"Greets\", expected a list of statements"
+        );
+        assert!(err(json!({"optional": []})).contains("unknown field `optional`"));
+    }
+
+    #[test]
+    fn every_placeholder_is_replaced_once() {
+        let s = rubric().statements();
+        let p = render_prompt(
+            "I={{input}} O={{output}} T={{trajectory}} S={{statements}} {{",
+            &json!({"q": 1}),
+            &json!("out"),
+            Some(&json!([{"tool": "t"}])),
+            &s,
+        );
+        assert_eq!(
+            p,
+            "I={\n  \"q\": 1\n} O=\"out\" T=[\n  {\n    \"tool\": \"t\"\n  }\n] S=0. A\n1. B\n2. C {{"
+        );
+        let p = render_prompt("T={{trajectory}}.", &json!(null), &json!(null), None, &s);
+        assert_eq!(p, "T=.");
+    }
+
+    #[test]
+    fn a_reason_of_another_type_is_shown_as_json_and_a_long_answer_is_cut() {
+        let answer = json!({"verdicts": [
+            {"id": 0, "holds": false, "reason": null},
+            {"id": 1, "holds": true, "reason": {"why": 2}},
+        ]});
+        let v = parse_answer(&answer, 2).unwrap();
+        assert_eq!(
+            (v[0].reason.as_str(), v[1].reason.as_str()),
+            ("", "{\"why\":2}")
+        );
+        // A plain fence, without `json`.
+        let fenced = json!(format!(
+            "```\n{}\n```",
+            json!({"verdicts": [{"id": 0, "holds": true}]})
+        ));
+        assert!(parse_answer(&fenced, 1).unwrap()[0].holds);
+        // Text that is not JSON is shown up to 2000 characters.
+        let long = "é".repeat(2001);
+        let err = parse_answer(&json!(long), 1).unwrap_err();
+        assert_eq!(err.answer, format!("{}…", "é".repeat(2000)));
+        let short = "é".repeat(2000);
+        assert_eq!(parse_answer(&json!(short), 1).unwrap_err().answer, short);
+    }
+
+    /// Two samples that agree are two votes, kept; one sample is none.
+    #[test]
+    fn votes_are_kept_from_two_samples_on() {
+        let s = rubric().statements();
+        let v = |holds| Verdict {
+            id: 0,
+            holds,
+            reason: String::new(),
+        };
+        let samples = [
+            vec![v(true), v(true), v(false)],
+            vec![v(true), v(true), v(false)],
+        ];
+        let graded = grade(&s, &majority(&samples)).with_votes(&votes(&samples));
+        assert_eq!(
+            graded.statements[0].votes,
+            Some(Votes {
+                holds: 2,
+                does_not_hold: 0
+            })
+        );
+        assert_eq!(
+            graded.statements[2].votes,
+            Some(Votes {
+                holds: 0,
+                does_not_hold: 2
+            })
+        );
+    }
+
+    /// Neither rater at one half: kappa depends on both shares. 5 pairs, judge true 3 times,
+    /// human 2, agreeing on 4: p_o = 0.8, p_e = 0.6*0.4 + 0.4*0.6 = 0.48, kappa = 0.32 / 0.52.
+    #[test]
+    fn kappa_weighs_each_raters_share() {
+        let a = agreement(&[
+            (true, true),
+            (true, true),
+            (true, false),
+            (false, false),
+            (false, false),
+        ]);
+        assert!((a.percent - 0.8).abs() < 1e-12);
+        assert!((a.kappa - 0.32 / 0.52).abs() < 1e-12, "{}", a.kappa);
+        let swapped = agreement(&[
+            (true, true),
+            (true, true),
+            (false, true),
+            (false, false),
+            (false, false),
+        ]);
+        assert!(
+            (swapped.kappa - 0.32 / 0.52).abs() < 1e-12,
+            "{}",
+            swapped.kappa
+        );
+    }
+
+    /// With an even number of samples, half is no majority: the statement does not hold.
+    #[test]
+    fn a_tie_is_no_majority() {
+        let v = |holds: bool| {
+            vec![Verdict {
+                id: 0,
+                holds,
+                reason: String::new(),
+            }]
+        };
+        assert!(!majority(&[v(true), v(false)])[0].holds);
+        assert!(majority(&[v(true), v(true), v(false), v(true)])[0].holds);
+    }
+
     /// A hand-computed example: 10 pairs, judge says true 6 times, human 5 times, they agree on
     /// 7 (4 both true, 3 both false). p_o = 0.7; p_e = 0.6*0.5 + 0.4*0.5 = 0.5;
     /// kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4.

@@ -1,7 +1,7 @@
 //! Laying the expected steps over the calls: the five modes, the counts, the score, and for
 //! every step the call it matched or the closest call of its tool.
 
-use super::args::{compare, mismatch_count, ArgMismatch, Probe};
+use super::args::{compare, mismatch_count_up_to, ArgMismatch, Probe};
 use super::config::{is_glob, tool_matches, ExpectedTrajectory, Mode, Step, TrajectoryConfig};
 use super::extract::{groups, ToolCall};
 use crate::assignment::assign_by;
@@ -119,6 +119,7 @@ impl CountMiss {
 pub(crate) struct Grid<'a> {
     steps: &'a [Step],
     calls: &'a [ToolCall],
+    config: &'a TrajectoryConfig,
     probe: Probe<'a, 'a>,
     /// Whether each step's tool is a glob.
     globs: Vec<bool>,
@@ -131,6 +132,7 @@ impl<'a> Grid<'a> {
         Grid {
             steps,
             calls,
+            config,
             probe: Probe::new(config),
             globs: steps.iter().map(|s| is_glob(&s.tool)).collect(),
             memo: vec![0; steps.len() * calls.len()],
@@ -150,13 +152,12 @@ impl<'a> Grid<'a> {
     }
 
     /// Asks about every pair: what the full alignments read with [`Grid::ok`].
-    fn filled(mut self) -> Self {
+    fn fill(&mut self) {
         for i in 0..self.steps.len() {
             for j in 0..self.calls.len() {
                 self.ask(i, j);
             }
         }
-        self
     }
 
     /// Whether step `i` matches call `j`, in a filled grid.
@@ -191,12 +192,13 @@ pub fn evaluate(
     let mode = expected.mode.unwrap_or(config.mode);
     let steps = &expected.steps;
     let (n, m) = (steps.len(), calls.len());
+    let mut grid = Grid::new(steps, calls, config);
     let Laid {
         pairs,
         places,
         unexpected,
         taken,
-    } = lay(mode, steps, calls, config);
+    } = lay(mode, &mut grid);
     let matched = pairs.len();
     let exact = format!("matched at their place ({n} steps, {m} calls)");
     let (num, den, counted) = match mode {
@@ -236,7 +238,7 @@ pub fn evaluate(
     }
     summary.push_str(&format!(", score {}", fmt_score(score)));
     let passed = score + EPSILON >= config.threshold;
-    let outcomes = outcomes(mode, steps, calls, config, &pairs, &places);
+    let outcomes = outcomes(mode, &mut grid, &pairs, &places);
     TrajectoryVerdict {
         mode,
         score,
@@ -319,24 +321,24 @@ struct Laid {
 }
 
 /// Lays the steps over the calls in `mode`.
-fn lay<'a>(
-    mode: Mode,
-    steps: &'a [Step],
-    calls: &'a [ToolCall],
-    config: &'a TrajectoryConfig,
-) -> Laid {
-    let groups = groups(calls);
-    let mut grid = Grid::new(steps, calls, config);
+fn lay(mode: Mode, grid: &mut Grid<'_>) -> Laid {
+    let groups = groups(grid.calls);
     let pairs = match mode {
-        Mode::Exact => return exact(&mut grid, &groups),
-        Mode::InOrder => match greedy_chain(&mut grid, &groups) {
+        Mode::Exact => return exact(grid, &groups),
+        Mode::InOrder => match greedy_chain(grid, &groups) {
             Some(pairs) => pairs,
-            None if groups.len() == calls.len() => longest_chain(&grid.filled()),
-            None => chain_over_groups(&mut grid.filled(), &groups),
+            None => {
+                grid.fill();
+                if groups.len() == grid.calls.len() {
+                    longest_chain(grid)
+                } else {
+                    chain_over_groups(grid, &groups)
+                }
+            }
         },
-        Mode::AnyOrder => max_matching(&mut grid),
-        Mode::Subset => return subset(&mut grid),
-        Mode::Allowed => return allowed(&mut grid),
+        Mode::AnyOrder => max_matching(grid),
+        Mode::Subset => return subset(grid),
+        Mode::Allowed => return allowed(grid),
     };
     Laid {
         pairs,
@@ -696,64 +698,87 @@ pub(crate) fn max_matching(grid: &mut Grid<'_>) -> Vec<(usize, usize)> {
 /// Each step's outcome; an unmatched one gets the closest call of its tool.
 fn outcomes(
     mode: Mode,
-    steps: &[Step],
-    calls: &[ToolCall],
-    config: &TrajectoryConfig,
+    grid: &mut Grid<'_>,
     pairs: &[(usize, usize)],
     places: &[Option<usize>],
 ) -> Vec<StepOutcome> {
-    let taken: Vec<bool> = (0..calls.len())
-        .map(|j| pairs.iter().any(|&(_, c)| c == j))
-        .collect();
+    let (steps, calls, config) = (grid.steps, grid.calls, grid.config);
+    let mut taken = vec![false; calls.len()];
+    let mut matched = vec![None; steps.len()];
+    // A step's call is its first pair's (in `allowed`, a step may have many: the first call).
+    for &(i, j) in pairs {
+        taken[j] = true;
+        matched[i] = matched[i].or(Some(j));
+    }
     steps
         .iter()
         .enumerate()
         .map(|(i, step)| {
-            let matched = pairs.iter().find(|&&(s, _)| s == i).map(|&(_, c)| c);
             let mut outcome = StepOutcome {
                 tool: step.tool.clone(),
-                matched,
+                matched: matched[i],
                 closest: None,
                 in_its_place: None,
             };
-            if matched.is_some() {
+            if matched[i].is_some() {
                 return outcome;
             }
             if let (Mode::Exact, Some(&Some(place))) = (mode, places.get(i)) {
                 match compare(step, &calls[place], config) {
                     None => outcome.in_its_place = Some(place),
-                    Some(mismatches) if !mismatches.is_empty() => {
+                    // Never empty: a step its place's call matches is matched there.
+                    Some(mismatches) => {
                         outcome.closest = Some(Closest {
                             call: place,
                             mismatches,
                         });
                         return outcome;
                     }
-                    Some(_) => {}
                 }
             }
-            outcome.closest = closest(step, calls, config, &taken);
+            outcome.closest = closest(grid, i, &taken);
             outcome
         })
         .collect()
 }
 
-/// The call of `step`'s tool with the fewest argument mismatches, preferring calls no step took;
-/// the earliest among equals.
-fn closest(
-    step: &Step,
-    calls: &[ToolCall],
-    config: &TrajectoryConfig,
-    taken: &[bool],
-) -> Option<Closest> {
-    // Counted first, written for the chosen call only.
-    let (call, _) = calls
-        .iter()
-        .enumerate()
-        .filter_map(|(j, call)| mismatch_count(step, call, config).map(|k| (j, k)))
-        .min_by_key(|&(j, k)| (taken[j], k, j))?;
-    let mismatches = compare(step, &calls[call], config)?;
-    Some(Closest { call, mismatches })
+/// The call of step `i`'s tool with the fewest argument mismatches, preferring calls no step
+/// took; the earliest among equals.
+///
+/// The calls no step took are searched first, the others only when none of them is of the
+/// tool. The first that matches the step (asked of the grid, where a full alignment has the
+/// answers) has no mismatch and is the closest; without one, the calls are counted, each only
+/// up to the best count so far (with as many, a later call loses). Mismatches are written for
+/// the chosen call alone.
+fn closest(grid: &mut Grid<'_>, i: usize, taken: &[bool]) -> Option<Closest> {
+    let (step, calls, config) = (&grid.steps[i], grid.calls, grid.config);
+    for took in [false, true] {
+        if let Some(call) = (0..calls.len()).find(|&j| taken[j] == took && grid.ask(i, j)) {
+            return Some(Closest {
+                call,
+                mismatches: Vec::new(),
+            });
+        }
+        // None matches: each has a mismatch at least. The fewest so far, and the call.
+        let mut best: Option<(usize, usize)> = None;
+        for j in (0..calls.len()).filter(|&j| taken[j] == took) {
+            let limit = best.map_or(usize::MAX, |(k, _)| k);
+            if limit == 1 {
+                break;
+            }
+            // `None`: of another tool.
+            if let Some(k) = mismatch_count_up_to(step, &calls[j], config, limit) {
+                if k < limit {
+                    best = Some((k, j));
+                }
+            }
+        }
+        if let Some((_, call)) = best {
+            let mismatches = compare(step, &calls[call], config)?;
+            return Some(Closest { call, mismatches });
+        }
+    }
+    None
 }
 
 /// A score as the output prints it: whole numbers bare, others with two decimals.
@@ -771,7 +796,9 @@ pub(crate) fn grid<'a>(
     calls: &'a [ToolCall],
     config: &'a TrajectoryConfig,
 ) -> Grid<'a> {
-    Grid::new(steps, calls, config).filled()
+    let mut grid = Grid::new(steps, calls, config);
+    grid.fill();
+    grid
 }
 
 #[cfg(test)]

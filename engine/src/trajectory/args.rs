@@ -49,10 +49,23 @@ pub(crate) fn compare(
 
 /// How many mismatches [`compare`] would write, without writing them: what choosing the
 /// closest call among many needs.
+#[cfg(test)]
 pub(crate) fn mismatch_count(
     step: &Step,
     call: &ToolCall,
     config: &TrajectoryConfig,
+) -> Option<usize> {
+    mismatch_count_up_to(step, call, config, usize::MAX)
+}
+
+/// [`mismatch_count`] counting only up to `limit`: the walk stops at the `limit`-th mismatch,
+/// so a count below `limit` is exact and `limit` means "at least that many". What the search
+/// for the closest call needs, where a call with as many mismatches as the best so far loses.
+pub(crate) fn mismatch_count_up_to(
+    step: &Step,
+    call: &ToolCall,
+    config: &TrajectoryConfig,
+    limit: usize,
 ) -> Option<usize> {
     if !tool_matches(&step.tool, &call.tool) {
         return None;
@@ -62,7 +75,7 @@ pub(crate) fn mismatch_count(
         return Some(0);
     };
     let mut walk = Walk::new(config, None);
-    walk.counting = true;
+    walk.limit = limit;
     walk.start(&call.tool, args);
     walk.node(expected, &call.args);
     Some(walk.count)
@@ -115,7 +128,7 @@ impl<'c, 'v> Probe<'c, 'v> {
         }
         self.0.start(&call.tool, args);
         self.0.node(expected, &call.args);
-        !self.0.failed
+        self.0.count == 0
     }
 }
 
@@ -127,11 +140,11 @@ struct Walk<'c, 'v, 'o> {
     /// shrunk in place, and made a [`Location`] only for a mismatch that is written.
     path: Vec<SegmentRef<'v>>,
     out: Option<&'o mut Vec<ArgMismatch>>,
-    failed: bool,
     /// The mismatches found, written or not.
     count: usize,
-    /// Whether a walk without `out` goes on past the first mismatch, to count them all.
-    counting: bool,
+    /// How many mismatches a walk without `out` looks for: 1 for a probe (it stops at the
+    /// first), more when they are counted.
+    limit: usize,
     /// How the arguments compare: `exact` below the top level of a `subset` comparison.
     args: Args,
     /// Whether the walk is a `subset` comparison.
@@ -144,9 +157,8 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
             config,
             path: Vec::with_capacity(8),
             out,
-            failed: false,
             count: 0,
-            counting: false,
+            limit: 1,
             args: Args::Partial,
             subset: false,
         }
@@ -156,7 +168,6 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
     fn start(&mut self, tool: &'v str, args: Args) {
         self.path.clear();
         self.path.push(SegmentRef::Key(tool));
-        self.failed = false;
         self.count = 0;
         self.args = args;
         self.subset = args == Args::Subset;
@@ -164,7 +175,6 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
 
     /// A mismatch here; `why` is written only when mismatches are kept.
     fn push(&mut self, why: impl FnOnce() -> String) {
-        self.failed = true;
         self.count += 1;
         if let Some(out) = &mut self.out {
             out.push(ArgMismatch {
@@ -174,9 +184,9 @@ impl<'c, 'v, 'o> Walk<'c, 'v, 'o> {
         }
     }
 
-    /// Whether the walk can stop: a probe stops at the first mismatch.
+    /// Whether the walk can stop: one that does not write stops at its `limit`.
     fn done(&self) -> bool {
-        self.failed && self.out.is_none() && !self.counting
+        self.out.is_none() && self.count >= self.limit
     }
 
     /// Whether the current path is ignored. Asked only where the two sides differ, so an equal
@@ -358,6 +368,80 @@ mod tests {
             ),
             Some(vec![])
         );
+    }
+
+    #[test]
+    fn counting_stops_at_the_limit() {
+        let config = TrajectoryConfig::new().args(Args::Exact);
+        let step = Step::with_args("recommend", json!({"a": 1, "b": 2}));
+        let call = ToolCall::new("recommend", json!({"a": 2, "b": 3, "c": 4}));
+        let count = |limit| mismatch_count_up_to(&step, &call, &config, limit);
+        assert_eq!(
+            (count(1), count(2), count(3), count(9)),
+            (Some(1), Some(2), Some(3), Some(3))
+        );
+        assert_eq!(mismatch_count(&step, &call, &config), Some(3));
+        let other = ToolCall::new("lookup", json!({}));
+        assert_eq!(mismatch_count_up_to(&step, &other, &config, 9), None);
+    }
+
+    /// A list or an object against anything else is a type difference, on either side.
+    #[test]
+    fn a_container_against_a_scalar_differs_in_type() {
+        let config = TrajectoryConfig::new();
+        let got = lines(
+            json!({"a": 1, "b": 2, "c": [1], "d": {"x": 1}}),
+            json!({"a": {"x": 1}, "b": [2], "c": 1, "d": "x"}),
+            &config,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                "recommend.a: type differs: expected a number 1, actual an object",
+                "recommend.b: type differs: expected a number 2, actual an array",
+                "recommend.c: type differs: expected an array, actual a number 1",
+                "recommend.d: type differs: expected an object, actual a string \"x\"",
+            ]
+        );
+    }
+
+    /// An ignored key is neither missing nor extra.
+    #[test]
+    fn an_ignored_key_on_one_side_only_is_no_mismatch() {
+        for args in [Args::Exact, Args::Subset, Args::Partial] {
+            let config = TrajectoryConfig::new()
+                .args(args)
+                .ignore_path("*.trace_id")
+                .unwrap();
+            let call = json!({"sku": "S-1", "trace_id": "t"});
+            assert_eq!(lines(json!({"sku": "S-1"}), call, &config), Some(vec![]));
+            let step = json!({"sku": "S-1", "trace_id": "t"});
+            assert_eq!(lines(step, json!({"sku": "S-1"}), &config), Some(vec![]));
+        }
+    }
+
+    /// `$` is every argument of every tool: arguments of another type too.
+    #[test]
+    fn the_root_pattern_ignores_all_arguments() {
+        let config = TrajectoryConfig::new()
+            .args(Args::Exact)
+            .ignore_path("$")
+            .unwrap();
+        assert_eq!(
+            lines(json!({"sku": "S-1"}), json!("not json"), &config),
+            Some(vec![])
+        );
+        assert_eq!(
+            lines(json!({"sku": "S-1"}), json!({"n": 2}), &config),
+            Some(vec![])
+        );
+        let step = Step::with_args("recommend", json!({"sku": "S-1"}));
+        assert!(matches(
+            &step,
+            &ToolCall::new("recommend", json!([1])),
+            &config
+        ));
     }
 
     #[test]

@@ -635,12 +635,13 @@ pub(crate) fn tool_matches(pattern: &str, tool: &str) -> bool {
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while j < t.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
+        // `*` first: a `*` in the name is matched by the pattern's `*` as any text, not as itself.
+        if i < p.len() && p[i] == '*' {
             star = Some((i, j));
             i += 1;
+        } else if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
         } else if let Some((si, sj)) = star {
             i = si + 1;
             j = sj + 1;

@@ -407,4 +407,46 @@ mod tests {
             ]
         );
     }
+
+    /// The whole arguments come in either done event, whatever the deltas said, or none came.
+    #[test]
+    fn responses_stream_takes_the_whole_arguments_of_a_done_event() {
+        let stream = events(vec![
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "function_call", "name": "lookup", "arguments": ""}}),
+            json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"sku\""}),
+            json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": "{\"sku\": \"S-1\"}"}),
+            json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "name": "recommend", "arguments": ""}}),
+            json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "name": "recommend", "arguments": "{\"price\": 899}"}}),
+        ]);
+        assert_eq!(
+            tool_calls(&stream),
+            vec![
+                call("lookup", json!({"sku": "S-1"})),
+                call("recommend", json!({"price": 899}))
+            ]
+        );
+    }
+
+    /// Only `tool_use` blocks and `function_call` items are calls, and only `input_json_delta`
+    /// deltas their argument text: a server tool's block (with a name and streamed input) or an
+    /// MCP call item is not.
+    #[test]
+    fn streams_read_only_the_function_calls() {
+        let anthropic = events(vec![
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"x\"}"}}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t", "name": "lookup", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"sku\": \"S-1\"}"}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "other_delta", "partial_json": "}"}}),
+        ]);
+        assert_eq!(
+            tool_calls(&anthropic),
+            vec![call("lookup", json!({"sku": "S-1"}))]
+        );
+        let responses = events(vec![
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "mcp_call", "name": "search", "arguments": "{}"}}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "mcp_call", "name": "search", "arguments": "{\"q\": 1}"}}),
+        ]);
+        assert_eq!(tool_calls(&responses), vec![]);
+    }
 }

@@ -974,3 +974,293 @@ fn arb_json() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+// Steps and calls whose arguments differ in 0 to 3 keys, tools from a 3-letter alphabet and a
+// glob: the closest call is chosen among counts that differ and tie.
+fn counted_steps() -> impl Strategy<Value = Vec<Step>> {
+    let args = prop::option::of(prop::collection::btree_map(
+        prop_oneof![Just("x"), Just("y"), Just("z")],
+        0u8..2,
+        0..4,
+    ));
+    prop::collection::vec((0u8..4, args), 0..7).prop_map(|v| {
+        v.into_iter()
+            .map(|(t, a)| Step {
+                tool: if t == 3 {
+                    "*".into()
+                } else {
+                    ((b'a' + t) as char).to_string()
+                },
+                args: a.map(|a| json!(a)),
+                args_match: None,
+            })
+            .collect()
+    })
+}
+
+/// Calls with all three keys; each starts a new response or joins the one before (`grouped`).
+fn counted_calls(grouped: bool) -> impl Strategy<Value = Vec<ToolCall>> {
+    prop::collection::vec((0u8..3, [0u8..2, 0u8..2, 0u8..2], any::<bool>()), 0..8).prop_map(
+        move |v| {
+            let mut response = 0;
+            v.into_iter()
+                .enumerate()
+                .map(|(k, (t, [x, y, z], joins))| {
+                    let call = ToolCall::new(
+                        ((b'a' + t) as char).to_string(),
+                        json!({ "x": x, "y": y, "z": z }),
+                    );
+                    if !grouped {
+                        return call;
+                    }
+                    if k > 0 && !joins {
+                        response += 1;
+                    }
+                    call.in_response(response)
+                })
+                .collect()
+        },
+    )
+}
+
+/// The closest call by its definition: of the calls of the step's tool, the one with the fewest
+/// mismatches written, calls no step took first, the earliest among equals.
+fn brute_closest(
+    step: &Step,
+    calls: &[ToolCall],
+    config: &TrajectoryConfig,
+    taken: &[bool],
+) -> Option<Closest> {
+    calls
+        .iter()
+        .enumerate()
+        .filter_map(|(j, call)| super::args::compare(step, call, config).map(|m| (j, m)))
+        .min_by_key(|(j, m)| (taken[*j], m.len(), *j))
+        .map(|(call, mismatches)| Closest { call, mismatches })
+}
+
+fn closest_configs() -> Vec<TrajectoryConfig> {
+    vec![
+        TrajectoryConfig::new(),
+        TrajectoryConfig::new().args(Args::Exact),
+        TrajectoryConfig::new().args(Args::Subset),
+        TrajectoryConfig::new()
+            .args(Args::Exact)
+            .field(FieldSpec::numeric_tolerance("*.x", 0.5))
+            .ignore_path("b.y")
+            .unwrap(),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn each_unmatched_step_is_shown_against_the_closest_call_by_brute_force(
+        steps in counted_steps(),
+        calls in counted_calls(true),
+    ) {
+        for config in closest_configs() {
+            for mode in [Mode::InOrder, Mode::AnyOrder, Mode::Subset, Mode::Allowed] {
+                let e = ExpectedTrajectory { mode: Some(mode), steps: steps.clone(), ..Default::default() };
+                let v = evaluate(&e, &calls, &config);
+                // The calls laid on a step: in `allowed` every call it allows, else the matched.
+                let mut taken = vec![false; calls.len()];
+                for j in v.steps.iter().filter_map(|s| s.matched) {
+                    taken[j] = true;
+                }
+                if mode == Mode::Allowed {
+                    taken = (0..calls.len()).map(|j| !v.unexpected.contains(&j)).collect();
+                }
+                for (step, outcome) in steps.iter().zip(&v.steps) {
+                    let want = match outcome.matched {
+                        Some(_) => None,
+                        None => brute_closest(step, &calls, &config, &taken),
+                    };
+                    prop_assert_eq!(&outcome.closest, &want, "{} {:?}", mode, step);
+                    prop_assert_eq!(outcome.in_its_place, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_shows_a_step_against_its_place_else_the_closest_call(
+        steps in counted_steps(),
+        calls in counted_calls(false),
+    ) {
+        for config in closest_configs() {
+            let e = ExpectedTrajectory { mode: Some(Mode::Exact), steps: steps.clone(), ..Default::default() };
+            let v = evaluate(&e, &calls, &config);
+            let mut taken = vec![false; calls.len()];
+            for j in v.steps.iter().filter_map(|s| s.matched) {
+                taken[j] = true;
+            }
+            for (i, (step, outcome)) in steps.iter().zip(&v.steps).enumerate() {
+                if outcome.matched.is_some() {
+                    prop_assert_eq!(outcome.matched, Some(i));
+                    prop_assert_eq!(&outcome.closest, &None);
+                    continue;
+                }
+                // With no groups, step i's place is call i.
+                let place = calls.get(i).map(|c| super::args::compare(step, c, &config));
+                let (in_its_place, closest) = match place {
+                    Some(Some(m)) => {
+                        prop_assert!(!m.is_empty());
+                        (None, Some(Closest { call: i, mismatches: m }))
+                    }
+                    Some(None) => (Some(i), brute_closest(step, &calls, &config, &taken)),
+                    None => (None, brute_closest(step, &calls, &config, &taken)),
+                };
+                prop_assert_eq!(outcome.in_its_place, in_its_place);
+                prop_assert_eq!(&outcome.closest, &closest, "{:?}", step);
+            }
+        }
+    }
+}
+
+#[test]
+fn allowed_shows_a_step_with_the_first_call_it_allows() {
+    let e =
+        expected(json!({"mode": "allowed", "steps": [{"tool": "pricing"}, {"tool": "recommend"}]}));
+    let calls = calls(&[
+        ("recommend", json!({})),
+        ("pricing", json!({})),
+        ("recommend", json!({})),
+        ("pricing", json!({})),
+    ]);
+    let v = evaluate(&e, &calls, &config());
+    assert!(v.passed);
+    let matched: Vec<_> = v.steps.iter().map(|s| s.matched).collect();
+    assert_eq!(matched, [Some(1), Some(0)]);
+}
+
+#[test]
+fn names_are_the_names_fixtures_and_configs_use() {
+    for mode in [
+        Mode::Exact,
+        Mode::InOrder,
+        Mode::AnyOrder,
+        Mode::Subset,
+        Mode::Allowed,
+    ] {
+        assert_eq!(serde_json::to_value(mode).unwrap(), json!(mode.name()));
+        assert_eq!(mode.to_string(), mode.name());
+    }
+    for args in [Args::Partial, Args::Exact, Args::Subset, Args::Ignore] {
+        assert_eq!(serde_json::to_value(args).unwrap(), json!(args.name()));
+    }
+}
+
+#[test]
+fn the_configs_mode_applies_where_the_fixture_names_none() {
+    let steps = vec![Step::tool("b"), Step::tool("a")];
+    let calls = calls(&[("a", json!({})), ("b", json!({}))]);
+    let e = ExpectedTrajectory {
+        steps,
+        ..Default::default()
+    };
+    let config = TrajectoryConfig::new().mode(Mode::AnyOrder);
+    let v = evaluate(&e, &calls, &config);
+    assert_eq!((v.mode, v.passed), (Mode::AnyOrder, true));
+    let in_fixture = ExpectedTrajectory {
+        mode: Some(Mode::Exact),
+        ..e
+    };
+    assert_eq!(evaluate(&in_fixture, &calls, &config).mode, Mode::Exact);
+}
+
+#[test]
+fn config_and_expectation_details() {
+    // A tool's own comparison, by its exact name; a glob or `?` is refused.
+    let config: TrajectoryConfig =
+        toml::from_str("[tools.recommend]\nargs_match = \"exact\"\n").unwrap();
+    assert_eq!(config.tools["recommend"].args_match, Some(Args::Exact));
+    let glob =
+        toml::from_str::<TrajectoryConfig>("[tools.\"search_?\"]\nargs_match = \"ignore\"\n");
+    assert!(glob
+        .unwrap_err()
+        .to_string()
+        .contains("name one tool exactly"));
+    // `required = false` means nothing here either.
+    let toml_err = toml::from_str::<TrajectoryConfig>(
+        "[[fields]]\npath = \"a.b\"\nmatch = \"numeric_tolerance\"\nrequired = false\n",
+    )
+    .unwrap_err();
+    assert!(
+        toml_err.to_string().contains("not used by trajectory"),
+        "{toml_err}"
+    );
+    let err = |v: Value| {
+        serde_json::from_value::<ExpectedTrajectory>(v)
+            .unwrap_err()
+            .to_string()
+    };
+    // Only a forbidden entry may be a bare name.
+    assert!(
+        err(json!({"steps": ["lookup"]})).starts_with("expected_trajectory step 1: "),
+        "{}",
+        err(json!({"steps": ["lookup"]}))
+    );
+    // An error about the whole long form names no key.
+    assert!(
+        err(json!({"mode": "exact"})).starts_with("expected_trajectory: "),
+        "{}",
+        err(json!({"mode": "exact"}))
+    );
+    // A bare forbidden entry is written back as its name, others as steps.
+    let e = expected(json!({"steps": [], "forbidden": [
+        "delete_order",
+        {"tool": "refund", "args": {"all": true}},
+        {"tool": "drop", "args_match": "exact"}
+    ]}));
+    let written = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        written["forbidden"],
+        json!(["delete_order", {"tool": "refund", "args": {"all": true}}, {"tool": "drop", "args_match": "exact"}])
+    );
+}
+
+/// The JSON Schema of a step and of `[trajectory]` (built with the `schema` feature:
+/// `cargo test -p proposal-eval-engine --features schema --lib trajectory`).
+#[cfg(feature = "schema")]
+#[test]
+fn the_schema_has_the_steps_shape_and_the_camel_case_alias() {
+    let config = serde_json::to_value(schemars::schema_for!(TrajectoryConfig)).unwrap();
+    assert_eq!(
+        config["properties"]["ignorePaths"],
+        config["properties"]["ignore_paths"]
+    );
+    assert!(config["properties"]["ignorePaths"].is_object(), "{config}");
+    let step = serde_json::to_value(schemars::schema_for!(Step)).unwrap();
+    assert_eq!(step["title"], "Step", "{step}");
+    assert!(step["properties"]["tool"].is_object(), "{step}");
+    assert!(step["properties"]["args_match"].is_object(), "{step}");
+}
+
+/// A `*` or `?` in a call's tool name is a character like any other: `*?` still matches any
+/// name of one character or more, one that ends in `*` too.
+#[test]
+fn a_glob_matches_a_name_holding_a_star() {
+    use super::config::tool_matches;
+    assert!(tool_matches("*?", "a*"));
+    assert!(tool_matches("a*", "a*b"));
+    assert!(tool_matches("*b", "**b"));
+    assert!(!tool_matches("*?", ""));
+}
+
+/// Each bound alone makes a score of 1 zero.
+#[test]
+fn each_bound_alone_makes_the_score_zero() {
+    for bound in [
+        json!({"min_calls": 4}),
+        json!({"max_calls": 2}),
+        json!({"calls": {"pricing": {"max": 0}}}),
+        json!({"forbidden": ["pricing"]}),
+    ] {
+        let mut long = json!({"mode": "any_order", "steps": [{"tool": "recommend"}]});
+        long.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        let v = evaluate(&expected(long), &agent(), &config());
+        assert_eq!(v.score, 0.0, "{bound}: {}", v.summary);
+    }
+}
