@@ -289,7 +289,7 @@ fn manifest_package(manifest: &str) -> Option<String> {
     struct Package {
         name: String,
     }
-    toml::from_str::<Manifest>(manifest)
+    crate::toml_read::from_str::<Manifest>(manifest)
         .ok()?
         .package
         .map(|p| p.name)

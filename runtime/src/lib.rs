@@ -118,6 +118,7 @@ mod schema;
 mod stale;
 mod suite;
 mod sys;
+mod toml_read;
 
 use proposal_eval_naming as naming;
 

@@ -581,7 +581,7 @@ impl TryFrom<LongForm> for ExpectedTrajectory {
 fn located<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
     T::deserialize(value).map_err(|e| {
         let text = serde_json::to_string_pretty(value).unwrap_or_default();
-        let key = match serde_json::from_str::<T>(&text) {
+        let key = match serde_json::from_slice::<T>(text.as_bytes()) {
             Err(again) => crate::json::path_at(&text, again.line(), again.column()),
             Ok(_) => String::new(),
         };

@@ -129,7 +129,7 @@ struct ReportCases {
 /// holds them.
 fn report_lines(file: &Path, lines: &Path) -> Result<(), ReportError> {
     let text = std::fs::read_to_string(file).map_err(ReportError::io("read", file))?;
-    let mut report: ReportCases = serde_json::from_str(&text).map_err(|e| ReportError {
+    let mut report: ReportCases = serde_json::from_slice(text.as_bytes()).map_err(|e| ReportError {
         path: file.to_path_buf(),
         place: Some((e.line(), e.column())),
         why: format!("not a proposal-eval report.json: {}; give the report.json a `cargo test` or `cargo proposal-eval report` wrote", super::error::why(&e)),

@@ -93,7 +93,7 @@ pub fn read_labels(file: &Path) -> Result<Option<Vec<Label>>, LabelsError> {
         if line.trim().is_empty() {
             continue;
         }
-        let mut label = serde_json::from_str::<Label>(line).map_err(|e| {
+        let mut label = serde_json::from_slice::<Label>(line.as_bytes()).map_err(|e| {
             // The place is the file's line and the column; serde's own "at line 1 column C"
             // would be a second, different one.
             let said = e.to_string();

@@ -176,7 +176,7 @@ impl SuiteConfig {
     /// Parses TOML text as a config without the checks across sections: what a nested config
     /// file must pass on its own (an unknown key or a wrong type is its error, at its place).
     fn parse_alone(text: &str, file: &Path) -> Result<SuiteConfig, ConfigError> {
-        toml::from_str(text).map_err(|e| {
+        crate::toml_read::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
                 .map(|span| crate::files::line_column(text, span.start))
@@ -255,7 +255,7 @@ impl SuiteConfig {
         })?;
         let mut merged = under.clone();
         merge_tables(&mut merged, over);
-        // Read back through the same TOML deserializer as a config file (rather than
+        // Read back through the same TOML reader as a config file (rather than
         // `toml::Value::try_into`): a second deserializer would be a second copy of every config
         // type's `Deserialize` code in each user's build (`bench/cold-build`).
         let text = toml::to_string(&merged).map_err(|e| ConfigError {
@@ -264,8 +264,8 @@ impl SuiteConfig {
             column: 0,
             message: format!("the merged config cannot be written as TOML: {e}"),
         })?;
-        let config: SuiteConfig = toml::from_str(&text)
-            .map_err(|e: toml::de::Error| ConfigError {
+        let config: SuiteConfig = crate::toml_read::from_str(&text)
+            .map_err(|e: crate::toml_read::Error| ConfigError {
                 file: file.to_path_buf(),
                 line: 0,
                 column: 0,
