@@ -94,41 +94,30 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        // The generic part is kept to the visitor's calls: it is built once per type read.
         let span = self.span;
-        match self.value {
-            DeValue::String(Cow::Borrowed(s)) => visitor.visit_borrowed_str(s),
-            DeValue::String(Cow::Owned(s)) => visitor.visit_string(s),
-            DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
-                Ok(n) => visitor.visit_i64(n),
-                Err(_) => match u64::from_str_radix(n.as_str(), n.radix()) {
-                    Ok(n) => visitor.visit_u64(n),
-                    Err(_) => Err(de::Error::custom("integer number overflowed")),
-                },
-            },
-            DeValue::Float(x) => match float(x.as_str()) {
-                Some(x) => visitor.visit_f64(x),
-                None => Err(de::Error::custom("floating-point number overflowed")),
-            },
-            DeValue::Boolean(b) => visitor.visit_bool(b),
-            DeValue::Datetime(_) => Err(de::Error::invalid_type(
+        let read = match Read::of(self.value) {
+            Read::Str(s) => visitor.visit_borrowed_str(s),
+            Read::String(s) => visitor.visit_string(s),
+            Read::I64(n) => visitor.visit_i64(n),
+            Read::U64(n) => visitor.visit_u64(n),
+            Read::F64(x) => visitor.visit_f64(x),
+            Read::Bool(b) => visitor.visit_bool(b),
+            Read::Items(items) => visitor.visit_seq(items),
+            Read::Entries(entries) => visitor.visit_map(entries),
+            Read::Datetime => Err(de::Error::invalid_type(
                 Unexpected::Other("datetime"),
                 &visitor,
             )),
-            DeValue::Array(items) => visitor.visit_seq(Items {
-                items: items.into_iter(),
-            }),
-            DeValue::Table(table) => visitor.visit_map(Entries {
-                entries: table.into_iter(),
-                value: None,
-            }),
-        }
-        .map_err(|e| e.at(&span))
+            Read::Failed(e) => Err(e),
+        };
+        placed(read, &span)
     }
 
     // A key that is written is `Some`; a missing one is the field's default.
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let span = self.span.clone();
-        visitor.visit_some(self).map_err(|e| e.at(&span))
+        placed(visitor.visit_some(self), &span)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -137,7 +126,7 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let span = self.span.clone();
-        visitor.visit_newtype_struct(self).map_err(|e| e.at(&span))
+        placed(visitor.visit_newtype_struct(self), &span)
     }
 
     // A unit variant is written as its name; any other as a table of one key, the variant.
@@ -148,7 +137,7 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let span = self.span;
-        match self.value {
+        let read = match self.value {
             DeValue::String(name) => visitor.visit_enum(Key {
                 name,
                 span: span.clone(),
@@ -173,8 +162,8 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
                 span: span.clone(),
             }
             .deserialize_any(visitor),
-        }
-        .map_err(|e| e.at(&span))
+        };
+        placed(read, &span)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -202,6 +191,57 @@ fn float(text: &str) -> Option<f64> {
     Some(sign * x)
 }
 
+/// What a value is read as.
+enum Read<'i> {
+    Str(&'i str),
+    String(String),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Bool(bool),
+    Items(Items<'i>),
+    Entries(Entries<'i>),
+    Datetime,
+    Failed(Error),
+}
+
+impl<'i> Read<'i> {
+    fn of(value: DeValue<'i>) -> Read<'i> {
+        match value {
+            DeValue::String(Cow::Borrowed(s)) => Read::Str(s),
+            DeValue::String(Cow::Owned(s)) => Read::String(s),
+            DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
+                Ok(n) => Read::I64(n),
+                Err(_) => match u64::from_str_radix(n.as_str(), n.radix()) {
+                    Ok(n) => Read::U64(n),
+                    Err(_) => Read::Failed(de::Error::custom("integer number overflowed")),
+                },
+            },
+            DeValue::Float(x) => match float(x.as_str()) {
+                Some(x) => Read::F64(x),
+                None => Read::Failed(de::Error::custom("floating-point number overflowed")),
+            },
+            DeValue::Boolean(b) => Read::Bool(b),
+            DeValue::Datetime(_) => Read::Datetime,
+            DeValue::Array(items) => Read::Items(Items {
+                items: items.into_iter(),
+            }),
+            DeValue::Table(table) => Read::Entries(Entries {
+                entries: table.into_iter(),
+                value: None,
+            }),
+        }
+    }
+}
+
+/// `read`, its error placed at `span` unless it has a place already.
+fn placed<T>(read: Result<T, Error>, span: &Range<usize>) -> Result<T, Error> {
+    match read {
+        Err(e) => Err(e.at(span)),
+        ok => ok,
+    }
+}
+
 /// A table's entries, for a struct or a map.
 struct Entries<'i> {
     entries: <DeTable<'i> as IntoIterator>::IntoIter,
@@ -220,24 +260,24 @@ impl<'de> de::MapAccess<'de> for Entries<'de> {
         };
         self.value = Some(value);
         let span = key.span();
-        seed.deserialize(Key {
+        let key = Key {
             name: key.into_inner(),
             span: span.clone(),
-        })
-        .map(Some)
-        .map_err(|e| e.at(&span))
+        };
+        match seed.deserialize(key) {
+            Ok(key) => Ok(Some(key)),
+            Err(e) => Err(e.at(&span)),
+        }
     }
 
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let value = self
-            .value
-            .take()
-            .ok_or_else(|| de::Error::custom("a value was asked for before its key"))?;
+        let Some(value) = self.value.take() else {
+            return Err(de::Error::custom("a value was asked for before its key"));
+        };
         // A type's own check (`deserialize_with`, a `Deserialize` impl) fails after the value
         // or the key is read, outside the deserializer: its error is about them too.
         let span = value.span();
-        seed.deserialize(Value::from(value))
-            .map_err(|e| e.at(&span))
+        placed(seed.deserialize(Value::from(value)), &span)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -259,10 +299,10 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
     ) -> Result<Option<T::Value>, Error> {
         // An item's own check failing is the list's error (its place is the list's, as the
         // `toml` crate has it).
-        self.items
-            .next()
-            .map(|item| seed.deserialize(Value::from(item)))
-            .transpose()
+        match self.items.next() {
+            Some(item) => seed.deserialize(Value::from(item)).map(Some),
+            None => Ok(None),
+        }
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -280,12 +320,11 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let span = self.span;
-        match self.name {
+        let read = match self.name {
             Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
             Cow::Owned(s) => visitor.visit_string(s),
-        }
-        .map_err(|e: Error| e.at(&span))
+        };
+        placed(read, &self.span)
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -295,7 +334,7 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let span = self.span.clone();
-        visitor.visit_enum(self).map_err(|e: Error| e.at(&span))
+        placed(visitor.visit_enum(self), &span)
     }
 
     serde::forward_to_deserialize_any! {
