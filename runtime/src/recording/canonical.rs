@@ -12,8 +12,9 @@ use std::fmt;
 use std::io::Write;
 
 /// Writes `value` as canonical compact JSON to `out`, through a buffer (serde_json writes a
-/// token at a time).
-pub(crate) fn write_compact(value: &Value, out: impl Write) -> std::io::Result<()> {
+/// token at a time). `out` is a `dyn Write`, called once per buffer: one copy of the
+/// serialization code for every hasher it feeds (`bench/cold-build`).
+pub(crate) fn write_compact(value: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(8 * 1024, out);
     serde_json::to_writer(&mut out, &Sorted(value)).map_err(std::io::Error::from)?;
     out.flush()
