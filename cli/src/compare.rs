@@ -8,11 +8,9 @@ use crate::files::display;
 use crate::out::out;
 use crate::suites::target_dir;
 use lexopt::Arg;
-use proposal_eval::__internal::report::compare::{
-    compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
-};
+use crate::comparison::{compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA};
 use proposal_eval::__internal::report::FORMAT;
-use proposal_eval::__internal::stats::DEFAULT_ALPHA;
+use proposal_eval_engine::stats::DEFAULT_ALPHA;
 use std::path::{Path, PathBuf};
 
 /// `compare --help`.
