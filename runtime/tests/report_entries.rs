@@ -337,7 +337,9 @@ fn check_totals(report: &Value) {
     assert_eq!(usage["judge"]["cost_usd"], 660.0, "{usage:#}");
     assert_eq!(usage["cost_usd"], 4.0 * 18.0 + 660.0, "{usage:#}");
     // The tokens `compare` writes for each share: 60 of the agent's, 660 of the judge's.
-    let tokens = |share: &Value| share["input_tokens"].as_u64().unwrap() + share["output_tokens"].as_u64().unwrap();
+    let tokens = |share: &Value| {
+        share["input_tokens"].as_u64().unwrap() + share["output_tokens"].as_u64().unwrap()
+    };
     assert_eq!(tokens(&usage["agent"]), 60, "{usage:#}");
     assert_eq!(tokens(&usage["judge"]), 660, "{usage:#}");
     assert_eq!(usage["agent"]["cost_usd"], 72.0, "{usage:#}");

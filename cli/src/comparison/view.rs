@@ -129,4 +129,3 @@ pub struct EvaluatorView<'a> {
 pub fn read_view(bytes: &[u8]) -> serde_json::Result<RunView<'_>> {
     serde_json::from_slice(bytes)
 }
-
