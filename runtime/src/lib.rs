@@ -223,7 +223,7 @@ pub mod __internal {
         pub mod credentials {
             pub use crate::recording::credentials::scan_recording;
         }
-        // cli (`comparison`: a report's usage, before and after) and runtime/tests/report_html.rs.
+        // cli `comparison`: a report's usage, before and after.
         pub mod usage {
             pub use crate::recording::usage::UsageTotals;
         }
