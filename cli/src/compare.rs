@@ -4,15 +4,13 @@
 //! (or, with `--fail-on significant`, on a significant one), for CI.
 
 use crate::args::{flag_value, UsageError};
+use crate::comparison::{compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA};
 use crate::files::display;
 use crate::out::out;
 use crate::suites::target_dir;
 use lexopt::Arg;
-use proposal_eval::__internal::report::compare::{
-    compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
-};
 use proposal_eval::__internal::report::FORMAT;
-use proposal_eval::__internal::stats::DEFAULT_ALPHA;
+use proposal_eval_engine::stats::DEFAULT_ALPHA;
 use std::path::{Path, PathBuf};
 
 /// `compare --help`.

@@ -6,10 +6,12 @@
 
 mod args;
 mod compare;
+mod comparison;
 mod draft;
 mod files;
 mod generate;
 mod judge;
+mod junit;
 mod migrate;
 mod out;
 mod promote;

@@ -134,15 +134,17 @@ pub fn run(options: Options) -> Result<i32, String> {
         let base_bytes = crate::compare::load(&base_file)?;
         let new_file = dir.join("report.json");
         let new_bytes = crate::compare::load(&new_file)?;
-        let comparison = proposal_eval::__internal::report::compare::compare(
+        let comparison = crate::comparison::compare(
             &crate::compare::view(&base_file, &base_bytes)?,
             base,
             &crate::compare::view(&new_file, &new_bytes)?,
             "current report",
-            proposal_eval::__internal::report::compare::DEFAULT_MIN_DELTA,
-            proposal_eval::__internal::stats::DEFAULT_ALPHA,
+            crate::comparison::DEFAULT_MIN_DELTA,
+            proposal_eval_engine::stats::DEFAULT_ALPHA,
         );
-        proposal_eval::__internal::report::page::write(&dir, Some(&comparison))
+        let json = serde_json::value::to_raw_value(&comparison)
+            .map_err(|e| format!("cannot write the comparison as JSON: {e}"))?;
+        proposal_eval::__internal::report::page::write(&dir, Some(&json))
             .map_err(|e| e.to_string())?;
         outln!(
             "compared with {base} in report.html: {}; overall: {} at alpha {}",
@@ -160,7 +162,7 @@ pub fn run(options: Options) -> Result<i32, String> {
         outln!("baseline {name}: {}", display(&file));
     }
     if let Some(file) = &options.junit {
-        let xml = proposal_eval::__internal::report::junit::to_junit(&report);
+        let xml = crate::junit::to_junit(&report);
         write_atomic(file, xml.as_bytes())
             .map_err(|e| format!("cannot write the JUnit file {}: {e}", display(file)))?;
         outln!("junit: {}", display(file));

@@ -30,6 +30,22 @@ pub enum RecordingUse {
     NotRecorded,
 }
 
+impl RecordingUse {
+    /// How the case used its recording, in words: what JUnit's `recording` property and the
+    /// page say (`RECORDING_TEXT` in `report/page/page.js`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            RecordingUse::Replayed => "replayed",
+            RecordingUse::ReplayedStale => "replayed (stale)",
+            RecordingUse::Recorded => "recorded",
+            RecordingUse::Pending => "recorded (pending review)",
+            RecordingUse::Stale => "stale",
+            RecordingUse::None => "none",
+            RecordingUse::NotRecorded => "not recorded",
+        }
+    }
+}
+
 /// One evaluator's result on one case.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct EvaluatorResult {

@@ -184,10 +184,6 @@ pub mod __internal {
 
     // cli (`files`, `schemas`): writing generated files.
     pub use crate::files::write_atomic;
-    // cli (`compare`, `report --compare`): the statistics of a comparison.
-    pub mod stats {
-        pub use proposal_eval_engine::stats::DEFAULT_ALPHA;
-    }
     // runtime/benches/proxy.rs: the benchmark's own loopback client.
     #[cfg(feature = "http")]
     pub use crate::sys::no_delay;
@@ -228,25 +224,21 @@ pub mod __internal {
         pub mod credentials {
             pub use crate::recording::credentials::scan_recording;
         }
-        // runtime/tests/report_html.rs.
+        // cli `comparison`: a report's usage, before and after.
         pub mod usage {
             pub use crate::recording::usage::UsageTotals;
         }
     }
-    // cli (`report`, `compare`), cli tests, runtime tests and runtime/benches/compare.rs.
+    // cli (`report`, `compare`, `comparison`, `junit`), cli tests and benches, runtime tests.
     pub mod report {
         pub use crate::report::{
             fold, fold_at_run_end, unreadable_summary, CaseId, Entry, EvaluatorEntry, FieldEntry,
             RecordingUse, Report, StoryRef, Totals, FORMAT,
         };
-        pub mod compare {
-            pub use crate::report::compare::{
-                compare, read_view, Comparison, RunView, DEFAULT_MIN_DELTA,
-            };
-        }
-        pub mod junit {
-            pub use crate::report::junit::to_junit;
-        }
+        // cli `comparison`: a suite's accuracy per field, before and after.
+        pub use crate::report::FieldAccuracy;
+        // cli `junit`: a failure's text capped as a report's entry is.
+        pub use crate::run::{cap_text, TEXT_CAP};
         // cli (`report --compare`) and runtime/tests/report_html.rs (the page is report.json's).
         pub mod page {
             pub use crate::report::page::write;
@@ -256,9 +248,10 @@ pub mod __internal {
             pub use crate::report::merge::merge;
         }
     }
-    // cli tests (`compare`) and `repeat`'s doctests.
+    // cli (`comparison`: a suite's repeats and a case's samples, before and after), cli tests
+    // (`compare`) and `repeat`'s doctests.
     pub mod repeat {
-        pub use crate::repeat::{pass_at_k, pass_hat_k, PassRule, Samples};
+        pub use crate::repeat::{pass_at_k, pass_hat_k, PassRule, RepeatSummary, Samples};
     }
     // cli (`status`, `migrate`, `prune`), runtime tests and bench/suite-scale.
     pub mod status {

@@ -15,6 +15,7 @@ mod promote;
 mod prune;
 mod recordings;
 mod report;
+mod report_page;
 mod review;
 mod status;
 mod usage;

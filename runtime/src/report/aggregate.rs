@@ -4,7 +4,6 @@
 //! An entry is added as a [`Counted`]: the fields the numbers need, read from its line without
 //! the rest (input, output, calls, diffs), which the fold copies as text.
 
-use super::entry::CaseId;
 use super::journal::story_span;
 use super::schema::{bucket, buckets, EvaluatorSummary, FieldAccuracy, SuiteReport, Totals};
 use crate::recording::usage::UsageTotals;
@@ -14,10 +13,10 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// What the report's numbers, and a comparison, take from a case's line (a journal's,
-/// `results.jsonl`'s or `report.json`'s), its strings borrowed from the line. `suite`, `fixture`,
-/// `recording` and `evaluators`, which every entry has, may be missing from a report made by
-/// hand: the fold refuses such a line ([`Counted::is_entry`]), a comparison reads it.
+/// What the report's numbers take from a case's line (a journal's, `results.jsonl`'s or
+/// `report.json`'s), its strings borrowed from the line. `suite`, `fixture`, `recording` and
+/// `evaluators`, which every entry has, may be missing from a line made by hand: the fold
+/// refuses such a line ([`Counted::is_entry`]).
 #[derive(Debug, Deserialize)]
 pub struct Counted<'a> {
     #[serde(borrow)]
@@ -40,8 +39,6 @@ pub struct Counted<'a> {
     pub(super) recording: Option<RecordingUse>,
     #[serde(borrow, default)]
     pub(super) evaluators: Option<Vec<CountedEvaluator<'a>>>,
-    #[serde(borrow, default)]
-    pub(super) failure: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(super) usage: Option<UsageTotals>,
     #[serde(default)]
@@ -58,11 +55,6 @@ pub struct Counted<'a> {
 }
 
 impl<'a> Counted<'a> {
-    /// The case's id.
-    pub(super) fn id(&self) -> CaseId<'_> {
-        CaseId::new(&self.package, &self.binary, &self.suite_dir, &self.case)
-    }
-
     /// Whether it has every field an entry has that the fold reads.
     pub(super) fn is_entry(&self) -> bool {
         let entry = (
@@ -103,15 +95,13 @@ impl<'a> Counted<'a> {
     }
 }
 
-/// What the numbers and a comparison take from one evaluator's result.
+/// What the numbers take from one evaluator's result.
 #[derive(Debug, Deserialize)]
 pub struct CountedEvaluator<'a> {
     #[serde(borrow)]
     pub(super) evaluator: Cow<'a, str>,
     pub(super) score: f64,
     pub(super) passed: bool,
-    #[serde(default, borrow)]
-    pub(super) misses: Vec<Cow<'a, str>>,
     #[serde(default, borrow)]
     fields: Vec<CountedField<'a>>,
 }

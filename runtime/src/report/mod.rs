@@ -18,17 +18,15 @@
 //! Each module has one job and imports only its siblings: `entry` (a case's line and its id),
 //! `journal` (a run's journal, read and written), `runs` (the runs on disk: bookmark and
 //! retention), `aggregate` (the report's numbers), `schema` (`report.json`'s types), `fold`,
-//! `merge`, `page`, `compare` and `confidence`, `junit`, `run_end` (the end of a case and of a
-//! process) and `error`.
+//! `merge`, `page`, `run_end` (the end of a case and of a process) and `error`. Comparing two
+//! reports and writing JUnit XML are `cargo proposal-eval`'s (`cli/src/comparison/`,
+//! `cli/src/junit.rs`): a test binary never runs them.
 
 mod aggregate;
-pub mod compare;
-pub mod confidence;
 mod entry;
 mod error;
 mod fold;
 mod journal;
-pub mod junit;
 pub mod merge;
 pub mod page;
 mod run_end;
@@ -40,7 +38,7 @@ pub use entry::{CaseId, Entry, EvaluatorEntry, FieldEntry, StoryRef};
 pub use error::ReportError;
 pub use run_end::unreadable_summary;
 pub(crate) use run_end::{finish, finish_at_exit, record};
-pub use schema::{Report, Totals, FORMAT};
+pub use schema::{FieldAccuracy, Report, Totals, FORMAT};
 use std::path::Path;
 
 /// Folds the journals of `dir` (a `target/proposal-eval` folder) into its `results.jsonl`,

@@ -70,7 +70,7 @@ pub const TEXT_CAP: usize = 64 * 1024;
 
 /// `text` whole when it is at most `limit` bytes; else its first `limit` bytes (cut back to a
 /// character boundary) and `\n… N bytes left out`.
-pub(crate) fn cap_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+pub fn cap_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= limit {
         return std::borrow::Cow::Borrowed(text);
     }

@@ -19,7 +19,6 @@
 //! (`report-summary`); after it, the whole report (`report-data`). A report of at most
 //! [`FIRST_PAGE`] cases is embedded once (`report-data` is then `null`).
 
-use super::compare::Comparison;
 use super::entry::StoryRef;
 use super::error::ReportError;
 use super::journal::story_span;
@@ -56,14 +55,15 @@ pub const FAILING_STORIES: u64 = 16 << 20;
 pub const PASSING_STORIES: u64 = 4 << 20;
 
 /// Writes `dir/report.html` from `dir/report.json`, with `comparison` below the summary when
-/// given (`report --compare BASE`); returns whether the file changed.
-pub fn write(dir: &Path, comparison: Option<&Comparison>) -> Result<bool, ReportError> {
+/// given (`report --compare BASE`: the comparison's JSON, which the page's script renders);
+/// returns whether the file changed.
+pub fn write(
+    dir: &Path,
+    comparison: Option<&serde_json::value::RawValue>,
+) -> Result<bool, ReportError> {
     let json = dir.join("report.json");
     let mut report = ReportFile::open(&json)?;
-    let compare = match comparison {
-        Some(c) => serde_json::to_string(c).map_err(ReportError::json)?,
-        None => "null".to_string(),
-    };
+    let compare = comparison.map_or("null", |c| c.get());
     let html = dir.join("report.html");
     let mut stories = Stories::new(dir);
     crate::files::replace_derived_if_changed(&html, |out| {
@@ -285,7 +285,7 @@ mod tests {
             NotRecorded,
         ] {
             let name = serde_json::to_value(use_).unwrap();
-            let words = crate::report::junit::recording_text(use_);
+            let words = use_.describe();
             let line = format!("    {}: {words:?},", name.as_str().unwrap());
             assert!(SCRIPT.contains(&line), "page.js lacks {line:?}");
         }

@@ -1,12 +1,13 @@
-//! `cargo proposal-eval compare` on two reports of 10,000 cases (the bar: at most 0.5 s): both
-//! report files read (as `RunView`s), compared and the text written, as the command does; the
-//! comparison alone; and, for scale, parsing both files as whole `Report`s. 10% of the cases change verdict, a third move their score, every case has a
-//! field-accuracy evaluator of five fields and each failing one a rendered diff.
+//! `cargo proposal-eval compare BASE NEW` on two report files of 10,000 cases (the bar: at most
+//! 0.5 s), the built binary run as a user runs it: the process started, both files read,
+//! compared and the text written (to a pipe this bench drains); and, for scale, parsing both
+//! files as whole `Report`s in this process. 10% of the cases change verdict, a third move their
+//! score, every case has a field-accuracy evaluator of five fields and each failing one a
+//! rendered diff.
 //!
-//! `cargo bench -p proposal-eval --bench compare -- --warm-up-time 1 --measurement-time 5`
+//! `cargo bench -p cargo-proposal-eval --bench compare -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use proposal_eval::__internal::report::compare::{compare, read_view};
 use proposal_eval::__internal::report::merge::merge;
 use proposal_eval::__internal::report::{Entry, EvaluatorEntry, FieldEntry, RecordingUse, Report};
 
@@ -100,30 +101,22 @@ fn bench(c: &mut Criterion) {
         base_json.len() as f64 / 1e6,
         new_json.len() as f64 / 1e6
     );
+    let dir = tempfile::tempdir().unwrap();
+    let (base_file, new_file) = (dir.path().join("base.json"), dir.path().join("new.json"));
+    std::fs::write(&base_file, &base_json).unwrap();
+    std::fs::write(&new_file, &new_json).unwrap();
     let mut group = c.benchmark_group("compare_10k");
     group.sample_size(10);
-    group.bench_function("read_both_compare_text", |b| {
+    group.bench_function("command_read_both_compare_text", |b| {
         b.iter(|| {
-            let base = read_view(black_box(&base_json)).unwrap();
-            let new = read_view(black_box(&new_json)).unwrap();
-            let comparison = compare(&base, "main", &new, "current report", 0.01, 0.05);
-            black_box(comparison.to_text())
-        })
-    });
-    let (base_view, new_view) = (
-        read_view(&base_json).unwrap(),
-        read_view(&new_json).unwrap(),
-    );
-    group.bench_function("compare_only", |b| {
-        b.iter(|| {
-            black_box(compare(
-                black_box(&base_view),
-                "main",
-                black_box(&new_view),
-                "new",
-                0.01,
-                0.05,
-            ))
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-proposal-eval"))
+                .args(["proposal-eval", "compare"])
+                .args([&base_file, &new_file])
+                .output()
+                .unwrap();
+            // 1: cases regressed, as they do here.
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
+            black_box(out.stdout.len())
         })
     });
     // For scale: what reading the two files as whole reports would cost.

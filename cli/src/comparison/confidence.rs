@@ -7,7 +7,7 @@
 //! cases of two reports into them and writes the result for the terminal, a pull request and
 //! the HTML page. The formulas and decisions: `docs/reference/statistics.md`.
 
-use crate::recording::usage::UsageTotals;
+use proposal_eval::__internal::recording::usage::UsageTotals;
 use proposal_eval_engine::stats::{self, Interval, MeanDifference, Verdict};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -439,7 +439,7 @@ pub fn to_markdown(
 
 #[cfg(test)]
 mod tests {
-    use super::super::compare::{compare, read_view};
+    use super::super::{compare, read_view};
     use super::*;
 
     /// A report of suite `s` (in `dir`) whose cases pass as `verdicts` says, each scored 1 or
@@ -556,6 +556,26 @@ mod tests {
             ),
             "{}",
             c.to_text()
+        );
+    }
+
+    /// The judge's calls and cost are counted apart from the agent's, with the totals a run of
+    /// runtime/tests/report_entries.rs gives (`check_totals`: the agent case's 1 + 3 calls, the
+    /// repeated case's 3 + 3).
+    #[test]
+    fn the_judges_calls_and_cost_apart_from_the_agents() {
+        let usage = serde_json::json!({
+            "calls": 10, "input_tokens": 640, "output_tokens": 80, "latency_ms": 0.0,
+            "cost_usd": 732.0,
+            "agent": {"calls": 4, "input_tokens": 40, "output_tokens": 20, "cost_usd": 72.0},
+            "judge": {"calls": 6, "input_tokens": 600, "output_tokens": 60, "cost_usd": 660.0},
+        });
+        let json = report("s", &[true; 2], usage);
+        let view = read_view(json.as_bytes()).unwrap();
+        let text = compare(&view, "before", &view, "after", 0.01, 0.05).to_text();
+        assert!(
+            text.contains("; agent: calls 4 -> 4, tokens 60 -> 60, cost $72.0000 -> $72.0000; judge: calls 6 -> 6, tokens 660 -> 660, cost $660.0000 -> $660.0000"),
+            "{text}"
         );
     }
 

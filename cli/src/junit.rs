@@ -10,14 +10,12 @@
 //! XML 1.0 cannot hold most control characters, even escaped: they are written as `\u{..}`, so a
 //! failure message with a stray control character still gives a file every reader accepts.
 
-use super::entry::Entry;
-use super::schema::Report;
-use crate::run::RecordingUse;
+use proposal_eval::__internal::report::{cap_text, Entry, Report, TEXT_CAP};
 use std::fmt::Write as _;
 
 /// Escapes text for XML content and attribute values; characters XML 1.0 cannot hold are
 /// written as `\u{..}`.
-pub fn escape(text: &str) -> String {
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -111,7 +109,7 @@ fn testcase(out: &mut String, entry: &Entry) {
     if let Some(score) = entry.score {
         property("score", &score.to_string());
     }
-    property("recording", recording_text(entry.recording));
+    property("recording", entry.recording.describe());
     if let Some(samples) = &entry.samples {
         property("samples", &samples.describe());
     }
@@ -140,7 +138,7 @@ fn failure_text(entry: &Entry) -> String {
     if let Some(failure) = entry.failure.as_deref().filter(|f| !f.trim().is_empty()) {
         // Entries are capped as they are written; a report.json merged from elsewhere may hold
         // a longer one.
-        return crate::run::cap_text(failure, crate::run::TEXT_CAP).into_owned();
+        return cap_text(failure, TEXT_CAP).into_owned();
     }
     let lines: Vec<String> = entry
         .evaluators
@@ -152,20 +150,6 @@ fn failure_text(entry: &Entry) -> String {
         "failed".into()
     } else {
         lines.join("\n")
-    }
-}
-
-/// How a case used its recording, in words (the page says the same: `RECORDING_TEXT` in
-/// `page/page.js`).
-pub(crate) fn recording_text(use_: RecordingUse) -> &'static str {
-    match use_ {
-        RecordingUse::Replayed => "replayed",
-        RecordingUse::ReplayedStale => "replayed (stale)",
-        RecordingUse::Recorded => "recorded",
-        RecordingUse::Pending => "recorded (pending review)",
-        RecordingUse::Stale => "stale",
-        RecordingUse::None => "none",
-        RecordingUse::NotRecorded => "not recorded",
     }
 }
 
@@ -185,6 +169,34 @@ mod tests {
         let text = failure_text(&entry);
         assert_eq!(text.len(), 64 * 1024 + "\n… 34464 bytes left out".len());
         assert!(text.ends_with("x\n… 34464 bytes left out"));
+    }
+
+    /// A case that ran to record and failed before its recording was written says so (the
+    /// runtime's tests/recording_speed.rs checks that such a run's report.json says
+    /// `not_recorded`).
+    #[test]
+    fn a_case_not_recorded_says_so() {
+        let golden = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../runtime/tests/golden/report/whole.json"
+        );
+        // The golden report's times are masked; any time reads.
+        let text = std::fs::read_to_string(golden)
+            .unwrap()
+            .replace("<time>", "2026-01-01T00:00:00Z");
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let cases = json["cases"].as_array_mut().unwrap();
+        assert!(cases.iter().all(|c| c["recording"] != "not_recorded"));
+        let case = cases.iter_mut().find(|c| c["passed"] == false).unwrap();
+        case["recording"] = "not_recorded".into();
+        let report: Report = serde_json::from_value(json).unwrap();
+        let xml = to_junit(&report);
+        assert_eq!(
+            xml.matches(r#"<property name="recording" value="not recorded"/>"#)
+                .count(),
+            1,
+            "{xml}"
+        );
     }
 
     #[test]
