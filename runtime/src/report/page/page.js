@@ -12,7 +12,7 @@
   const pct = (x) => (x * 100).toFixed(1) + "%";
   const score = (x) => (x == null ? "–" : x.toFixed(2));
   const plural = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
-  // Numbers as the CLI writes them (report/confidence.rs): p-values to four places at most,
+  // Numbers as the CLI writes them (cli/src/comparison/confidence.rs): p-values to four places at most,
   // durations over a second in seconds, costs under $0.0001 to two significant digits.
   const pText = (p) => (p < 0.0001 ? "< 0.0001" : p.toFixed(4).replace(/0+$/, "").replace(/\.$/, ""));
   const duration = (ms) => (ms < 1000 ? ms.toFixed(1) + " ms" : (ms / 1000).toFixed(1) + " s");
