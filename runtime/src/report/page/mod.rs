@@ -22,6 +22,7 @@
 use super::compare::Comparison;
 use super::entry::StoryRef;
 use super::error::ReportError;
+use super::input;
 use super::journal::story_span;
 use std::io::{BufRead as _, Read as _, Seek as _, Write};
 use std::path::{Path, PathBuf};
@@ -210,6 +211,10 @@ impl Stories {
             .ok()
             .filter(|r| self.embedded[kind] + r.length <= budget)
             .and_then(|r| self.read(&r).ok());
+        // Its input from its fixture, when the journal refers to it (larger than the reference).
+        let story = story
+            .map(|s| input::resolve(&line[..from], s))
+            .filter(|s| self.embedded[kind] + s.len() as u64 <= budget);
         match story {
             Some(story) => {
                 self.embedded[kind] += story.len() as u64;
@@ -235,10 +240,7 @@ impl Stories {
         file.seek(std::io::SeekFrom::Start(story.offset))?;
         let mut bytes = vec![0; usize::try_from(story.length).map_err(std::io::Error::other)?];
         file.read_exact(&mut bytes)?;
-        let is_story = [&b",\"input\":"[..], b",\"output\":", b",\"calls\":"]
-            .iter()
-            .any(|key| bytes.starts_with(key));
-        match is_story {
+        match input::is_story(&bytes) {
             true => Ok(bytes),
             false => Err(std::io::Error::other("not a story")),
         }
