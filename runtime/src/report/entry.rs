@@ -186,8 +186,8 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
     /// The fixture's input as the code received it; over 64 KiB of JSON, a string of its first
-    /// 64 KiB and `… N bytes left out`. A journal refers to it by `input_sha256` instead; a
-    /// report's reader puts it here, read from the fixture ([`Entry::input_sha256`]).
+    /// 64 KiB and `… N bytes left out`. A journal refers to it by `input_sha256` instead, and
+    /// the page holds it here, read from the fixture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<serde_json::Value>,
     /// In a journal, in place of `input`: the lowercase hex SHA-256 of the fixture file's bytes
