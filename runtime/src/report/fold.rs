@@ -12,7 +12,8 @@
 //! Each story is written once, in its journal: a case's line in `results.jsonl` is its journal
 //! line with the story (`input`, `output`, `calls`) replaced by where it is
 //! (`"story": {"journal", "offset", "length"}`), and `report.json` holds those lines. The page
-//! embeds the stories it has room for, read from the journals.
+//! embeds the stories it has room for, read from the journals (each input from its fixture:
+//! a journal refers to it by the fixture's hash).
 //!
 //! Memory does not grow with the size of the entries: the first pass keeps, per case, where its
 //! latest line is (file, offset, length); the second reads those lines one at a time, adds up

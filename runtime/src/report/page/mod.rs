@@ -7,7 +7,9 @@
 //! time: [`write`]. `report.json` refers to each case's story (`input`, `output`, `calls`) in its
 //! run's journal; the page embeds the stories themselves, read from the journals, up to
 //! [`FAILING_STORIES`] bytes of failing cases' and [`PASSING_STORIES`] of passing ones', each in
-//! case order. A case past that keeps the reference, and the page names the journal.
+//! case order. A case past that keeps the reference, and the page names the journal. A story
+//! whose journal refers to its input by its fixture's hash gets the input read from the
+//! fixture, or the note that says why not ([`input`](super::input)).
 //!
 //! The JSON goes in `<script type="application/json">` elements with every `<` written as
 //! `\u003c`. In JSON a `<` can only stand inside a string, where `\u003c` means the same
