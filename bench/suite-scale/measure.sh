@@ -103,15 +103,22 @@ for name in "${names[@]}"; do
         n, s, w, wmin, wmax, c, r, rmax, NR
     }'
 done
-# Each round's ours / theirs, so a slow stretch of the machine, which both sides of a round share,
-# leaves the ratio alone: the median and quartiles over the rounds (CPU in /usr/bin/time's 10 ms
-# steps).
-paste -d' ' <(echo "${runs[ours]}" | tr ';' '\n' | grep .) <(echo "${runs[theirs]}" | tr ';' '\n' | grep .) |
-  awk '{ w[NR] = $1 / $5; c[NR] = ($2 + $3) / ($6 + $7 > 0 ? $6 + $7 : 0.01) }
-    function q(a, p, k, i, j, t) {
-      for (i = 1; i <= NR; i++) k[i] = a[i]
-      for (i = 2; i <= NR; i++) for (j = i; j > 1 && k[j - 1] > k[j]; j--) { t = k[j]; k[j] = k[j - 1]; k[j - 1] = t }
-      return k[int((NR - 1) * p + 1.5)]
-    }
-    END { printf "ours / theirs, per round: wall %.3fx (quartiles %.3f-%.3f)  cpu %.3fx (quartiles %.3f-%.3f)\n",
-      q(w, 0.5), q(w, 0.25), q(w, 0.75), q(c, 0.5), q(c, 0.25), q(c, 0.75) }'
+# Each round's ours / theirs (and with BEFORE_TARGET, before / theirs and ours / before), so a
+# slow stretch of the machine, which both sides of a round share, leaves the ratio alone: the
+# median and quartiles over the rounds (CPU in /usr/bin/time's 10 ms steps).
+ratio() {
+  paste -d' ' <(echo "${runs[$1]}" | tr ';' '\n' | grep .) <(echo "${runs[$2]}" | tr ';' '\n' | grep .) |
+    awk -v label="$1 / $2" '{ w[NR] = $1 / $5; c[NR] = ($2 + $3) / ($6 + $7 > 0 ? $6 + $7 : 0.01) }
+      function q(a, p, k, i, j, t) {
+        for (i = 1; i <= NR; i++) k[i] = a[i]
+        for (i = 2; i <= NR; i++) for (j = i; j > 1 && k[j - 1] > k[j]; j--) { t = k[j]; k[j] = k[j - 1]; k[j - 1] = t }
+        return k[int((NR - 1) * p + 1.5)]
+      }
+      END { printf "%s, per round: wall %.3fx (quartiles %.3f-%.3f)  cpu %.3fx (quartiles %.3f-%.3f)\n", label,
+        q(w, 0.5), q(w, 0.25), q(w, 0.75), q(c, 0.5), q(c, 0.25), q(c, 0.75) }'
+}
+ratio ours theirs
+if [ -n "${BEFORE_TARGET:-}" ]; then
+  ratio before theirs
+  ratio ours before
+fi

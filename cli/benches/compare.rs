@@ -72,6 +72,8 @@ fn report(run: usize) -> Report {
                 trajectory: None,
                 samples: None,
                 input: None,
+                input_sha256: None,
+                input_missing: None,
                 output: None,
                 calls: Vec::new(),
                 recording_path: None,

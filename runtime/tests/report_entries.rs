@@ -1,5 +1,6 @@
 //! What a case's report entry holds, through a harness run as a user's test binary: its input
-//! and output, its model calls (the judge's too), its recording's path, the rubric judge's
+//! (referred to in the journal by its fixture's hash, shown on the page from the fixture, capped
+//! at 64 KiB) and output, its model calls (the judge's too), its recording's path, the rubric judge's
 //! verdicts (given the case's tool calls, `[judge] include_trajectory`) and the trajectory's
 //! alignment; a repeated case judged sample by sample, whose entry
 //! shows its failing sample's verdicts; and a case whose code returns 30 MB against a
@@ -16,6 +17,9 @@ use std::process::Command;
 
 /// The size of the big case's answer.
 const BIG: usize = 30 * 1024 * 1024;
+
+/// The size of the big case's input's `pad`: over the 64 KiB an input is shown of.
+const BIG_INPUT: usize = 70 * 1024;
 
 fn model() -> impl Fn(&Value) -> Result<Value, ModelError> {
     |_request: &Value| {
@@ -77,15 +81,24 @@ fn main() -> std::process::ExitCode {
     assert!(size < 512 * 1024, "report.json is {size} bytes");
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
+    let reports = root.join("target/proposal-eval");
+    check_journal(&reports, root);
+    let page = page_cases(&reports);
     let case = |name: &str| {
-        let case = report["cases"]
+        let listed = report["cases"]
             .as_array()
             .unwrap()
             .iter()
             .find(|c| c["case"] == name)
-            .cloned()
             .unwrap_or_else(|| panic!("{name} in {report:#}"));
-        with_story(case, &root.join("target/proposal-eval"))
+        assert!(
+            listed.get("story").is_some(),
+            "report.json refers to its story"
+        );
+        page.iter()
+            .find(|c| c["case"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} on the page"))
     };
     check_big(&case("big"));
     check_agent(&case("agent"));
@@ -132,7 +145,8 @@ fn run_suite(root: &Path) -> String {
     );
     write(
         &root.join("suite/big.json"),
-        &json!({ "input": { "big": true }, "expected": { "answer": "z" } }).to_string(),
+        &json!({ "input": { "big": true, "pad": "p".repeat(BIG_INPUT) }, "expected": { "answer": "z" } })
+            .to_string(),
     );
     write(
         &root.join("Cargo.toml"),
@@ -187,25 +201,46 @@ fn check_terminal(text: &str) {
     assert!(left_out > BIG - 64 * 1024, "{cut}");
 }
 
-/// A case of `report.json` with its story (`input`, `output`, `calls`), read from the journal
-/// its `story` names, as the page reads it.
-fn with_story(mut case: Value, dir: &Path) -> Value {
-    let story = case
-        .as_object_mut()
-        .unwrap()
-        .remove("story")
-        .expect("a story");
-    let bytes = std::fs::read(dir.join(story["journal"].as_str().unwrap())).unwrap();
-    let offset = story["offset"].as_u64().unwrap() as usize;
-    let length = story["length"].as_u64().unwrap() as usize;
-    let fields = &bytes[offset..offset + length];
-    assert_eq!(fields[0], b',', "the story's fields, after a comma");
-    let mut object = b"{".to_vec();
-    object.extend_from_slice(&fields[1..]);
-    object.push(b'}');
-    let fields: serde_json::Map<String, Value> = serde_json::from_slice(&object).unwrap();
-    case.as_object_mut().unwrap().extend(fields);
-    case
+/// The journal holds each case's story once, its input not copied: in place of `input`, the
+/// SHA-256 of the fixture file as the run read it.
+fn check_journal(reports: &Path, root: &Path) {
+    use proposal_eval::__internal::recording::hash_content;
+    let runs = std::fs::read_dir(reports.join("runs")).unwrap();
+    let journal = runs
+        .map(|r| r.unwrap().path().join("journal.jsonl"))
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(journal).unwrap();
+    for (case, fixture) in [
+        ("agent", "agent"),
+        ("big", "big"),
+        ("repeated/three", "repeated/three"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("\"case\":\"{case}\"")))
+            .unwrap_or_else(|| panic!("{case} in {text}"));
+        let entry: Value = serde_json::from_str(line).unwrap();
+        assert!(entry.get("input").is_none(), "{case}: no copy of the input");
+        let bytes = std::fs::read(root.join(format!("suite/{fixture}.json"))).unwrap();
+        assert_eq!(entry["input_sha256"], hash_content(&bytes).0, "{case}");
+    }
+}
+
+/// The cases as the page holds them (a report of three cases is embedded whole, with every
+/// story), their inputs read from their fixtures.
+fn page_cases(reports: &Path) -> Vec<Value> {
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    let open = "<script type=\"application/json\" id=\"report-summary\">";
+    let start = html.find(open).expect("the embedded report") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let report: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let cases = report["cases"].as_array().unwrap().clone();
+    assert!(
+        cases.iter().all(|c| c.get("story").is_none()),
+        "every story embedded"
+    );
+    cases
 }
 
 /// The big case: its failure and its output capped, saying how much was left out.
@@ -226,7 +261,21 @@ fn check_big(big: &Value) {
         "{}",
         &output[output.len() - 40..]
     );
-    assert_eq!(big["input"], json!({ "big": true }));
+    // The input, read from the fixture, capped as the output is.
+    let input = big["input"]
+        .as_str()
+        .expect("the input, capped to a string");
+    assert!(
+        input.starts_with("{\"big\":true,\"pad\":\"pppp"),
+        "{}",
+        &input[..40]
+    );
+    let whole = "{\"big\":true,\"pad\":\"\"}".len() + BIG_INPUT;
+    assert!(
+        input.ends_with(&format!("\n… {} bytes left out", whole - 64 * 1024)),
+        "{}",
+        &input[input.len() - 40..]
+    );
     assert!(
         big.get("calls").is_none(),
         "no model call: {}",

@@ -181,6 +181,42 @@ fn a_must_not_statement_shows_the_answer_apart_from_the_outcome() {
     }
 }
 
+/// A case whose journal refers to its input by its fixture's hash, the fixture edited since:
+/// its Input section says why the input is not shown, and shows neither the input it ran with
+/// nor the new one; its output is there.
+#[test]
+fn a_case_whose_fixture_changed_since_its_run_says_so_in_its_input() {
+    use proposal_eval::__internal::recording::hash_content;
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("fixtures/refunds/full.json");
+    std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
+    let ran = r#"{"input": {"message": "as it ran"}}"#;
+    std::fs::write(&fixture, r#"{"input": {"message": "edited since"}}"#).unwrap();
+    let mut cases = four_cases();
+    let full = cases[3].as_object_mut().unwrap();
+    full.remove("input");
+    full.insert("input_sha256".into(), json!(hash_content(ran.as_bytes()).0));
+    full.insert("fixture".into(), json!(fixture));
+    let out = folded(dir.path(), "run", &cases);
+    let dom = dump_dom(&chromium, &format!("{}#case=refunds::full", page_url(&out)));
+    let case = between(
+        &dom,
+        "<section id=\"case-detail\"",
+        "<section id=\"summary\"",
+    );
+    let input = between(case, "id=\"case-input\"", "</section>");
+    assert_eq!(
+        text_of(input, "input-missing"),
+        "fixtures/refunds/full.json changed since this run; its input then is not kept"
+    );
+    assert!(
+        !case.contains("as it ran") && !case.contains("edited since"),
+        "{case}"
+    );
+    assert!(between(case, "id=\"case-output\"", "</section>").contains("\"action\": \"refund\""));
+}
+
 /// A case whose story the page does not hold (a large report's page holds as many stories as
 /// it can open with, failing cases' first; here, the journal is gone) opens to its verdicts and
 /// the note that says where its story is; its recording's path and run are still there.

@@ -62,6 +62,8 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         trajectory: None,
         samples: None,
         input: None,
+        input_sha256: None,
+        input_missing: None,
         output: None,
         calls: Vec::new(),
         recording_path: None,

@@ -186,9 +186,20 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
     /// The fixture's input as the code received it; over 64 KiB of JSON, a string of its first
-    /// 64 KiB and `… N bytes left out`.
+    /// 64 KiB and `… N bytes left out`. A journal refers to it by `input_sha256` instead, and
+    /// the page holds it here, read from the fixture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<serde_json::Value>,
+    /// In a journal, in place of `input`: the lowercase hex SHA-256 of the fixture file's bytes
+    /// as the run read them (CRLF read as LF, as recordings hash their sources). The code under
+    /// test received the fixture's `input` unchanged, so a reader shows that input from the file
+    /// while the file still has this hash, and `input_missing` when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_sha256: Option<String>,
+    /// Where a reader could not show the input an entry referred to by `input_sha256`: why, in
+    /// words (`fixtures/x.json changed since this run; …`). Never written in journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_missing: Option<String>,
     /// What the code returned (the shown sample's, for a repeated case), capped as `input` is;
     /// absent when it failed before returning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,12 +249,12 @@ impl Entry {
     }
 
     /// The entry of a case that just ran. Its failure text (`failure`, then each evaluator's
-    /// `rendered` and `misses`) is capped at [`TEXT_CAP`] bytes together, and its input and
-    /// output at [`TEXT_CAP`] bytes of JSON each ([`capped_value`]).
+    /// `rendered` and `misses`) is capped at [`TEXT_CAP`] bytes together, and its output at
+    /// [`TEXT_CAP`] bytes of JSON ([`capped_value`]). Its input is referred to by the hash of
+    /// the fixture's bytes (`input_sha256`), not copied.
     ///
-    /// What the entry holds of the case's story (input, output, calls, trajectory, samples,
-    /// verdicts, alignment) is moved out of `loaded` and `result`, not copied: the caller keeps
-    /// only what it prints.
+    /// What the entry holds of the case's story (output, calls, trajectory, samples, verdicts,
+    /// alignment) is moved out of `result`, not copied: the caller keeps only what it prints.
     pub(crate) fn new(suite: &Suite, loaded: &mut LoadedCase, result: &mut CaseResult) -> Entry {
         let mut budget = TEXT_CAP;
         let failure = result
@@ -277,6 +288,22 @@ impl Entry {
             None if evaluators.is_empty() => None,
             None => Some(evaluators.iter().map(|e| e.score).sum::<f64>() / evaluators.len() as f64),
         };
+        // The code under test got the fixture's `input` as it was parsed (`run_case` moves it
+        // into the `Case` and back), so the hash of the fixture's bytes names it: the journal
+        // does not copy it. A fixture that did not parse leaves no input.
+        let input_sha256 = loaded
+            .file
+            .is_ok()
+            .then(|| loaded.source().sha256.clone())
+            .filter(|hash| !hash.is_empty());
+        let input = match input_sha256 {
+            Some(_) => None,
+            None => loaded
+                .file
+                .as_mut()
+                .ok()
+                .map(|f| capped_value(std::mem::take(&mut f.input))),
+        };
         Entry {
             package: crate::env::package_name().unwrap_or("unknown").to_string(),
             binary: crate::env::test_binary().unwrap_or("unknown").to_string(),
@@ -299,11 +326,9 @@ impl Entry {
             usage: result.usage.clone(),
             trajectory: result.trajectory.take(),
             samples: result.samples.take(),
-            input: loaded
-                .file
-                .as_mut()
-                .ok()
-                .map(|f| capped_value(std::mem::take(&mut f.input))),
+            input,
+            input_sha256,
+            input_missing: None,
             output: result.output.take().map(capped_value),
             calls: std::mem::take(&mut result.calls),
             recording_path: result.recording_path.clone(),

@@ -16,7 +16,8 @@
 //! - always by `cargo proposal-eval report`.
 //!
 //! Each module has one job and imports only its siblings: `entry` (a case's line and its id),
-//! `journal` (a run's journal, read and written), `runs` (the runs on disk: bookmark and
+//! `journal` (a run's journal, read and written), `input` (a case's input, referred to by its
+//! fixture), `runs` (the runs on disk: bookmark and
 //! retention), `aggregate` (the report's numbers), `schema` (`report.json`'s types), `fold`,
 //! `merge`, `page`, `run_end` (the end of a case and of a process) and `error`. Comparing two
 //! reports and writing JUnit XML are `cargo proposal-eval`'s (`cli/src/comparison/`,
@@ -26,6 +27,7 @@ mod aggregate;
 mod entry;
 mod error;
 mod fold;
+mod input;
 mod journal;
 pub mod merge;
 pub mod page;

@@ -7,7 +7,9 @@
 //! time: [`write`]. `report.json` refers to each case's story (`input`, `output`, `calls`) in its
 //! run's journal; the page embeds the stories themselves, read from the journals, up to
 //! [`FAILING_STORIES`] bytes of failing cases' and [`PASSING_STORIES`] of passing ones', each in
-//! case order. A case past that keeps the reference, and the page names the journal.
+//! case order. A case past that keeps the reference, and the page names the journal. A story
+//! whose journal refers to its input by its fixture's hash gets the input read from the
+//! fixture, or the note that says why not ([`input`](super::input)).
 //!
 //! The JSON goes in `<script type="application/json">` elements with every `<` written as
 //! `\u003c`. In JSON a `<` can only stand inside a string, where `\u003c` means the same
@@ -21,6 +23,7 @@
 
 use super::entry::StoryRef;
 use super::error::ReportError;
+use super::input;
 use super::journal::story_span;
 use std::io::{BufRead as _, Read as _, Seek as _, Write};
 use std::path::{Path, PathBuf};
@@ -210,6 +213,10 @@ impl Stories {
             .ok()
             .filter(|r| self.embedded[kind] + r.length <= budget)
             .and_then(|r| self.read(&r).ok());
+        // Its input from its fixture, when the journal refers to it (larger than the reference).
+        let story = story
+            .map(|s| input::resolve(&line[..from], s))
+            .filter(|s| self.embedded[kind] + s.len() as u64 <= budget);
         match story {
             Some(story) => {
                 self.embedded[kind] += story.len() as u64;
@@ -235,10 +242,7 @@ impl Stories {
         file.seek(std::io::SeekFrom::Start(story.offset))?;
         let mut bytes = vec![0; usize::try_from(story.length).map_err(std::io::Error::other)?];
         file.read_exact(&mut bytes)?;
-        let is_story = [&b",\"input\":"[..], b",\"output\":", b",\"calls\":"]
-            .iter()
-            .any(|key| bytes.starts_with(key));
-        match is_story {
+        match input::is_story(&bytes) {
             true => Ok(bytes),
             false => Err(std::io::Error::other("not a story")),
         }

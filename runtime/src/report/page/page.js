@@ -632,7 +632,9 @@
         '<code id="story-journal">' + esc(c.story.journal) + "</code>, bytes " + c.story.offset + "\u2013" +
         (c.story.offset + c.story.length) + ", beside this page.</p>";
     } else {
-      html += '<div class="two"><section id="case-input"><h3>Input</h3>' + json(c.input) + "</section>" +
+      // An input its fixture no longer holds is not shown; why is.
+      const input = c.input_missing ? '<p id="input-missing" class="muted">' + esc(c.input_missing) + "</p>" : json(c.input);
+      html += '<div class="two"><section id="case-input"><h3>Input</h3>' + input + "</section>" +
         '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
     }
     html += '<section id="evaluators"><h3>Evaluators</h3>' + ((c.evaluators || []).map(evaluatorBlock).join("") ||
