@@ -30,15 +30,15 @@ struct Fixture<'a> {
 /// input in place of the reference: `,"input":…`, or `,"input_missing":"why"` when the fixture
 /// no longer holds it. `head` is the case's line before its story, where the fixture is named.
 /// A story that holds its input (an older journal's), or that is laid out otherwise, is
-/// returned as it is.
-pub(super) fn resolve(head: &[u8], story: Vec<u8>) -> Vec<u8> {
+/// returned as it is. `dir` is the report folder being written (see [`input_of`]).
+pub(super) fn resolve(head: &[u8], story: Vec<u8>, dir: &Path) -> Vec<u8> {
     let Some((sha256, rest)) = reference(&story) else {
         return story;
     };
     let mut object = head.to_vec();
     object.push(b'}');
     let shown = match serde_json::from_slice::<Fixture>(&object) {
-        Ok(f) => input_of(Path::new(&*f.fixture), sha256, &shown_name(&f)),
+        Ok(f) => input_of(Path::new(&*f.fixture), sha256, &shown_name(&f), dir),
         Err(_) => Err("the case's line names no fixture; its input is not shown".to_string()),
     };
     let mut out = Vec::with_capacity(story.len() + 256);
@@ -90,17 +90,37 @@ fn shown_name(f: &Fixture) -> String {
 /// The JSON text of the input the fixture at `path` holds, capped as an entry caps it
 /// ([`capped_value`](super::entry::capped_value)), when the file's hash is still `sha256`; else
 /// why not, naming it `shown`.
-pub(super) fn input_of(path: &Path, sha256: &str, shown: &str) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("{shown} is gone since this run; the input it held then is not kept")
+///
+/// A fixture that is not at `path` (another machine's checkout: a CI runner's report merged
+/// here) is looked for in this machine's checkout: the same path's last components below a
+/// folder holding the report folder `dir` (`target/proposal-eval`), the file with that hash.
+pub(super) fn input_of(
+    path: &Path,
+    sha256: &str,
+    shown: &str,
+    dir: &Path,
+) -> Result<Vec<u8>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            match checked_out_here(path, sha256, dir) {
+                Ok(bytes) => bytes,
+                Err(Seen::Other) => return Err(changed(shown)),
+                Err(Seen::None) => {
+                    return Err(format!(
+                        "{shown} is gone since this run; the input it held then is not kept"
+                    ))
+                }
+            }
         }
-        _ => format!("{shown} cannot be read ({e}); the input it held in this run is not shown"),
-    })?;
+        Err(e) => {
+            return Err(format!(
+                "{shown} cannot be read ({e}); the input it held in this run is not shown"
+            ))
+        }
+    };
     if hash_content(&bytes).0 != sha256 {
-        return Err(format!(
-            "{shown} changed since this run; its input then is not kept"
-        ));
+        return Err(changed(shown));
     }
     #[derive(Deserialize)]
     struct Input<'a> {
@@ -121,7 +141,53 @@ pub(super) fn input_of(path: &Path, sha256: &str, shown: &str) -> Result<Vec<u8>
     if raw.get().len() <= TEXT_CAP / 8 {
         return Ok(raw.get().as_bytes().to_vec());
     }
-    let value: serde_json::Value = serde_json::from_str(raw.get())
+    let value: serde_json::Value = serde_json::from_slice(raw.get().as_bytes())
         .map_err(|e| format!("{shown}: its input cannot be read ({e})"))?;
     serde_json::to_vec(&super::entry::capped_value(value)).map_err(|e| e.to_string())
+}
+
+fn changed(shown: &str) -> String {
+    format!("{shown} changed since this run; its input then is not kept")
+}
+
+/// What [`checked_out_here`] found when no file had the hash.
+enum Seen {
+    /// No file of the path's name.
+    None,
+    /// A file of the path's name, with other bytes.
+    Other,
+}
+
+/// The bytes of the file with hash `sha256` whose path ends as `path` does, below one of the
+/// three folders holding the report folder `dir` (its `target`, the workspace, the folder
+/// above): the shortest such ending first.
+fn checked_out_here(path: &Path, sha256: &str, dir: &Path) -> Result<Vec<u8>, Seen> {
+    let Ok(dir) = std::path::absolute(dir) else {
+        return Err(Seen::None);
+    };
+    let mut seen = Seen::None;
+    let names: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    for base in dir.ancestors().skip(1).take(3) {
+        for from in (0..names.len()).rev() {
+            let candidate: std::path::PathBuf = names[from..]
+                .iter()
+                .fold(base.to_path_buf(), |p, n| p.join(n));
+            if candidate == path {
+                continue;
+            }
+            if let Ok(bytes) = std::fs::read(&candidate) {
+                if hash_content(&bytes).0 == sha256 {
+                    return Ok(bytes);
+                }
+                seen = Seen::Other;
+            }
+        }
+    }
+    Err(seen)
 }

@@ -85,6 +85,14 @@ fn source_files(path: &Path) -> Result<Vec<PathBuf>, ReportError> {
         let mut files = Vec::new();
         jsonl_below(&journals, journals != dir, &mut files)
             .map_err(|e| ReportError::new(&journals, format!("cannot list it: {e}")))?;
+        if journals == dir {
+            // A `runs/` folder given itself: its runs' journals, `<run>/journal.jsonl`.
+            let runs = std::fs::read_dir(&dir).into_iter().flatten().flatten();
+            files.extend(
+                runs.map(|run| run.path().join("journal.jsonl"))
+                    .filter(|journal| journal.is_file()),
+            );
+        }
         if !files.is_empty() {
             files.sort();
             return Ok(files);

@@ -673,6 +673,10 @@ fn ten_runs_stay_within_the_budget_and_every_kept_story_shows() {
             "c{i:03}"
         );
     }
+    // Its `runs/` folder given itself: the same cases, from its runs' journals.
+    let merged =
+        super::merge::merge(std::slice::from_ref(&runs), &dir.path().join("merged-runs")).unwrap();
+    assert_eq!(merged.cases.len(), 200);
 }
 
 /// A case's id as text (the page's links) and back: two suites whose folders share a last name
@@ -809,6 +813,54 @@ fn an_input_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with
     );
 }
 
+/// A report merged on another machine finds a runner's fixture in this machine's checkout (the
+/// runner's absolute path is not here): the same path's last components below the folders
+/// holding the report folder, the file with the hash the run read; a file of that name with
+/// other bytes is not taken for it.
+#[test]
+fn a_merged_report_finds_a_runners_fixture_in_this_checkout() {
+    use crate::recording::sources::hash_content;
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ran = r#"{"input": {"message": "as the runner ran it"}, "expected": []}"#;
+    let line = |case: &str, hash: &str| {
+        let entry: Entry = serde_json::from_value(json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"),
+            "fixture": format!("/runner-that-is-not-here/repo/fixtures/s/{case}.json"),
+            "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
+            "input_sha256": hash, "output": {"reply": "done"},
+            "run": "parent-1-1", "finished_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        serde_json::to_string(&entry).unwrap() + "\n"
+    };
+    let hash = hash_content(ran.as_bytes()).0;
+    let checkout = root.join("repo/fixtures/s");
+    std::fs::create_dir_all(&checkout).unwrap();
+    std::fs::write(checkout.join("a.json"), ran).unwrap();
+    std::fs::write(
+        checkout.join("b.json"),
+        ran.replace("as the runner", "otherwise"),
+    )
+    .unwrap();
+    let runner = root.join("artifact/target/proposal-eval");
+    let lines = line("a", &hash) + &line("b", &hash);
+    std::fs::write(journal(&runner.join("runs"), "parent-1-1"), lines).unwrap();
+    let merged = root.join("repo/target/proposal-eval");
+    super::merge::merge(&[runner], &merged).unwrap();
+    let cases = page_cases(&merged);
+    assert_eq!(
+        cases[0]["input"],
+        json!({"message": "as the runner ran it"})
+    );
+    assert_eq!(
+        cases[1]["input_missing"],
+        json!("fixtures/s/b.json changed since this run; its input then is not kept")
+    );
+}
+
 /// An input read from its fixture is what the entry would have held: the value itself while
 /// its JSON text is at most 64 KiB (numbers written longer than in the file included), else
 /// the capped text.
@@ -837,7 +889,7 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
     for (text, input) in texts {
         std::fs::write(&path, &text).unwrap();
         let sha256 = hash_content(text.as_bytes()).0;
-        let shown = super::input::input_of(&path, &sha256, "a.json").unwrap();
+        let shown = super::input::input_of(&path, &sha256, "a.json", dir.path()).unwrap();
         let shown: Value = serde_json::from_slice(&shown).unwrap();
         assert_eq!(
             shown,

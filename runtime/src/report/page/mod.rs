@@ -215,7 +215,7 @@ impl Stories {
             .and_then(|r| self.read(&r).ok());
         // Its input from its fixture, when the journal refers to it (larger than the reference).
         let story = story
-            .map(|s| input::resolve(&line[..from], s))
+            .map(|s| input::resolve(&line[..from], s, &self.dir))
             .filter(|s| self.embedded[kind] + s.len() as u64 <= budget);
         match story {
             Some(story) => {
