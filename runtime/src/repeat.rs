@@ -424,7 +424,7 @@ mod tests {
         struct Run {
             run: RunConfig,
         }
-        let read = |text: &str| toml::from_str::<Run>(text).map(|r| r.run);
+        let read = |text: &str| crate::toml_read::from_str::<Run>(text).map(|r| r.run);
         assert_eq!(read("[run]\nrepeat = 3\n").unwrap().pass, PassRule::All);
         assert_eq!(
             read("[run]\npass = \"majority\"\n").unwrap().pass,

@@ -63,15 +63,45 @@ impl de::Error for Error {
 
 /// `text` read as a `T`.
 pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let document = DeTable::parse(text).map_err(|e| Error {
-        message: e.message().to_string(),
-        span: e.span(),
-    })?;
-    let span = document.span();
+    from_table(table(text)?)
+}
+
+/// `text` parsed as a TOML document, to read (or merge) later.
+pub(crate) fn table(text: &str) -> Result<DeTable<'_>, Error> {
+    DeTable::parse(text)
+        .map(Spanned::into_inner)
+        .map_err(|e| Error {
+            message: e.message().to_string(),
+            span: e.span(),
+        })
+}
+
+/// A parsed document read as a `T`.
+pub(crate) fn from_table<T: DeserializeOwned>(table: DeTable<'_>) -> Result<T, Error> {
     T::deserialize(Value {
-        value: DeValue::Table(document.into_inner()),
-        span,
+        value: DeValue::Table(table),
+        span: 0..0,
     })
+}
+
+/// Puts `over` over `base`, key by key: a table over a table is merged the same way, any other
+/// value (a list, a list of tables, a string) replaces what was there.
+pub(crate) fn merge<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
+    for (key, value) in over {
+        let span = value.span();
+        match (base.get_mut(key.get_ref().as_ref()), value.into_inner()) {
+            (Some(below), DeValue::Table(above))
+                if matches!(below.get_ref(), DeValue::Table(_)) =>
+            {
+                if let DeValue::Table(below) = below.get_mut() {
+                    merge(below, above);
+                }
+            }
+            (_, value) => {
+                base.insert(key, Spanned::new(span, value));
+            }
+        }
+    }
 }
 
 /// A value of the document and its place.

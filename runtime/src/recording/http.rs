@@ -1038,7 +1038,7 @@ mod tests {
     }
 
     fn config(upstream: &str) -> HttpConfig {
-        toml::from_str(&format!("upstream = \"{upstream}\"")).unwrap()
+        crate::toml_read::from_str(&format!("upstream = \"{upstream}\"")).unwrap()
     }
 
     /// A chat completion through `base`, as a blocking client sends it: status and body.

@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn the_environment_overrides_the_config() {
-        let config: HttpConfig = toml::from_str(
+        let config: HttpConfig = crate::toml_read::from_str(
             "upstream = \"https://a.example/v1\"\n[upstreams]\nclaude = \"https://c.example\"\n",
         )
         .unwrap();
@@ -459,7 +459,7 @@ mod tests {
             HttpConfig::default().resolve(None, None, &none),
             Resolved::Unset
         );
-        let err = toml::from_str::<HttpConfig>("upstream = \"api.openai.com\"")
+        let err = crate::toml_read::from_str::<HttpConfig>("upstream = \"api.openai.com\"")
             .unwrap_err()
             .to_string();
         assert!(err.contains("http:// or https://"), "{err}");

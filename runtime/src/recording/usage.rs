@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn a_price_is_a_finite_non_negative_number() {
-        let parse = |t: &str| toml::from_str::<Pricing>(t).map_err(|e| e.to_string());
+        let parse = |t: &str| crate::toml_read::from_str::<Pricing>(t).map_err(|e| e.to_string());
         assert!(parse("input_per_mtok = 0.15\noutput_per_mtok = 0.6").is_ok());
         let err = parse("input_per_mtok = -1\noutput_per_mtok = 0.6").unwrap_err();
         assert!(err.contains("-1 is not a price"), "{err}");

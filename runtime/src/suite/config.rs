@@ -230,51 +230,44 @@ impl SuiteConfig {
     }
 
     /// The config of the cases below a nested `proposal-eval.toml`: `nested` (its text, read
-    /// from `file`) over `under` (the TOML of the config it applies over), key by key: tables
-    /// are merged, any other value (a list included) replaces the one under it. Returns the
-    /// config and the merged TOML, for a file nested deeper still.
+    /// from `file`) over `under` (the texts of the configs it applies over, outermost first),
+    /// key by key: tables are merged, any other value (a list included) replaces the one under
+    /// it. Returns the config and the texts it was merged from, for a file nested deeper still.
     ///
     /// The nested file is checked alone first, so that an unknown key or a wrong type is
     /// reported at its line; the checks across sections apply to the merged whole.
     pub(crate) fn merged_over(
-        under: &toml::Table,
+        under: &[String],
         nested: &str,
         file: impl AsRef<Path>,
-    ) -> Result<(SuiteConfig, toml::Table), ConfigError> {
+    ) -> Result<(SuiteConfig, Vec<String>), ConfigError> {
         let file = file.as_ref();
         SuiteConfig::parse_alone(nested, file)?;
-        let over: toml::Table = toml::from_str(nested).map_err(|e| ConfigError {
+        let failed = |message: String| ConfigError {
             file: file.to_path_buf(),
             line: 0,
             column: 0,
-            message: crate::messages::in_words(
-                e.message().trim(),
-                "",
-                crate::messages::Syntax::Toml,
-            ),
+            message,
+        };
+        let words = |e: crate::toml_read::Error| {
+            crate::messages::in_words(e.message().trim(), "", crate::messages::Syntax::Toml)
+        };
+        // Each text parsed again (they are short) and merged in order: one reader for every
+        // config, no second TOML deserializer in each user's build (`bench/cold-build`).
+        let mut texts = under.to_vec();
+        texts.push(nested.to_string());
+        let mut merged = toml::de::DeTable::new();
+        for text in &texts {
+            let table = crate::toml_read::table(text).map_err(|e| failed(words(e)))?;
+            crate::toml_read::merge(&mut merged, table);
+        }
+        let config: SuiteConfig = crate::toml_read::from_table(merged).map_err(|e| {
+            failed(format!(
+                "{}, once merged over the suite's config (a nested config's keys replace the suite's one by one; tables are merged)",
+                words(e)
+            ))
         })?;
-        let mut merged = under.clone();
-        merge_tables(&mut merged, over);
-        // Read back through the same TOML reader as a config file (rather than
-        // `toml::Value::try_into`): a second deserializer would be a second copy of every config
-        // type's `Deserialize` code in each user's build (`bench/cold-build`).
-        let text = toml::to_string(&merged).map_err(|e| ConfigError {
-            file: file.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: format!("the merged config cannot be written as TOML: {e}"),
-        })?;
-        let config: SuiteConfig = crate::toml_read::from_str(&text)
-            .map_err(|e: crate::toml_read::Error| ConfigError {
-                file: file.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!(
-                    "{}, once merged over the suite's config (a nested config's keys replace the suite's one by one; tables are merged)",
-                    crate::messages::in_words(e.message().trim(), "", crate::messages::Syntax::Toml)
-                ),
-            })?;
-        Ok((config.validated(nested, file)?, merged))
+        Ok((config.validated(nested, file)?, texts))
     }
 
     /// Reads `proposal-eval.toml` from a suite folder; a folder without one gets the default.
@@ -297,10 +290,11 @@ impl SuiteConfig {
         SuiteConfig::from_toml_str(&text, file)
     }
 
-    /// The TOML of a config file, for nested files to merge over: empty when there is no file.
-    pub(crate) fn table_of(file: &Path) -> Result<toml::Table, ConfigError> {
+    /// The text of a config file, for nested files to merge over, once it parses as TOML: empty
+    /// when there is no file.
+    pub(crate) fn text_of(file: &Path) -> Result<String, ConfigError> {
         if !file.exists() {
-            return Ok(toml::Table::new());
+            return Ok(String::new());
         }
         let text = std::fs::read_to_string(file).map_err(|e| ConfigError {
             file: file.to_path_buf(),
@@ -308,16 +302,19 @@ impl SuiteConfig {
             column: 0,
             message: format!("cannot read the config file: {e}"),
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError {
-            file: file.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: crate::messages::in_words(
-                e.message().trim(),
-                "",
-                crate::messages::Syntax::Toml,
-            ),
-        })
+        match crate::toml_read::table(&text) {
+            Ok(_) => Ok(text),
+            Err(e) => Err(ConfigError {
+                file: file.to_path_buf(),
+                line: 0,
+                column: 0,
+                message: crate::messages::in_words(
+                    e.message().trim(),
+                    "",
+                    crate::messages::Syntax::Toml,
+                ),
+            }),
+        }
     }
 
     /// Checks what serde cannot: relations between sections.
@@ -356,21 +353,6 @@ impl SuiteConfig {
             }
         }
         Ok(())
-    }
-}
-
-/// Puts `over` over `base`, key by key: a table over a table is merged the same way, any other
-/// value (a list, a list of tables, a string) replaces what was there.
-fn merge_tables(base: &mut toml::Table, over: toml::Table) {
-    for (key, value) in over {
-        match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(below)), toml::Value::Table(above)) => {
-                merge_tables(below, above)
-            }
-            (_, value) => {
-                base.insert(key, value);
-            }
-        }
     }
 }
 
@@ -493,7 +475,7 @@ mod tests {
     fn a_nested_config_merges_key_by_key_and_its_lists_replace() {
         use proposal_eval_engine::compare::Matching;
         let suite = "evaluators = [\"strict\"]\n[strict]\nmatching = \"ordered\"\nignore_paths = [\"a\", \"b\"]\ndiscriminator = \"changeType\"\n[recording]\nvalidation = \"warn\"\n";
-        let under: toml::Table = toml::from_str(suite).unwrap();
+        let under = [suite.to_string()];
         let nested = "[strict]\nmatching = \"any_order\"\nignore_paths = [\"c\"]\n";
         let (config, merged) =
             SuiteConfig::merged_over(&under, nested, "s/sub/proposal-eval.toml").unwrap();
@@ -518,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_nested_configs_errors_name_it_and_their_place() {
-        let under: toml::Table = toml::from_str("[strict]\nmatching = \"ordered\"\n").unwrap();
+        let under = ["[strict]\nmatching = \"ordered\"\n".to_string()];
         let err = SuiteConfig::merged_over(
             &under,
             "\n[strict]\nmatchng = 1\n",

@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The config that applies to the cases of a folder.
 pub(crate) struct Layer {
     pub config: Result<SuiteConfig, ConfigError>,
-    /// The merged TOML the config was read from, for a file nested below; `None` for a config
-    /// built in Rust (`Harness::with_config`), which no file can be merged over.
-    table: Option<toml::Table>,
+    /// The TOML texts the config was merged from, outermost first, for a file nested below;
+    /// `None` for a config built in Rust (`Harness::with_config`), which no file can be merged
+    /// over.
+    texts: Option<Vec<String>>,
     /// The config file read last: where `[recording] sources` are written, for messages.
     pub file: PathBuf,
     /// The `[recording] sources` files, hashed once per process.
@@ -29,11 +30,11 @@ impl Layer {
         } else {
             Ok(SuiteConfig::default())
         };
-        let table = match &config {
-            Ok(_) => SuiteConfig::table_of(&file).ok(),
+        let texts = match &config {
+            Ok(_) => SuiteConfig::text_of(&file).ok().map(|text| vec![text]),
             Err(_) => None,
         };
-        Layer::new(config, table, file)
+        Layer::new(config, texts, file)
     }
 
     /// A config built in Rust; `file` is the config file the suite would otherwise read.
@@ -43,12 +44,12 @@ impl Layer {
 
     fn new(
         config: Result<SuiteConfig, ConfigError>,
-        table: Option<toml::Table>,
+        texts: Option<Vec<String>>,
         file: PathBuf,
     ) -> Layer {
         Layer {
             config,
-            table,
+            texts,
             file,
             sources: OnceLock::new(),
         }
@@ -63,7 +64,7 @@ impl Layer {
             column: 0,
             message,
         };
-        let config = match (&self.config, &self.table) {
+        let config = match (&self.config, &self.texts) {
             // A case below a config that does not read fails with that config's error.
             (Err(e), _) => Err(e.clone()),
             (Ok(_), None) => Err(failed(
@@ -76,7 +77,7 @@ impl Layer {
             .map(|(config, merged)| (config, Some(merged))),
         };
         match config {
-            Ok((config, table)) => Layer::new(Ok(config), table, file.to_path_buf()),
+            Ok((config, texts)) => Layer::new(Ok(config), texts, file.to_path_buf()),
             Err(e) => Layer::new(Err(e), None, file.to_path_buf()),
         }
     }
