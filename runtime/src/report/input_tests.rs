@@ -1,0 +1,175 @@
+//! A case's input referred to by its fixture (`input`), through the fold, the page and
+//! `report --merge`.
+
+use super::entry::{capped_value, Entry};
+use super::tests::{fold, journal};
+use crate::run::TEXT_CAP;
+use std::path::Path;
+
+/// The cases as the page at `dir/report.html` embeds them (its first page, `report-summary`).
+fn page_cases(dir: &Path) -> Vec<serde_json::Value> {
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let open = "<script type=\"application/json\" id=\"report-summary\">";
+    let start = html.find(open).unwrap() + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let report: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    report["cases"].as_array().unwrap().clone()
+}
+
+/// A journal refers to a case's input by the hash of its fixture: the page and `report --merge`
+/// show the input read from the fixture while it has that hash (CRLF read as LF, as the run
+/// hashed it); once the fixture is edited, they say why the input is not shown and never show
+/// the new one. A deleted fixture's case is dropped by the fold (the case is gone); `report
+/// --merge`, which keeps it, says the fixture is gone.
+#[test]
+fn an_input_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with() {
+    use crate::recording::sources::hash_content;
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/evals.rs"), "").unwrap();
+    let fixture = root.join("fixtures/s/a.json");
+    std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
+    let ran = "{\r\n  \"input\": {\"message\": \"as it ran\"},\r\n  \"expected\": []\r\n}\r\n";
+    std::fs::write(&fixture, ran).unwrap();
+    let entry: Entry = serde_json::from_value(json!({
+        "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+        "case": "a", "test": "s::a", "fixture": fixture,
+        "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
+        "input_sha256": hash_content(ran.replace("\r\n", "\n").as_bytes()).0,
+        "output": {"reply": "done"},
+        "run": "parent-1-1", "finished_at": "2026-01-01T00:00:00Z",
+    }))
+    .unwrap();
+    let line = serde_json::to_string(&entry).unwrap();
+    assert!(
+        !line.contains("as it ran") && !line.contains("\"input\":"),
+        "{line}"
+    );
+    let reports = root.join("target/proposal-eval");
+    std::fs::write(journal(&reports.join("runs"), "parent-1-1"), line + "\n").unwrap();
+    let merged = root.join("merged");
+    let shown = |dir: &Path| {
+        let cases = page_cases(dir);
+        assert_eq!(cases.len(), 1, "{cases:?}");
+        (cases[0]["input"].clone(), cases[0]["input_missing"].clone())
+    };
+    let input = json!({"message": "as it ran"});
+
+    fold(&reports).unwrap();
+    assert_eq!(shown(&reports), (input.clone(), json!(null)));
+    super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    assert_eq!(shown(&merged), (input, json!(null)));
+
+    std::fs::write(&fixture, ran.replace("as it ran", "edited since")).unwrap();
+    let changed = json!("fixtures/s/a.json changed since this run; its input then is not kept");
+    fold(&reports).unwrap();
+    assert_eq!(shown(&reports), (json!(null), changed.clone()));
+    super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    assert_eq!(shown(&merged), (json!(null), changed));
+    for dir in [&reports, &merged] {
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(!html.contains("edited since"));
+    }
+
+    std::fs::remove_file(&fixture).unwrap();
+    assert!(fold(&reports).unwrap().cases.is_empty(), "the case is gone");
+    let merged = super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    assert_eq!(merged.cases.len(), 1);
+    assert_eq!(
+        shown(root.join("merged").as_path()),
+        (
+            json!(null),
+            json!("fixtures/s/a.json is gone since this run; the input it held then is not kept")
+        )
+    );
+}
+
+/// A report merged on another machine finds a runner's fixture in this machine's checkout (the
+/// runner's absolute path is not here): the same path's last components below the folders
+/// holding the report folder, the file with the hash the run read; a file of that name with
+/// other bytes is not taken for it.
+#[test]
+fn a_merged_report_finds_a_runners_fixture_in_this_checkout() {
+    use crate::recording::sources::hash_content;
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ran = r#"{"input": {"message": "as the runner ran it"}, "expected": []}"#;
+    let line = |case: &str, hash: &str| {
+        let entry: Entry = serde_json::from_value(json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"),
+            "fixture": format!("/runner-that-is-not-here/repo/fixtures/s/{case}.json"),
+            "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
+            "input_sha256": hash, "output": {"reply": "done"},
+            "run": "parent-1-1", "finished_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        serde_json::to_string(&entry).unwrap() + "\n"
+    };
+    let hash = hash_content(ran.as_bytes()).0;
+    let checkout = root.join("repo/fixtures/s");
+    std::fs::create_dir_all(&checkout).unwrap();
+    std::fs::write(checkout.join("a.json"), ran).unwrap();
+    std::fs::write(
+        checkout.join("b.json"),
+        ran.replace("as the runner", "otherwise"),
+    )
+    .unwrap();
+    let runner = root.join("artifact/target/proposal-eval");
+    let lines = line("a", &hash) + &line("b", &hash);
+    std::fs::write(journal(&runner.join("runs"), "parent-1-1"), lines).unwrap();
+    let merged = root.join("repo/target/proposal-eval");
+    super::merge::merge(&[runner], &merged).unwrap();
+    let cases = page_cases(&merged);
+    assert_eq!(
+        cases[0]["input"],
+        json!({"message": "as the runner ran it"})
+    );
+    assert_eq!(
+        cases[1]["input_missing"],
+        json!("fixtures/s/b.json changed since this run; its input then is not kept")
+    );
+}
+
+/// An input read from its fixture is what the entry would have held: the value itself while
+/// its JSON text is at most 64 KiB (numbers written longer than in the file included), else
+/// the capped text.
+#[test]
+fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
+    use crate::recording::sources::hash_content;
+    use serde_json::{json, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.json");
+    let inputs = [
+        json!({"m": "x".repeat(100)}),
+        json!({"m": "x".repeat(20 * 1024)}),
+        json!({"m": "x".repeat(TEXT_CAP - 10)}),
+        json!({"m": "x".repeat(TEXT_CAP + 10)}),
+        json!(null),
+    ];
+    let mut texts: Vec<(String, Value)> = inputs
+        .iter()
+        .map(|i| (json!({"input": i, "expected": []}).to_string(), i.clone()))
+        .collect();
+    // `1e15` is 4 bytes in the file and `1000000000000000.0` as an entry writes it.
+    let numbers = vec!["1e15"; 7000].join(",");
+    let value: Value = serde_json::from_str(&format!("[{numbers}]")).unwrap();
+    texts.push((format!("{{\"input\": [{numbers}]}}"), value));
+    texts.push(("{\"expected\": []}".to_string(), Value::Null));
+    for (text, input) in texts {
+        std::fs::write(&path, &text).unwrap();
+        let sha256 = hash_content(text.as_bytes()).0;
+        let shown = super::input::input_of(&path, &sha256, "a.json", dir.path()).unwrap();
+        let shown: Value = serde_json::from_slice(&shown).unwrap();
+        assert_eq!(
+            shown,
+            capped_value(input),
+            "{}",
+            &text[..40.min(text.len())]
+        );
+    }
+}
