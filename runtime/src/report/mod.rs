@@ -57,6 +57,4 @@ pub fn fold_at_run_end(dir: &Path) -> Result<Report, ReportError> {
 }
 
 #[cfg(test)]
-mod input_tests;
-#[cfg(test)]
 mod tests;

@@ -13,6 +13,8 @@ use crate::run::TEXT_CAP;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod input;
+
 pub(super) fn fold(dir: &Path) -> Result<Report, super::ReportError> {
     fold::fold(dir, true)
 }

@@ -1,8 +1,8 @@
 //! A case's input referred to by its fixture (`input`), through the fold, the page and
 //! `report --merge`.
 
-use super::entry::{capped_value, Entry};
-use super::tests::{fold, journal};
+use super::{fold, journal};
+use crate::report::entry::{capped_value, Entry};
 use crate::run::TEXT_CAP;
 use std::path::Path;
 
@@ -60,14 +60,14 @@ fn an_input_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with
 
     fold(&reports).unwrap();
     assert_eq!(shown(&reports), (input.clone(), json!(null)));
-    super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    crate::report::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
     assert_eq!(shown(&merged), (input, json!(null)));
 
     std::fs::write(&fixture, ran.replace("as it ran", "edited since")).unwrap();
     let changed = json!("fixtures/s/a.json changed since this run; its input then is not kept");
     fold(&reports).unwrap();
     assert_eq!(shown(&reports), (json!(null), changed.clone()));
-    super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    crate::report::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
     assert_eq!(shown(&merged), (json!(null), changed));
     for dir in [&reports, &merged] {
         let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
@@ -76,7 +76,7 @@ fn an_input_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with
 
     std::fs::remove_file(&fixture).unwrap();
     assert!(fold(&reports).unwrap().cases.is_empty(), "the case is gone");
-    let merged = super::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    let merged = crate::report::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
     assert_eq!(merged.cases.len(), 1);
     assert_eq!(
         shown(root.join("merged").as_path()),
@@ -123,7 +123,7 @@ fn a_merged_report_finds_a_runners_fixture_in_this_checkout() {
     let lines = line("a", &hash) + &line("b", &hash);
     std::fs::write(journal(&runner.join("runs"), "parent-1-1"), lines).unwrap();
     let merged = root.join("repo/target/proposal-eval");
-    super::merge::merge(&[runner], &merged).unwrap();
+    crate::report::merge::merge(&[runner], &merged).unwrap();
     let cases = page_cases(&merged);
     assert_eq!(
         cases[0]["input"],
@@ -163,7 +163,7 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
     for (text, input) in texts {
         std::fs::write(&path, &text).unwrap();
         let sha256 = hash_content(text.as_bytes()).0;
-        let shown = super::input::input_of(&path, &sha256, "a.json", dir.path()).unwrap();
+        let shown = crate::report::input::input_of(&path, &sha256, "a.json", dir.path()).unwrap();
         let shown: Value = serde_json::from_slice(&shown).unwrap();
         assert_eq!(
             shown,
