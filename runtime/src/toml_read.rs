@@ -294,10 +294,7 @@ impl<'de> de::MapAccess<'de> for Entries<'de> {
             name: key.into_inner(),
             span: span.clone(),
         };
-        match seed.deserialize(key) {
-            Ok(key) => Ok(Some(key)),
-            Err(e) => Err(e.at(&span)),
-        }
+        placed(seed.deserialize(key), &span).map(Some)
     }
 
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
