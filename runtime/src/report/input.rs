@@ -28,23 +28,33 @@ struct Fixture<'a> {
 
 /// `story` (a case's story as its journal holds it, `,"input_sha256":…,"output":…`) with its
 /// input in place of the reference: `,"input":…`, or `,"input_missing":"why"` when the fixture
-/// no longer holds it. `head` is the case's line before its story, where the fixture is named.
-/// A story that holds its input (an older journal's), or that is laid out otherwise, is
-/// returned as it is. `dir` is the report folder being written (see [`input_of`]).
-pub(super) fn resolve(head: &[u8], story: Vec<u8>, dir: &Path) -> Vec<u8> {
+/// no longer holds it; `None` when that is longer than `room` bytes. `head` is the case's line
+/// before its story, where the fixture is named. A story that holds its input (an older
+/// journal's), or that is laid out otherwise, is returned as it is. `dir` is the report folder
+/// being written (see [`input_of`]).
+pub(super) fn resolve(head: &[u8], story: Vec<u8>, dir: &Path, room: u64) -> Option<Vec<u8>> {
     let Some((sha256, rest)) = reference(&story) else {
-        return story;
+        return (story.len() as u64 <= room).then_some(story);
     };
+    const INPUT: &[u8] = b",\"input\":";
+    let room_for_input = room.saturating_sub((INPUT.len() + rest.len()) as u64);
     let mut object = head.to_vec();
     object.push(b'}');
     let shown = match serde_json::from_slice::<Fixture>(&object) {
-        Ok(f) => input_of(Path::new(&*f.fixture), sha256, &shown_name(&f), dir),
+        Ok(f) => input_of(
+            Path::new(&*f.fixture),
+            sha256,
+            &shown_name(&f),
+            dir,
+            room_for_input,
+        ),
         Err(_) => Err("the case's line names no fixture; its input is not shown".to_string()),
     };
     let mut out = Vec::with_capacity(story.len() + 256);
     match shown {
-        Ok(input) => {
-            out.extend_from_slice(b",\"input\":");
+        Ok(None) => return None,
+        Ok(Some(input)) => {
+            out.extend_from_slice(INPUT);
             out.extend_from_slice(&input);
         }
         Err(why) => {
@@ -53,7 +63,7 @@ pub(super) fn resolve(head: &[u8], story: Vec<u8>, dir: &Path) -> Vec<u8> {
         }
     }
     out.extend_from_slice(rest);
-    out
+    (out.len() as u64 <= room).then_some(out)
 }
 
 /// Whether a story's bytes begin as a story does: with one of its fields.
@@ -88,8 +98,9 @@ fn shown_name(f: &Fixture) -> String {
 }
 
 /// The JSON text of the input the fixture at `path` holds, capped as an entry caps it
-/// ([`capped_value`](super::entry::capped_value)), when the file's hash is still `sha256`; else
-/// why not, naming it `shown`.
+/// ([`capped_value`](super::entry::capped_value)), when the file's hash is still `sha256`, and
+/// `None` when that text is longer than `room` bytes (found before the file is hashed: a page
+/// out of room for a story does not hash its fixture); else why not, naming it `shown`.
 ///
 /// A fixture that is not at `path` (another machine's checkout: a CI runner's report merged
 /// here) is looked for in this machine's checkout: the same path's last components below a
@@ -99,7 +110,8 @@ pub(super) fn input_of(
     sha256: &str,
     shown: &str,
     dir: &Path,
-) -> Result<Vec<u8>, String> {
+    room: u64,
+) -> Result<Option<Vec<u8>>, String> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -119,16 +131,25 @@ pub(super) fn input_of(
             ))
         }
     };
+    let input = input_text(&bytes, shown);
+    if input.as_ref().is_ok_and(|i| i.len() as u64 > room) {
+        return Ok(None);
+    }
     if hash_content(&bytes).0 != sha256 {
         return Err(changed(shown));
     }
+    input.map(Some)
+}
+
+/// The JSON text of the input in a fixture's `bytes`, capped as an entry caps it.
+fn input_text(bytes: &[u8], shown: &str) -> Result<Vec<u8>, String> {
     #[derive(Deserialize)]
     struct Input<'a> {
         #[serde(borrow, default)]
         input: Option<&'a RawValue>,
     }
     // A UTF-8 byte order mark, which some editors write, is not part of the JSON.
-    let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let fixture: Input = serde_json::from_slice(text).map_err(|e| {
         format!("{shown} has the bytes it had in this run, yet its input cannot be read ({e})")
     })?;

@@ -1,8 +1,11 @@
 //! The journal of a run: `runs/<run-id>/journal.jsonl` below the report folder, one serialized
 //! [`Entry`](super::Entry) and a newline per case. Every test process of the run (each test
-//! binary of a `cargo test`, each process of a `cargo nextest run`) appends to the same file, one
-//! line per `write`, under an OS lock on the file ([`std::fs::File::lock`]) that the kernel
-//! releases when its process ends, so a killed writer never leaves a lock behind.
+//! binary of a `cargo test`, each process of a `cargo nextest run`) appends to the same file,
+//! whole lines per `write`, under an OS lock on the file ([`std::fs::File::lock`]) that the kernel
+//! releases when its process ends, so a killed writer never leaves a lock behind. A process holds
+//! its lines for a moment and writes them in batches ([`append`]), and all it holds at its end
+//! ([`flush`]): a process killed before its end loses the lines of the cases it finished in
+//! the last [`PENDING_FOR`] before its latest one.
 //!
 //! A line cut by a kill is never glued to the next one: a writer that finds the file not ending
 //! in a newline writes one first. The fold skips a line it cannot read and names it
@@ -14,6 +17,7 @@ use std::borrow::Cow;
 use std::io::{Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The unreadable lines of one file listed one by one; the rest are counted.
 const LISTED_PER_FILE: usize = 20;
@@ -23,25 +27,85 @@ pub(super) fn path_in(dir: &Path) -> PathBuf {
     crate::layout::run_dir(dir, &crate::layout::this_run()).join(crate::layout::JOURNAL)
 }
 
-/// This process's journal, opened by its first line (`None` when it could not be opened), and
-/// where its last line ended (its length then).
-static JOURNAL: Mutex<Option<Option<(std::fs::File, u64)>>> = Mutex::new(None);
+/// The most bytes of lines a process holds before writing them.
+const PENDING_BYTES: usize = 64 * 1024;
 
-/// Appends `line` (one entry, ending in `'\n'`) to this process's journal in `dir`. The mutex
-/// keeps this process's threads apart (an OS lock on one open file does not), the file lock
-/// every other process.
+/// The longest a line waits for the lines after it: a case finishing later than this after the
+/// oldest line held writes them all.
+const PENDING_FOR: Duration = Duration::from_millis(50);
+
+/// This process's journal, opened by its first line (`None` when it could not be opened).
+static JOURNAL: Mutex<Option<Option<Journal>>> = Mutex::new(None);
+
+/// The journal file of this process, where its last write ended (the file's length then), and
+/// the lines not written yet, with when the oldest of them came.
+struct Journal {
+    file: std::fs::File,
+    end: u64,
+    pending: Vec<u8>,
+    since: Option<Instant>,
+}
+
+/// Appends `line` (one entry, ending in `'\n'`) to this process's journal in `dir`. Lines are
+/// written in batches, one `write` of whole lines under the file's lock: when
+/// [`PENDING_BYTES`] are held, when a line comes [`PENDING_FOR`] after the oldest one held,
+/// and at the process's end ([`flush`]). The mutex keeps this process's threads apart (an OS
+/// lock on one open file does not), the file lock every other process.
 pub(super) fn append(dir: &Path, line: &str) -> std::io::Result<()> {
     let mut journal = JOURNAL.lock().unwrap_or_else(|p| p.into_inner());
-    let file = journal.get_or_insert_with(|| open(&path_in(dir)).ok().map(|f| (f, u64::MAX)));
-    let Some((file, end)) = file.as_mut() else {
+    let journal = journal.get_or_insert_with(|| Journal::open(&path_in(dir)).ok());
+    let Some(journal) = journal.as_mut() else {
         return Err(std::io::Error::other(
             "the run's journal could not be opened",
         ));
     };
-    file.lock()?;
-    let written = append_locked(file, end, line.as_bytes());
-    let unlocked = file.unlock();
-    written.and(unlocked)
+    journal.push(line.as_bytes(), Instant::now())
+}
+
+/// Writes the lines this process holds: what its end does before a fold reads the journal.
+pub(super) fn flush() -> std::io::Result<()> {
+    let mut journal = JOURNAL.lock().unwrap_or_else(|p| p.into_inner());
+    match journal.as_mut() {
+        Some(Some(journal)) => journal.write(),
+        _ => Ok(()),
+    }
+}
+
+impl Journal {
+    fn open(path: &Path) -> std::io::Result<Journal> {
+        Ok(Journal {
+            file: open(path)?,
+            end: u64::MAX,
+            pending: Vec::new(),
+            since: None,
+        })
+    }
+
+    /// Holds `line`, which came at `now`, and writes what it holds when that is
+    /// [`PENDING_BYTES`] or more, or the oldest line held came [`PENDING_FOR`] before `now`.
+    fn push(&mut self, line: &[u8], now: Instant) -> std::io::Result<()> {
+        self.pending.extend_from_slice(line);
+        let since = *self.since.get_or_insert(now);
+        if self.pending.len() >= PENDING_BYTES || now.duration_since(since) >= PENDING_FOR {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the lines held, under the file's lock. Lines that could not be written are
+    /// dropped: a report never fails a test, and a later write must not repeat them.
+    fn write(&mut self) -> std::io::Result<()> {
+        self.since = None;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let written = self.file.lock().and_then(|()| {
+            let written = append_locked(&mut self.file, &mut self.end, &self.pending);
+            written.and(self.file.unlock())
+        });
+        self.pending.clear();
+        written
+    }
 }
 
 fn open(path: &Path) -> std::io::Result<std::fs::File> {
@@ -55,10 +119,10 @@ fn open(path: &Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-/// Appends `line` to `file`, which this process has locked: after a newline when the file does
+/// Appends `lines` to `file`, which this process has locked: after a newline when the file does
 /// not end in one (a writer killed mid-line). `end` is where this process's last line ended:
 /// when the file still ends there, it ends in that line's newline and is not read.
-fn append_locked(file: &mut std::fs::File, end: &mut u64, line: &[u8]) -> std::io::Result<()> {
+fn append_locked(file: &mut std::fs::File, end: &mut u64, lines: &[u8]) -> std::io::Result<()> {
     let len = file.metadata()?.len();
     let mut cut = false;
     if len > 0 && len != *end {
@@ -67,16 +131,16 @@ fn append_locked(file: &mut std::fs::File, end: &mut u64, line: &[u8]) -> std::i
         file.read_exact(&mut last)?;
         cut = last[0] != b'\n';
     }
-    // One `write` of the whole line (opened for appending: at the end, whatever the position).
+    // One `write` of the whole lines (opened for appending: at the end, whatever the position).
     if cut {
-        let mut whole = Vec::with_capacity(line.len() + 1);
+        let mut whole = Vec::with_capacity(lines.len() + 1);
         whole.push(b'\n');
-        whole.extend_from_slice(line);
+        whole.extend_from_slice(lines);
         file.write_all(&whole)?;
         *end = len + whole.len() as u64;
     } else {
-        file.write_all(line)?;
-        *end = len + line.len() as u64;
+        file.write_all(lines)?;
+        *end = len + lines.len() as u64;
     }
     Ok(())
 }
@@ -328,6 +392,41 @@ mod tests {
             text,
             "{\"package\":\"a\"\n{\"package\":\"cut by a ki\n{\"whole\":1}\n{\"cut\"\n{\"whole\":2}\n{\"whole\":3}\n"
         );
+    }
+
+    #[test]
+    fn lines_are_held_until_one_comes_late_or_enough_are_held_or_the_process_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs/run.jsonl");
+        let mut journal = Journal::open(&path).unwrap();
+        let read = || std::fs::read_to_string(&path).unwrap();
+        let start = Instant::now();
+        journal.push(b"{\"n\":1}\n", start).unwrap();
+        journal
+            .push(b"{\"n\":2}\n", start + PENDING_FOR / 2)
+            .unwrap();
+        assert_eq!(read(), "", "two lines within {PENDING_FOR:?} are held");
+        journal.push(b"{\"n\":3}\n", start + PENDING_FOR).unwrap();
+        assert_eq!(read(), "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
+        // The clock starts again at the next line held.
+        let later = start + 10 * PENDING_FOR;
+        journal.push(b"{\"n\":4}\n", later).unwrap();
+        journal
+            .push(b"{\"n\":5}\n", later + PENDING_FOR / 2)
+            .unwrap();
+        assert_eq!(read().lines().count(), 3);
+        journal.write().unwrap();
+        assert_eq!(
+            read().lines().count(),
+            5,
+            "the process's end writes what is held"
+        );
+        // A long line is written as it comes.
+        let long = format!("{{\"text\":\"{}\"}}\n", "x".repeat(PENDING_BYTES));
+        journal.push(long.as_bytes(), later).unwrap();
+        assert_eq!(read().lines().count(), 6);
+        journal.write().unwrap();
+        assert_eq!(read().lines().count(), 6, "nothing is written twice");
     }
 
     #[test]

@@ -68,11 +68,14 @@ impl Scope {
     }
 }
 
-/// What a test process does at its end: prints its repeated cases' summary and, when it ran
-/// its whole target ([`Scope::of_args`] on its command line, the one rule for both front ends)
-/// and wrote an entry, folds the journals into the report. A process that ran a part only
+/// What a test process does at its end: writes the journal lines it holds, prints its repeated
+/// cases' summary and, when it ran its whole target ([`Scope::of_args`] on its command line, the
+/// one rule for both front ends) and wrote an entry, folds the journals into the report. A process that ran a part only
 /// appended: the next fold (a whole run, `cargo proposal-eval report`) takes its lines up.
 pub(crate) fn finish() {
+    if let Err(e) = journal::flush() {
+        eprintln!("warning: the report's journal could not be written: {e}");
+    }
     let (wrote, repeated) = {
         let mut ran = RAN.lock().unwrap_or_else(|p| p.into_inner());
         (ran.0, std::mem::take(&mut ran.1))

@@ -177,6 +177,12 @@ struct Stories {
     embedded: [u64; 2],
     /// The journal read last.
     open: Option<(String, std::fs::File)>,
+    /// Whether the cases are being embedded the first time, and how many so far this time.
+    first_time: bool,
+    written: usize,
+    /// The stories of the first page's cases as embedded the first time (`None`: not embedded),
+    /// taken the second time: each case's story is read once.
+    first_page: Vec<Option<Vec<u8>>>,
 }
 
 impl Stories {
@@ -185,22 +191,25 @@ impl Stories {
             dir: dir.to_path_buf(),
             embedded: [0, 0],
             open: None,
+            first_time: true,
+            written: 0,
+            first_page: Vec::new(),
         }
     }
 
     /// Starts again from the first case (the page embeds its cases twice over).
     fn restart(&mut self) {
+        self.first_time = self.first_time && self.written == 0;
         self.embedded = [0, 0];
+        self.written = 0;
     }
 
     /// Writes a case's line with its story in place of the reference
     /// when it fits and can be read; else as it is.
     fn embed(&mut self, line: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
+        let index = self.written;
+        self.written += 1;
         let Some((from, to)) = story_span(line) else {
-            return out.write_all(line);
-        };
-        let reference = &line[from..to];
-        let Some(body) = reference.strip_prefix(b",\"story\":") else {
             return out.write_all(line);
         };
         let failing = memchr::memmem::find(line, b",\"passed\":f")
@@ -209,23 +218,38 @@ impl Stories {
             true => (0, FAILING_STORIES),
             false => (1, PASSING_STORIES),
         };
-        let story = serde_json::from_slice::<StoryRef>(body)
-            .ok()
-            .filter(|r| self.embedded[kind] + r.length <= budget)
-            .and_then(|r| self.read(&r).ok());
-        // Its input from its fixture, when the journal refers to it (larger than the reference).
-        let story = story
-            .map(|s| input::resolve(&line[..from], s, &self.dir))
-            .filter(|s| self.embedded[kind] + s.len() as u64 <= budget);
-        match story {
+        let story = match self.first_page.get_mut(index) {
+            // The second time over, a first page's case as it was embedded the first time.
+            Some(story) => story.take(),
+            None => self.story(line, from, to, budget - self.embedded[kind]),
+        };
+        let written = match &story {
             Some(story) => {
                 self.embedded[kind] += story.len() as u64;
                 out.write_all(&line[..from])?;
-                out.write_all(&story)?;
+                out.write_all(story)?;
                 out.write_all(&line[to..])
             }
             None => out.write_all(line),
+        };
+        if self.first_time && index < FIRST_PAGE {
+            self.first_page.resize(index, None);
+            self.first_page.push(story);
         }
+        written
+    }
+
+    /// The story of the case `line`, whose reference is `line[from..to]`, with its input, when
+    /// it can be read and is at most `room` bytes long.
+    fn story(&mut self, line: &[u8], from: usize, to: usize, room: u64) -> Option<Vec<u8>> {
+        let body = line[from..to].strip_prefix(b",\"story\":")?;
+        let reference = serde_json::from_slice::<StoryRef>(body).ok()?;
+        if reference.length > room {
+            return None;
+        }
+        let story = self.read(&reference).ok()?;
+        // Its input from its fixture, when the journal refers to it.
+        input::resolve(&line[..from], story, &self.dir, room)
     }
 
     /// The story's bytes, checked to begin with a story field.

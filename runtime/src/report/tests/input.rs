@@ -163,7 +163,9 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
     for (text, input) in texts {
         std::fs::write(&path, &text).unwrap();
         let sha256 = hash_content(text.as_bytes()).0;
-        let shown = crate::report::input::input_of(&path, &sha256, "a.json", dir.path()).unwrap();
+        let shown = crate::report::input::input_of(&path, &sha256, "a.json", dir.path(), u64::MAX)
+            .unwrap()
+            .unwrap();
         let shown: Value = serde_json::from_slice(&shown).unwrap();
         assert_eq!(
             shown,
