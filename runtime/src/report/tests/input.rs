@@ -175,3 +175,26 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
         );
     }
 }
+
+/// The input is read up to its end only, in every layout a fixture may have; a layout the short
+/// read does not know is read whole, with the same result.
+#[test]
+fn an_input_is_read_alike_wherever_it_stands_in_its_fixture() {
+    use crate::report::input::input_text;
+    let cases = [
+        (r#"{"input": {"m": 1}, "expected": [1, 2]}"#, r#"{"m": 1}"#),
+        (
+            "\u{feff}{\n  \"description\": \"a \\\"quoted\\\" one\",\n  \"status\": \"ignored\",\n  \"input\" :\n [1, {\"input\": 2}],\n  \"expected\": []\n}",
+            r#"[1, {"input": 2}]"#,
+        ),
+        (r#"{"expected": [], "input": 5}"#, "5"),
+        (r#"{"input":"text"}"#, r#""text""#),
+        (r#"{"\u0069nput": {"escaped": "key"}, "expected": []}"#, r#"{"escaped": "key"}"#),
+        (r#"{"expected": []}"#, "null"),
+        (r#"{"meta": {"input": 1}, "expected": []}"#, "null"),
+    ];
+    for (fixture, input) in cases {
+        let shown = input_text(fixture.as_bytes(), "a.json").unwrap();
+        assert_eq!(String::from_utf8(shown).unwrap(), input, "{fixture}");
+    }
+}
