@@ -5,7 +5,7 @@
 //! releases when its process ends, so a killed writer never leaves a lock behind. A process holds
 //! its lines for a moment and writes them in batches ([`append`]), and all it holds at its end
 //! ([`flush`]): a process killed before its end loses the lines of the cases it finished in
-//! the last [`PENDING_FOR`] before its latest one.
+//! its last [`PENDING_FOR`].
 //!
 //! A line cut by a kill is never glued to the next one: a writer that finds the file not ending
 //! in a newline writes one first. The fold skips a line it cannot read and names it
@@ -30,36 +30,70 @@ pub(super) fn path_in(dir: &Path) -> PathBuf {
 /// The most bytes of lines a process holds before writing them.
 const PENDING_BYTES: usize = 64 * 1024;
 
-/// The longest a line waits for the lines after it: a case finishing later than this after the
-/// oldest line held writes them all.
+/// The longest a line is held: a thread started with the first line held writes what is held
+/// this long after it, unless a line that comes later than that, or the process's end, has.
 const PENDING_FOR: Duration = Duration::from_millis(50);
 
-/// This process's journal, opened by its first line (`None` when it could not be opened).
-static JOURNAL: Mutex<Option<Option<Journal>>> = Mutex::new(None);
+/// A process's journal, opened by its first line (`None` when it could not be opened).
+type Slot = Mutex<Option<Option<Journal>>>;
 
-/// The journal file of this process, where its last write ended (the file's length then), and
-/// the lines not written yet, with when the oldest of them came.
+/// This process's journal.
+static JOURNAL: Slot = Mutex::new(None);
+
+/// The journal file of this process, where its last write ended (the file's length then), the
+/// lines not written yet, with when the oldest of them came, and whether a thread is waiting to
+/// write them.
 struct Journal {
     file: std::fs::File,
     end: u64,
     pending: Vec<u8>,
     since: Option<Instant>,
+    writer: bool,
 }
 
 /// Appends `line` (one entry, ending in `'\n'`) to this process's journal in `dir`. Lines are
 /// written in batches, one `write` of whole lines under the file's lock: when
-/// [`PENDING_BYTES`] are held, when a line comes [`PENDING_FOR`] after the oldest one held,
-/// and at the process's end ([`flush`]). The mutex keeps this process's threads apart (an OS
-/// lock on one open file does not), the file lock every other process.
+/// [`PENDING_BYTES`] are held, [`PENDING_FOR`] after the first line held, and at the process's
+/// end ([`flush`]). The mutex keeps this process's threads apart (an OS lock on one open file
+/// does not), the file lock every other process.
 pub(super) fn append(dir: &Path, line: &str) -> std::io::Result<()> {
-    let mut journal = JOURNAL.lock().unwrap_or_else(|p| p.into_inner());
-    let journal = journal.get_or_insert_with(|| Journal::open(&path_in(dir)).ok());
+    append_to(&JOURNAL, || Journal::open(&path_in(dir)), line.as_bytes())
+}
+
+/// [`append`] to the journal in `slot`, opened by `open` when it is not yet.
+fn append_to(
+    slot: &'static Slot,
+    open: impl FnOnce() -> std::io::Result<Journal>,
+    line: &[u8],
+) -> std::io::Result<()> {
+    let mut journal = slot.lock().unwrap_or_else(|p| p.into_inner());
+    let journal = journal.get_or_insert_with(|| open().ok());
     let Some(journal) = journal.as_mut() else {
         return Err(std::io::Error::other(
             "the run's journal could not be opened",
         ));
     };
-    journal.push(line.as_bytes(), Instant::now())
+    journal.push(line, Instant::now())?;
+    if journal.pending.is_empty() || journal.writer {
+        return Ok(());
+    }
+    journal.writer = true;
+    let writer = std::thread::Builder::new()
+        .name("proposal-eval journal".to_string())
+        .spawn(move || {
+            std::thread::sleep(PENDING_FOR);
+            let mut journal = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(Some(journal)) = journal.as_mut() {
+                journal.writer = false;
+                let _ = journal.write();
+            }
+        });
+    if writer.is_err() {
+        // No thread to wait with: the line is written now.
+        journal.writer = false;
+        journal.write()?;
+    }
+    Ok(())
 }
 
 /// Writes the lines this process holds: what its end does before a fold reads the journal.
@@ -78,6 +112,7 @@ impl Journal {
             end: u64::MAX,
             pending: Vec::new(),
             since: None,
+            writer: false,
         })
     }
 
@@ -427,6 +462,31 @@ mod tests {
         assert_eq!(read().lines().count(), 6);
         journal.write().unwrap();
         assert_eq!(read().lines().count(), 6, "nothing is written twice");
+    }
+
+    #[test]
+    fn a_held_line_is_written_soon_after_by_a_thread_of_its_own() {
+        static SLOT: Slot = Mutex::new(None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs/run.jsonl");
+        let lines = b"{\"n\":1}\n{\"n\":2}\n";
+        append_to(&SLOT, || Journal::open(&path), &lines[..8]).unwrap();
+        append_to(&SLOT, || unreachable!("opened once"), &lines[8..]).unwrap();
+        let start = Instant::now();
+        while std::fs::read(&path).unwrap().is_empty() && start.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), lines);
+        // The thread is done and wrote nothing twice: the next line starts another.
+        append_to(&SLOT, || unreachable!("opened once"), b"{\"n\":3}\n").unwrap();
+        while std::fs::read(&path).unwrap().len() == lines.len()
+            && start.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
     }
 
     #[test]
