@@ -47,6 +47,11 @@ const MARKERS: [&str; 5] = [
 /// screen shows.
 pub const FIRST_PAGE: usize = 100;
 
+/// How many stories of one kind (failing, passing) in a row the page reads and finds too long
+/// for the room left before it reads no more of that kind: a page nearly full would otherwise
+/// read every later case's journal and fixture only to leave its story out.
+pub const MISSES: u32 = 32;
+
 /// The most bytes of failing cases' stories the page embeds.
 pub const FAILING_STORIES: u64 = 16 << 20;
 
@@ -175,14 +180,17 @@ struct Stories {
     dir: PathBuf,
     /// Bytes embedded so far: failing cases', passing ones'.
     embedded: [u64; 2],
+    /// Stories read in a row that did not fit: failing cases', passing ones'.
+    misses: [u32; 2],
     /// The journal read last.
     open: Option<(String, std::fs::File)>,
     /// Whether the cases are being embedded the first time, and how many so far this time.
     first_time: bool,
     written: usize,
     /// The stories of the first page's cases as embedded the first time (`None`: not embedded),
-    /// taken the second time: each case's story is read once.
-    first_page: Vec<Option<Vec<u8>>>,
+    /// with the misses of their kind after them, taken the second time: each case's story is
+    /// read once.
+    first_page: Vec<(Option<Vec<u8>>, u32)>,
 }
 
 impl Stories {
@@ -190,6 +198,7 @@ impl Stories {
         Stories {
             dir: dir.to_path_buf(),
             embedded: [0, 0],
+            misses: [0, 0],
             open: None,
             first_time: true,
             written: 0,
@@ -201,6 +210,7 @@ impl Stories {
     fn restart(&mut self) {
         self.first_time = self.first_time && self.written == 0;
         self.embedded = [0, 0];
+        self.misses = [0, 0];
         self.written = 0;
     }
 
@@ -220,8 +230,11 @@ impl Stories {
         };
         let story = match self.first_page.get_mut(index) {
             // The second time over, a first page's case as it was embedded the first time.
-            Some(story) => story.take(),
-            None => self.story(line, from, to, budget - self.embedded[kind]),
+            Some((story, misses)) => {
+                self.misses[kind] = *misses;
+                story.take()
+            }
+            None => self.story(line, from, to, kind, budget - self.embedded[kind]),
         };
         let written = match &story {
             Some(story) => {
@@ -233,23 +246,38 @@ impl Stories {
             None => out.write_all(line),
         };
         if self.first_time && index < FIRST_PAGE {
-            self.first_page.resize(index, None);
-            self.first_page.push(story);
+            self.first_page.resize(index, (None, 0));
+            self.first_page.push((story, self.misses[kind]));
         }
         written
     }
 
     /// The story of the case `line`, whose reference is `line[from..to]`, with its input, when
-    /// it can be read and is at most `room` bytes long.
-    fn story(&mut self, line: &[u8], from: usize, to: usize, room: u64) -> Option<Vec<u8>> {
+    /// it can be read and is at most `room` bytes long; `None` without reading it once
+    /// [`MISSES`] stories of its `kind` in a row were read and did not fit.
+    fn story(
+        &mut self,
+        line: &[u8],
+        from: usize,
+        to: usize,
+        kind: usize,
+        room: u64,
+    ) -> Option<Vec<u8>> {
         let body = line[from..to].strip_prefix(b",\"story\":")?;
         let reference = serde_json::from_slice::<StoryRef>(body).ok()?;
-        if reference.length > room {
+        if reference.length > room || self.misses[kind] >= MISSES {
             return None;
         }
-        let story = self.read(&reference).ok()?;
-        // Its input from its fixture, when the journal refers to it.
-        input::resolve(&line[..from], story, &self.dir, room)
+        let story = self
+            .read(&reference)
+            .ok()
+            // Its input from its fixture, when the journal refers to it.
+            .and_then(|story| input::resolve(&line[..from], story, &self.dir, room));
+        self.misses[kind] = match story {
+            Some(_) => 0,
+            None => self.misses[kind] + 1,
+        };
+        story
     }
 
     /// The story's bytes, checked to begin with a story field.
@@ -447,6 +475,62 @@ mod tests {
         assert!(!embedded[40], "a reference that points at no story stays");
         assert_eq!(whole["cases"][3]["input"], json!({"i": 3}));
         assert_eq!(whole["cases"][3]["run"], "r");
+    }
+
+    /// A page nearly out of room reads no more stories of a kind once 32 in a row were read and
+    /// did not fit: a later story that would fit is then left out, as the reference says.
+    #[test]
+    fn a_page_out_of_room_stops_reading_stories_after_32_that_did_not_fit() {
+        use crate::recording::sources::hash_content;
+        for (too_long, last_embedded) in [(MISSES - 1, true), (MISSES, false)] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("runs/r")).unwrap();
+            let (mut journal, mut cases) = (String::new(), Vec::new());
+            // The first story leaves 20 KiB of the passing room; then `too_long` stories whose
+            // inputs (50 KiB, in their fixtures) do not fit; then one whose input does.
+            let count = too_long as usize + 2;
+            for i in 0..count {
+                let input = match i {
+                    0 => "1".to_string(),
+                    i if i + 1 == count => "2".to_string(),
+                    _ => format!("\"{}\"", "x".repeat(50 << 10)),
+                };
+                let fixture = dir.path().join(format!("c{i}.json"));
+                let text = format!("{{\"input\": {input}, \"expected\": []}}");
+                std::fs::write(&fixture, &text).unwrap();
+                let output = match i {
+                    0 => "y".repeat((PASSING_STORIES - (20 << 10)) as usize),
+                    _ => String::new(),
+                };
+                let story = format!(
+                    ",\"input_sha256\":\"{}\",\"output\":\"{output}\"",
+                    hash_content(text.as_bytes()).0
+                );
+                cases.push(format!(
+                    "{{\"test\":\"c{i}\",\"fixture\":{},\"suite_dir\":\"s\",\"case\":\"c{i}\",\"passed\":true,\"story\":{{\"journal\":\"runs/r/journal.jsonl\",\"offset\":{},\"length\":{}}},\"run\":\"r\",\"finished_at\":\"2026-01-01T00:00:00Z\"}}",
+                    json!(fixture),
+                    journal.len(),
+                    story.len()
+                ));
+                journal.push_str(&story);
+            }
+            std::fs::write(dir.path().join("runs/r/journal.jsonl"), journal).unwrap();
+            let html = page_of(dir.path(), &cases);
+            let page: Value = serde_json::from_str(script_text(&html, "report-summary")).unwrap();
+            let inputs: Vec<&Value> = page["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| &c["input"])
+                .collect();
+            assert_eq!(inputs[0], &json!(1));
+            assert!(inputs[1..count - 1].iter().all(|i| i.is_null()));
+            assert_eq!(
+                inputs[count - 1].is_number(),
+                last_embedded,
+                "after {too_long} stories too long"
+            );
+        }
     }
 
     #[test]
