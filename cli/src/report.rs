@@ -345,13 +345,11 @@ fn failing_list(report: &Report) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// A case that ran to record and failed before its recording was written is listed with
-    /// `(not recorded)`, and not counted as recorded.
-    #[test]
-    fn a_case_whose_recording_was_not_written_says_so() {
+    /// The runtime's golden `report.json` (every kind of case), as JSON to change.
+    pub(crate) fn golden_report() -> serde_json::Value {
         let golden = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../runtime/tests/golden/report/whole.json"
@@ -360,7 +358,14 @@ mod tests {
         let text = std::fs::read_to_string(golden)
             .unwrap()
             .replace("<time>", "2026-01-01T00:00:00Z");
-        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// A case that ran to record and failed before its recording was written is listed with
+    /// `(not recorded)`, and not counted as recorded.
+    #[test]
+    fn a_case_whose_recording_was_not_written_says_so() {
+        let mut json = golden_report();
         let case = json["cases"]
             .as_array_mut()
             .unwrap()
