@@ -74,6 +74,8 @@ fn report(run: usize) -> Report {
                 input: None,
                 input_sha256: None,
                 input_missing: None,
+                output_is_expected: false,
+                output_missing: None,
                 output: None,
                 calls: Vec::new(),
                 recording_path: None,

@@ -202,7 +202,8 @@ fn check_terminal(text: &str) {
 }
 
 /// The journal holds each case's story once, its input not copied: in place of `input`, the
-/// SHA-256 of the fixture file as the run read it.
+/// SHA-256 of the fixture file as the run read it. An output that is the fixture's `expected`
+/// (the agent case's) is not copied either; one that differs (the big case's) is.
 fn check_journal(reports: &Path, root: &Path) {
     use proposal_eval::__internal::recording::hash_content;
     let runs = std::fs::read_dir(reports.join("runs")).unwrap();
@@ -224,6 +225,17 @@ fn check_journal(reports: &Path, root: &Path) {
         assert!(entry.get("input").is_none(), "{case}: no copy of the input");
         let bytes = std::fs::read(root.join(format!("suite/{fixture}.json"))).unwrap();
         assert_eq!(entry["input_sha256"], hash_content(&bytes).0, "{case}");
+        let referred = case == "agent";
+        assert_eq!(
+            entry.get("output").is_none(),
+            referred,
+            "{case}: {line:.300}"
+        );
+        assert_eq!(
+            entry.get("output_is_expected").is_some(),
+            referred,
+            "{case}"
+        );
     }
 }
 

@@ -183,7 +183,8 @@ fn a_must_not_statement_shows_the_answer_apart_from_the_outcome() {
 
 /// A case whose journal refers to its input by its fixture's hash, the fixture edited since:
 /// its Input section says why the input is not shown, and shows neither the input it ran with
-/// nor the new one; its output is there.
+/// nor the new one; its output is there. A case whose output was its fixture's `expected`
+/// (referred to by the same hash) shows it from the fixture while the file is unchanged.
 #[test]
 fn a_case_whose_fixture_changed_since_its_run_says_so_in_its_input() {
     use proposal_eval::__internal::recording::hash_content;
@@ -198,7 +199,27 @@ fn a_case_whose_fixture_changed_since_its_run_says_so_in_its_input() {
     full.remove("input");
     full.insert("input_sha256".into(), json!(hash_content(ran.as_bytes()).0));
     full.insert("fixture".into(), json!(fixture));
+    // payments::new_iban: its output was its fixture's `expected`.
+    let unchanged = dir.path().join("fixtures/payments/new_iban.json");
+    std::fs::create_dir_all(unchanged.parent().unwrap()).unwrap();
+    let text = r#"{"input": {"iban": "DE01"}, "expected": [{"action": "update_iban"}]}"#;
+    std::fs::write(&unchanged, text).unwrap();
+    let iban = cases[1].as_object_mut().unwrap();
+    iban.remove("input");
+    iban.remove("output");
+    iban.insert(
+        "input_sha256".into(),
+        json!(hash_content(text.as_bytes()).0),
+    );
+    iban.insert("output_is_expected".into(), json!(true));
+    iban.insert("fixture".into(), json!(unchanged));
     let out = folded(dir.path(), "run", &cases);
+    let dom = dump_dom(
+        &chromium,
+        &format!("{}#case=payments::new_iban", page_url(&out)),
+    );
+    let output = between(&dom, "id=\"case-output\"", "</section>");
+    assert!(output.contains("\"action\": \"update_iban\""), "{output}");
     let dom = dump_dom(&chromium, &format!("{}#case=refunds::full", page_url(&out)));
     let case = between(
         &dom,

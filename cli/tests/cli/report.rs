@@ -64,6 +64,8 @@ pub fn entry(env: &Env, binary: &str, case: &str, passed: bool) -> Entry {
         input: None,
         input_sha256: None,
         input_missing: None,
+        output_is_expected: false,
+        output_missing: None,
         output: None,
         calls: Vec::new(),
         recording_path: None,

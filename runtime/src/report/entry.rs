@@ -204,6 +204,15 @@ pub struct Entry {
     /// absent when it failed before returning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<serde_json::Value>,
+    /// In a journal, in place of `output`: the output was the fixture's `expected`, to the
+    /// last number (the fixture's hash, `input_sha256`, stands for both). A reader shows it
+    /// from the fixture as it shows the input. Never written with `output`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_is_expected: bool,
+    /// Where a reader could not show the output an entry referred to by `output_is_expected`:
+    /// why, in words, as `input_missing`. Never written in journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_missing: Option<String>,
     /// Each model call of the case, in order, the judge's last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<CallEntry>,
@@ -296,6 +305,15 @@ impl Entry {
             .is_ok()
             .then(|| loaded.source().sha256.clone())
             .filter(|hash| !hash.is_empty());
+        // An output that is the fixture's `expected` (a passing strict case, most of a suite)
+        // is referred to by the same hash: the journal does not copy it either.
+        let mut output = result.output.take();
+        let output_is_expected = input_sha256.is_some()
+            && output.is_some()
+            && output.as_ref() == loaded.file.as_ref().ok().and_then(|f| f.expected.as_ref());
+        if output_is_expected {
+            output = None;
+        }
         let input = match input_sha256 {
             Some(_) => None,
             None => loaded
@@ -329,7 +347,9 @@ impl Entry {
             input,
             input_sha256,
             input_missing: None,
-            output: result.output.take().map(capped_value),
+            output: output.map(capped_value),
+            output_is_expected,
+            output_missing: None,
             calls: std::mem::take(&mut result.calls),
             recording_path: result.recording_path.clone(),
             finished_at: Utc::now(),

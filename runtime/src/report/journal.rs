@@ -320,10 +320,11 @@ pub(super) fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// The fields of an entry line that tell the case's story (what it was given and returned, its
 /// calls; or, in `results.jsonl` and `report.json`, where in its journal they are), then those
 /// after it: an entry's last fields, written after every field the report's numbers read.
-const STORY: [&[u8]; 8] = [
+const STORY: [&[u8]; 9] = [
     b"input",
     b"input_sha256",
     b"output",
+    b"output_is_expected",
     b"calls",
     b"story",
     b"recording_path",

@@ -632,10 +632,11 @@
         '<code id="story-journal">' + esc(c.story.journal) + "</code>, bytes " + c.story.offset + "\u2013" +
         (c.story.offset + c.story.length) + ", beside this page.</p>";
     } else {
-      // An input its fixture no longer holds is not shown; why is.
+      // An input (or an output that was its `expected`) its fixture no longer holds is not shown; why is.
       const input = c.input_missing ? '<p id="input-missing" class="muted">' + esc(c.input_missing) + "</p>" : json(c.input);
+      const output = c.output_missing ? '<p id="output-missing" class="muted">' + esc(c.output_missing) + "</p>" : json(c.output);
       html += '<div class="two"><section id="case-input"><h3>Input</h3>' + input + "</section>" +
-        '<section id="case-output"><h3>Output</h3>' + json(c.output) + "</section></div>";
+        '<section id="case-output"><h3>Output</h3>' + output + "</section></div>";
     }
     html += '<section id="evaluators"><h3>Evaluators</h3>' + ((c.evaluators || []).map(evaluatorBlock).join("") ||
       '<p class="muted">none ran</p>') + "</section>";

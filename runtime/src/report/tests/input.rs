@@ -87,6 +87,91 @@ fn an_input_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with
     );
 }
 
+/// An output that was the fixture's `expected` is not copied into the journal either: the page
+/// and a merged report show it from the fixture (either key, capped as an entry caps it) while
+/// the fixture has the hash the run read, and say why not once it changed.
+#[test]
+fn an_output_that_was_expected_is_shown_from_its_fixture_only_while_it_is_the_one_the_case_ran_with(
+) {
+    use crate::recording::sources::hash_content;
+    use serde_json::{json, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/evals.rs"), "").unwrap();
+    std::fs::create_dir_all(root.join("fixtures/s")).unwrap();
+    let long = json!([{"notes": "x".repeat(TEXT_CAP + 10)}]);
+    let fixtures = [
+        ("a", json!({"input": {"m": 1}, "expected": [{"id": 1}]})),
+        (
+            "b",
+            json!({"expectedDataProposal": [{"id": 2}], "input": {"m": 2}}),
+        ),
+        ("c", json!({"input": {"m": 3}, "expected": long.clone()})),
+    ];
+    let mut journal_text = String::new();
+    for (case, fixture) in &fixtures {
+        let text = serde_json::to_string_pretty(fixture).unwrap();
+        let path = root.join(format!("fixtures/s/{case}.json"));
+        std::fs::write(&path, &text).unwrap();
+        let entry: Entry = serde_json::from_value(json!({
+            "package": "demo", "binary": "evals", "suite": "s", "suite_dir": "fixtures/s",
+            "case": case, "test": format!("s::{case}"), "fixture": path,
+            "passed": true, "score": 1.0, "recording": "none", "evaluators": [],
+            "input_sha256": hash_content(text.as_bytes()).0, "output_is_expected": true,
+            "run": "parent-1-1", "finished_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        journal_text += &(serde_json::to_string(&entry).unwrap() + "\n");
+    }
+    assert!(!journal_text.contains("\"id\""), "{journal_text}");
+    let reports = root.join("target/proposal-eval");
+    std::fs::write(journal(&reports.join("runs"), "parent-1-1"), journal_text).unwrap();
+    let shown = |dir: &Path| -> Vec<(Value, Value, Value)> {
+        page_cases(dir)
+            .iter()
+            .map(|c| {
+                (
+                    c["input"].clone(),
+                    c["output"].clone(),
+                    c["output_missing"].clone(),
+                )
+            })
+            .collect()
+    };
+    let capped = capped_value(long);
+    assert!(capped.is_string(), "over the cap: {capped}");
+    let expected = vec![
+        (json!({"m": 1}), json!([{"id": 1}]), json!(null)),
+        (json!({"m": 2}), json!([{"id": 2}]), json!(null)),
+        (json!({"m": 3}), capped, json!(null)),
+    ];
+    fold(&reports).unwrap();
+    assert_eq!(shown(&reports), expected);
+    let merged = root.join("merged");
+    crate::report::merge::merge(std::slice::from_ref(&reports), &merged).unwrap();
+    assert_eq!(shown(&merged), expected);
+
+    std::fs::write(
+        root.join("fixtures/s/a.json"),
+        "{\"input\": {\"m\": 1}, \"expected\": [{\"id\": 9}]}",
+    )
+    .unwrap();
+    fold(&reports).unwrap();
+    let cases = page_cases(&reports);
+    assert_eq!(cases[0]["output"], json!(null));
+    assert_eq!(
+        cases[0]["output_missing"],
+        json!("fixtures/s/a.json changed since this run; the output (its `expected`) then is not kept")
+    );
+    assert_eq!(
+        cases[0]["input_missing"],
+        json!("fixtures/s/a.json changed since this run; its input then is not kept")
+    );
+    assert_eq!(shown(&reports)[1..], expected[1..]);
+}
+
 /// A report merged on another machine finds a runner's fixture in this machine's checkout (the
 /// runner's absolute path is not here): the same path's last components below the folders
 /// holding the report folder, the file with the hash the run read; a file of that name with
@@ -163,10 +248,10 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
     for (text, input) in texts {
         std::fs::write(&path, &text).unwrap();
         let sha256 = hash_content(text.as_bytes()).0;
-        let shown = crate::report::input::input_of(&path, &sha256, "a.json", dir.path(), u64::MAX)
+        let shown = crate::report::input::input_of(&path, &sha256, dir.path(), u64::MAX, false)
             .unwrap()
             .unwrap();
-        let shown: Value = serde_json::from_slice(&shown).unwrap();
+        let shown: Value = serde_json::from_slice(&shown.input).unwrap();
         assert_eq!(
             shown,
             capped_value(input),
@@ -180,7 +265,7 @@ fn an_input_read_from_its_fixture_is_capped_as_an_entry_caps_it() {
 /// read does not know is read whole, with the same result.
 #[test]
 fn an_input_is_read_alike_wherever_it_stands_in_its_fixture() {
-    use crate::report::input::input_text;
+    use crate::report::input::parts_text;
     let cases = [
         (r#"{"input": {"m": 1}, "expected": [1, 2]}"#, r#"{"m": 1}"#),
         (
@@ -194,7 +279,7 @@ fn an_input_is_read_alike_wherever_it_stands_in_its_fixture() {
         (r#"{"meta": {"input": 1}, "expected": []}"#, "null"),
     ];
     for (fixture, input) in cases {
-        let shown = input_text(fixture.as_bytes(), "a.json").unwrap();
-        assert_eq!(String::from_utf8(shown).unwrap(), input, "{fixture}");
+        let shown = parts_text(fixture.as_bytes(), false).unwrap();
+        assert_eq!(String::from_utf8(shown.input).unwrap(), input, "{fixture}");
     }
 }
