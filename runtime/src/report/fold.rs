@@ -360,11 +360,44 @@ pub(super) fn write(
         .latest_run()
         .map(|run| gathered.runs[run as usize].clone());
     let mut kept = Kept::default();
-    let results_changed = put(&lines_path, |w| {
-        kept = lines(&mut gathered, w, out, keep_cases)?;
-        Ok(())
-    });
-    let result = (|| {
+    // The page's cases are rendered on a thread of their own as the lines are written (reading
+    // their stories is most of the page's work), while this one writes `results.jsonl` and
+    // `report.json`.
+    let result = std::thread::scope(|scope| {
+        // Lines go in batches of about 64 KiB, one a line: a hand-over per line costs more
+        // than the line. Sixty-four batches at most wait (4 MiB).
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<u8>>(64);
+        let renderer = scope.spawn(move || {
+            let mut cases = page::Cases::new(dir);
+            for batch in receive {
+                for line in batch.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    cases.add(line)?;
+                }
+            }
+            Ok::<_, std::io::Error>(cases)
+        });
+        let results_changed = put(&lines_path, |w| {
+            let mut batch = Vec::new();
+            // A page that stopped has its error to tell at the end.
+            let mut to_page = |older: bool, line: &[u8]| {
+                // The line as `report.json` holds it (see `write_json`).
+                match older {
+                    true => {
+                        batch.extend_from_slice(b"{\"older\":true,");
+                        batch.extend_from_slice(&line[1..]);
+                    }
+                    false => batch.extend_from_slice(line),
+                }
+                batch.push(b'\n');
+                if batch.len() >= 64 * 1024 {
+                    let _ = send.send(std::mem::take(&mut batch));
+                }
+            };
+            kept = lines(&mut gathered, w, out, keep_cases, &mut to_page)?;
+            let _ = send.send(batch);
+            Ok(())
+        });
+        drop(send);
         let results_changed = results_changed?;
         let (totals, suites) = std::mem::take(&mut kept.aggregate).finish();
         let mut report = Report {
@@ -387,10 +420,22 @@ pub(super) fn write(
         put(&report_path, |w| {
             write_json(w, &header, &lines_path, &kept.older)
         })?;
-        page::write(dir, None)?;
+        let html = dir.join("report.html");
+        let cases = renderer
+            .join()
+            .map_err(|_| ReportError::new(&html, "the page's cases could not be rendered"))?
+            .map_err(ReportError::io("write", &html))?;
+        let (before, after) = header
+            .rsplit_once(EMPTY_CASES)
+            .ok_or_else(|| ReportError::new(&report_path, "the report header has no cases key"))?;
+        cases.write(
+            None,
+            &format!("{before}\"cases\": ["),
+            &format!("]{after}\n"),
+        )?;
         report.cases = std::mem::take(&mut kept.cases);
         Ok((report, std::mem::take(&mut kept.journals)))
-    })();
+    });
     if let Out::Merge(_) = out {
         let _ = std::fs::remove_file(&lines_path);
     }
@@ -418,13 +463,15 @@ impl Kept {
 }
 
 /// The second pass: each case's latest line, in case order, read again, added up, and written
-/// to `w` (its story replaced by where it is) unless it is dropped. A line that cannot be read
+/// to `w` (its story replaced by where it is) unless it is dropped; and handed to `page`, with
+/// whether it is of an older run. A line that cannot be read
 /// (strict) stops it with a [`ReportError`] inside the I/O error.
 fn lines(
     gathered: &mut Gathered,
     w: &mut dyn std::io::Write,
     out: &Out,
     keep_cases: bool,
+    page: &mut dyn FnMut(bool, &[u8]),
 ) -> std::io::Result<Kept> {
     let mut kept = Kept::default();
     let mut targets = Targets::default();
@@ -486,6 +533,7 @@ fn lines(
         }
         w.write_all(&line)?;
         w.write_all(b"\n")?;
+        page(counted.older, &line);
     }
     Ok(kept)
 }

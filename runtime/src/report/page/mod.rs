@@ -3,13 +3,16 @@
 //! renders everything (summary, charts, filters, rows, a case's whole story), so the file works
 //! from `file://` with no network, and no HTML is made per case in Rust.
 //!
-//! The page is written from `report.json` as the fold writes it (one case a line), a line at a
-//! time: [`write`]. `report.json` refers to each case's story (`input`, `output`, `calls`) in its
+//! The page's cases are rendered one at a time as they come ([`Cases`]): the fold hands them
+//! over as it writes them (on a thread of their own), and [`write`] reads them from
+//! `report.json` (`report --compare`). Each case's story is read once, the first page's cases
+//! (below) are kept in memory and the others in a file beside the page until it is written.
+//! `report.json` refers to each case's story (`input`, `output`, `calls`) in its
 //! run's journal; the page embeds the stories themselves, read from the journals, up to
 //! [`FAILING_STORIES`] bytes of failing cases' and [`PASSING_STORIES`] of passing ones', each in
 //! case order. A case past that keeps the reference, and the page names the journal. A story
-//! whose journal refers to its input by its fixture's hash gets the input read from the
-//! fixture, or the note that says why not ([`input`](super::input)).
+//! whose journal refers to its input (and output) by its fixture's hash gets them read from
+//! the fixture, or the note that says why not ([`input`](super::input)).
 //!
 //! The JSON goes in `<script type="application/json">` elements with every `<` written as
 //! `\u003c`. In JSON a `<` can only stand inside a string, where `\u003c` means the same
@@ -70,108 +73,163 @@ pub fn write(
     comparison: Option<&serde_json::value::RawValue>,
 ) -> Result<bool, ReportError> {
     let json = dir.join("report.json");
-    let mut report = ReportFile::open(&json)?;
-    let compare = comparison.map_or("null", |c| c.get());
-    let html = dir.join("report.html");
-    let mut stories = Stories::new(dir);
-    crate::files::replace_derived_if_changed(&html, |out| {
-        let mut rest = TEMPLATE;
-        for marker in MARKERS {
-            let (before, after) = rest
-                .split_once(marker)
-                .expect("page.html holds each marker once, in order");
-            out.write_all(before.as_bytes())?;
-            match marker {
-                "{{style}}" => out.write_all(STYLE.as_bytes())?,
-                "{{summary}}" => report.write(&mut Escaped(out), FIRST_PAGE, &mut stories)?,
-                "{{compare}}" => Escaped(out).write_all(compare.as_bytes())?,
-                "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
-                _ if report.large => report.write(&mut Escaped(out), usize::MAX, &mut stories)?,
-                _ => out.write_all(b"null")?,
-            }
-            rest = after;
+    let read = |e| ReportError::io("read", &json)(e);
+    let file = std::fs::File::open(&json).map_err(read)?;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let (mut head, mut line) = (String::new(), String::new());
+    let open = loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(read)? == 0 {
+            return Err(ReportError::new(
+                &json,
+                "not a report.json as the fold writes it (no `\"cases\": [` line): run `cargo proposal-eval report`",
+            ));
         }
-        out.write_all(rest.as_bytes())
-    })
-    .map_err(ReportError::io("write", &html))
+        match line.find("\"cases\": [") {
+            Some(at) if line[..at].trim().is_empty() => break at + "\"cases\": [".len(),
+            _ => head.push_str(&line),
+        }
+    };
+    head.push_str(&line[..open]);
+    let mut cases = Cases::new(dir);
+    let mut tail = line[open..].trim_start().to_string();
+    let mut case = Vec::new();
+    // `"cases": [` ends its line unless the cases are `[]`.
+    while tail.is_empty() {
+        case.clear();
+        if reader.read_until(b'\n', &mut case).map_err(read)? == 0 {
+            break;
+        }
+        match case.strip_prefix(b"    ").filter(|l| l.starts_with(b"{")) {
+            Some(line) => {
+                let line = line.trim_ascii_end();
+                cases
+                    .add(line.strip_suffix(b",").unwrap_or(line))
+                    .map_err(ReportError::io("write", &dir.join("report.html")))?;
+            }
+            // `  ]` and what follows the cases.
+            None => tail = String::from_utf8_lossy(case.trim_ascii_start()).into_owned(),
+        }
+    }
+    reader.read_to_string(&mut tail).map_err(read)?;
+    cases.write(comparison, &head, &tail)
 }
 
-/// `report.json` as the fold writes it: a header whose last key is `"cases": [`, one case a
-/// line, then `  ]` and the rest.
-struct ReportFile {
+/// The page's cases, rendered one at a time as they come (from `report.json`, or from the fold
+/// as it writes them): each case's line as `report.json` holds it, with its story in place of
+/// the reference when it fits ([`Stories`]), escaped ([`Escaped`]). Then [`Cases::write`] puts
+/// them in the page, with the report's header and the rest of it around them.
+pub(super) struct Cases {
+    stories: Stories,
+    /// The first [`FIRST_PAGE`] cases, rendered, each after its separator.
+    first: Vec<u8>,
+    /// The cases after them, rendered, in a file beside the page while it is written.
+    rest: Option<Rest>,
+    count: usize,
+}
+
+/// The file the cases past the first page are rendered into, removed when dropped.
+struct Rest {
     path: PathBuf,
-    /// The header, up to and with the line that opens the cases.
-    head: String,
-    /// Whether it has more than [`FIRST_PAGE`] cases (then it is embedded twice over); known
-    /// once its first page is written.
-    large: bool,
+    file: std::io::BufWriter<std::fs::File>,
 }
 
-impl ReportFile {
-    fn open(path: &Path) -> Result<ReportFile, ReportError> {
-        let file = std::fs::File::open(path).map_err(ReportError::io("read", path))?;
-        let mut reader = std::io::BufReader::new(file);
-        let (mut head, mut line) = (String::new(), String::new());
-        loop {
-            line.clear();
-            let read = reader.read_line(&mut line);
-            if read.map_err(ReportError::io("read", path))? == 0 {
-                return Err(ReportError::new(
-                    path,
-                    "not a report.json as the fold writes it (no `\"cases\": [` line): run `cargo proposal-eval report`",
-                ));
-            }
-            head.push_str(&line);
-            if line.trim().starts_with("\"cases\": [") {
-                let path = path.to_path_buf();
-                return Ok(ReportFile {
-                    path,
-                    head,
-                    large: false,
-                });
-            }
+impl Drop for Rest {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Cases {
+    /// No cases yet, for the page of the report folder `dir`.
+    pub(super) fn new(dir: &Path) -> Cases {
+        Cases {
+            stories: Stories::new(dir),
+            first: Vec::new(),
+            rest: None,
+            count: 0,
         }
     }
 
-    /// Writes the report with its first `limit` cases, each with its story when it fits.
-    fn write(
-        &mut self,
-        out: &mut dyn Write,
-        limit: usize,
-        stories: &mut Stories,
-    ) -> std::io::Result<()> {
-        let file = std::fs::File::open(&self.path)?;
-        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
-        reader.seek(std::io::SeekFrom::Start(self.head.len() as u64))?;
-        out.write_all(self.head.as_bytes())?;
-        stories.restart();
-        let (mut line, mut written) = (Vec::new(), 0);
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                return Ok(());
+    /// Renders the next case: `line`, one case's line as `report.json` holds it.
+    pub(super) fn add(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let separator: &[u8] = if self.count == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        };
+        let out: &mut dyn Write = match (self.count < FIRST_PAGE, &mut self.rest) {
+            (true, _) => &mut self.first,
+            (false, Some(rest)) => &mut rest.file,
+            (false, rest) => {
+                let dir = &self.stories.dir;
+                let path = dir.join(format!(".report.html.{}.cases", std::process::id()));
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&path)?;
+                let file = std::io::BufWriter::with_capacity(256 * 1024, file);
+                &mut rest.insert(Rest { path, file }).file
             }
-            let Some(case) = line.strip_prefix(b"    ").filter(|l| l.starts_with(b"{")) else {
-                // `  ]` and what follows the cases (nothing to add after `"cases": []`).
-                if written > 0 {
-                    out.write_all(b"\n")?;
+        };
+        out.write_all(separator)?;
+        self.stories.embed(line, &mut Escaped(out))?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Writes `report.html` with the cases rendered: `head` is the report up to its cases
+    /// (`…"cases": [`) and `tail` the rest (`]…`), as `report.json` has them; a report of more
+    /// than [`FIRST_PAGE`] cases is embedded twice over (see the module's docs). Returns whether
+    /// the file changed.
+    pub(super) fn write(
+        self,
+        comparison: Option<&serde_json::value::RawValue>,
+        head: &str,
+        tail: &str,
+    ) -> Result<bool, ReportError> {
+        let html = self.stories.dir.join("report.html");
+        let mut rest = self.rest;
+        let compare = comparison.map_or("null", |c| c.get());
+        let end: &[u8] = if self.count > 0 { b"\n  " } else { b"" };
+        crate::files::replace_derived_if_changed(&html, |out| {
+            if let Some(rest) = &mut rest {
+                rest.file.flush()?;
+                rest.file.get_mut().seek(std::io::SeekFrom::Start(0))?;
+            }
+            let mut rest_of_template = TEMPLATE;
+            for marker in MARKERS {
+                let (before, after) = rest_of_template
+                    .split_once(marker)
+                    .expect("page.html holds each marker once, in order");
+                out.write_all(before.as_bytes())?;
+                match marker {
+                    "{{style}}" => out.write_all(STYLE.as_bytes())?,
+                    "{{compare}}" => Escaped(out).write_all(compare.as_bytes())?,
+                    "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
+                    "{{summary}}" | "{{report}}" => {
+                        let whole = marker == "{{report}}";
+                        if whole && rest.is_none() {
+                            out.write_all(b"null")?;
+                        } else {
+                            Escaped(out).write_all(head.as_bytes())?;
+                            out.write_all(&self.first)?;
+                            if let Some(rest) = rest.as_mut().filter(|_| whole) {
+                                std::io::copy(rest.file.get_mut(), out)?;
+                            }
+                            out.write_all(end)?;
+                            Escaped(out).write_all(tail.as_bytes())?;
+                        }
+                    }
+                    _ => unreachable!("the markers are the five above"),
                 }
-                out.write_all(&line)?;
-                return std::io::copy(&mut reader, out).map(drop);
-            };
-            if written == limit {
-                self.large = true;
-                continue;
+                rest_of_template = after;
             }
-            let case = case.trim_ascii_end();
-            let case = case.strip_suffix(b",").unwrap_or(case);
-            if written > 0 {
-                out.write_all(b",\n")?;
-            }
-            out.write_all(b"    ")?;
-            stories.embed(case, out)?;
-            written += 1;
-        }
+            out.write_all(rest_of_template.as_bytes())
+        })
+        .map_err(ReportError::io("write", &html))
     }
 }
 
@@ -184,13 +242,6 @@ struct Stories {
     misses: [u32; 2],
     /// The journal read last.
     open: Option<(String, std::fs::File)>,
-    /// Whether the cases are being embedded the first time, and how many so far this time.
-    first_time: bool,
-    written: usize,
-    /// The stories of the first page's cases as embedded the first time (`None`: not embedded),
-    /// with the misses of their kind after them, taken the second time: each case's story is
-    /// read once.
-    first_page: Vec<(Option<Vec<u8>>, u32)>,
 }
 
 impl Stories {
@@ -200,25 +251,12 @@ impl Stories {
             embedded: [0, 0],
             misses: [0, 0],
             open: None,
-            first_time: true,
-            written: 0,
-            first_page: Vec::new(),
         }
-    }
-
-    /// Starts again from the first case (the page embeds its cases twice over).
-    fn restart(&mut self) {
-        self.first_time = self.first_time && self.written == 0;
-        self.embedded = [0, 0];
-        self.misses = [0, 0];
-        self.written = 0;
     }
 
     /// Writes a case's line with its story in place of the reference
     /// when it fits and can be read; else as it is.
     fn embed(&mut self, line: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
-        let index = self.written;
-        self.written += 1;
         let Some((from, to)) = story_span(line) else {
             return out.write_all(line);
         };
@@ -228,28 +266,15 @@ impl Stories {
             true => (0, FAILING_STORIES),
             false => (1, PASSING_STORIES),
         };
-        let story = match self.first_page.get_mut(index) {
-            // The second time over, a first page's case as it was embedded the first time.
-            Some((story, misses)) => {
-                self.misses[kind] = *misses;
-                story.take()
-            }
-            None => self.story(line, from, to, kind, budget - self.embedded[kind]),
-        };
-        let written = match &story {
+        match self.story(line, from, to, kind, budget - self.embedded[kind]) {
             Some(story) => {
                 self.embedded[kind] += story.len() as u64;
                 out.write_all(&line[..from])?;
-                out.write_all(story)?;
+                out.write_all(&story)?;
                 out.write_all(&line[to..])
             }
             None => out.write_all(line),
-        };
-        if self.first_time && index < FIRST_PAGE {
-            self.first_page.resize(index, (None, 0));
-            self.first_page.push((story, self.misses[kind]));
         }
-        written
     }
 
     /// The story of the case `line`, whose reference is `line[from..to]`, with its input, when

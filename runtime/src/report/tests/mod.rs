@@ -159,6 +159,8 @@ fn a_fold_after_one_more_line_reads_only_that_line() {
     );
 }
 
+/// The fold renders the page's cases as it writes them: the page holds the report the fold
+/// wrote, its first page first, and nothing is left beside it.
 #[test]
 fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
     let (dir, fixture, runs) = report_folder();
@@ -193,6 +195,14 @@ fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
         serde_json::Value::Array(report["cases"].as_array().unwrap()[..page::FIRST_PAGE].to_vec());
     assert_eq!(embedded("report-summary"), first);
     assert_eq!(report["cases"][0]["case"], "c000</script>");
+    // The cases past the first page, rendered into a file beside the page, are in it: the
+    // file is gone.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".cases"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
 }
 
 /// Runs are ordered as folds first took them up (not by file times): after twelve runs,
