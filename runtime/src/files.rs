@@ -157,8 +157,16 @@ pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
 /// `path` relative to `root`, `/`-separated whatever the platform: the form of every path the
 /// product prints or stores. A path outside `root` is given whole.
 pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    // Most paths are in that form already (relative, no empty or `.` part): taken as they are
+    // rather than rebuilt a part at a time (a few per case, 2 % of a no-model run's time).
+    #[cfg(unix)]
+    if let Some(text) = relative.to_str() {
+        if text.split('/').all(|part| !part.is_empty() && part != ".") {
+            return text.to_string();
+        }
+    }
+    relative
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
@@ -388,6 +396,37 @@ fn replace_with<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path already in the stored form is taken as it is; any other is rebuilt part by part:
+    /// the same text either way.
+    #[test]
+    fn relative_paths_are_the_same_whichever_way_they_are_made() {
+        let parts = |root: &Path, path: &Path| {
+            let relative = path.strip_prefix(root).unwrap_or(path);
+            let parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.join("/")
+        };
+        let root = Path::new("/work/demo");
+        for path in [
+            "/work/demo/fixtures/a.json",
+            "/work/demo/fixtures//a.json",
+            "/work/demo/fixtures/./a.json",
+            "/work/demo/fixtures/",
+            "/work/demo/./fixtures/a.json",
+            "/work/demo/../x/a.json",
+            "/work/demo",
+            "/elsewhere/a.json",
+            "relative/a.json",
+            "./relative/a.json",
+            "",
+        ] {
+            let path = Path::new(path);
+            assert_eq!(relative_slash(root, path), parts(root, path), "{path:?}");
+        }
+    }
 
     #[test]
     fn a_derived_file_takes_the_old_ones_place_or_a_free_name() {
