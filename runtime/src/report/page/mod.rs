@@ -4,9 +4,9 @@
 //! from `file://` with no network, and no HTML is made per case in Rust.
 //!
 //! The page's cases are rendered one at a time as they come ([`Cases`]): the fold hands them
-//! over as it writes them (on a thread of their own), and [`write`] reads them from
-//! `report.json` (`report --compare`). Each case's story is read once, the first page's cases
-//! (below) are kept in memory and the others in a file beside the page until it is written.
+//! to a thread of their own as it writes them, and [`write`] reads them from `report.json`
+//! (`report --compare`). Each
+//! case's story is read once; the cases wait in a file beside the page until it is written.
 //! `report.json` refers to each case's story (`input`, `output`, `calls`) in its
 //! run's journal; the page embeds the stories themselves, read from the journals, up to
 //! [`FAILING_STORIES`] bytes of failing cases' and [`PASSING_STORIES`] of passing ones', each in
@@ -104,7 +104,7 @@ pub fn write(
             Some(line) => {
                 let line = line.trim_ascii_end();
                 cases
-                    .add(line.strip_suffix(b",").unwrap_or(line))
+                    .add(false, line.strip_suffix(b",").unwrap_or(line))
                     .map_err(ReportError::io("write", &dir.join("report.html")))?;
             }
             // `  ]` and what follows the cases.
@@ -117,26 +117,40 @@ pub fn write(
 
 /// The page's cases, rendered one at a time as they come (from `report.json`, or from the fold
 /// as it writes them): each case's line as `report.json` holds it, with its story in place of
-/// the reference when it fits ([`Stories`]), escaped ([`Escaped`]). Then [`Cases::write`] puts
-/// them in the page, with the report's header and the rest of it around them.
+/// the reference when it fits ([`Stories`]), escaped ([`Escaped`]), into a file beside the page.
+/// Then [`Cases::write`] puts them in the page, with the report's header and the rest of it
+/// around them.
 pub(super) struct Cases {
     stories: Stories,
-    /// The first [`FIRST_PAGE`] cases, rendered, each after its separator.
-    first: Vec<u8>,
-    /// The cases after them, rendered, in a file beside the page while it is written.
-    rest: Option<Rest>,
+    /// The cases rendered so far, each after its separator; `None` before the first.
+    file: Option<Rendered>,
     count: usize,
+    /// Where the first [`FIRST_PAGE`] cases end in the file.
+    first_page: u64,
 }
 
-/// The file the cases past the first page are rendered into, removed when dropped.
-struct Rest {
+/// The file the cases are rendered into, removed when dropped.
+struct Rendered {
     path: PathBuf,
     file: std::io::BufWriter<std::fs::File>,
+    written: u64,
 }
 
-impl Drop for Rest {
+impl Drop for Rendered {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Write for Rendered {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
     }
 }
 
@@ -145,38 +159,53 @@ impl Cases {
     pub(super) fn new(dir: &Path) -> Cases {
         Cases {
             stories: Stories::new(dir),
-            first: Vec::new(),
-            rest: None,
+            file: None,
             count: 0,
+            first_page: 0,
         }
     }
 
-    /// Renders the next case: `line`, one case's line as `report.json` holds it.
-    pub(super) fn add(&mut self, line: &[u8]) -> std::io::Result<()> {
-        let separator: &[u8] = if self.count == 0 {
-            b"\n    "
-        } else {
-            b",\n    "
-        };
-        let out: &mut dyn Write = match (self.count < FIRST_PAGE, &mut self.rest) {
-            (true, _) => &mut self.first,
-            (false, Some(rest)) => &mut rest.file,
-            (false, rest) => {
-                let dir = &self.stories.dir;
-                let path = dir.join(format!(".report.html.{}.cases", std::process::id()));
+    /// Renders the next case: `line`, one case's line as `results.jsonl` holds it, marked as
+    /// `report.json` marks a case of an older run (`{"older":true,`) when `older`.
+    pub(super) fn add(&mut self, older: bool, line: &[u8]) -> std::io::Result<()> {
+        let out = match &mut self.file {
+            Some(out) => out,
+            none => {
+                let path = self
+                    .stories
+                    .dir
+                    .join(format!(".report.html.{}.cases", std::process::id()));
                 let file = std::fs::OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create(true)
                     .truncate(true)
                     .open(&path)?;
-                let file = std::io::BufWriter::with_capacity(256 * 1024, file);
-                &mut rest.insert(Rest { path, file }).file
+                let file = std::io::BufWriter::with_capacity(64 * 1024, file);
+                none.insert(Rendered {
+                    path,
+                    file,
+                    written: 0,
+                })
             }
         };
-        out.write_all(separator)?;
+        out.write_all(if self.count == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        })?;
+        let line = match older {
+            true => {
+                out.write_all(b"{\"older\":true,")?;
+                &line[1..]
+            }
+            false => line,
+        };
         self.stories.embed(line, &mut Escaped(out))?;
         self.count += 1;
+        if self.count == FIRST_PAGE {
+            self.first_page = out.written;
+        }
         Ok(())
     }
 
@@ -191,17 +220,17 @@ impl Cases {
         tail: &str,
     ) -> Result<bool, ReportError> {
         let html = self.stories.dir.join("report.html");
-        let mut rest = self.rest;
+        let mut rendered = self.file;
+        let large = self.count > FIRST_PAGE;
         let compare = comparison.map_or("null", |c| c.get());
         let end: &[u8] = if self.count > 0 { b"\n  " } else { b"" };
         crate::files::replace_derived_if_changed(&html, |out| {
-            if let Some(rest) = &mut rest {
-                rest.file.flush()?;
-                rest.file.get_mut().seek(std::io::SeekFrom::Start(0))?;
+            if let Some(rendered) = &mut rendered {
+                rendered.flush()?;
             }
-            let mut rest_of_template = TEMPLATE;
+            let mut rest = TEMPLATE;
             for marker in MARKERS {
-                let (before, after) = rest_of_template
+                let (before, after) = rest
                     .split_once(marker)
                     .expect("page.html holds each marker once, in order");
                 out.write_all(before.as_bytes())?;
@@ -209,25 +238,26 @@ impl Cases {
                     "{{style}}" => out.write_all(STYLE.as_bytes())?,
                     "{{compare}}" => Escaped(out).write_all(compare.as_bytes())?,
                     "{{script}}" => out.write_all(SCRIPT.as_bytes())?,
-                    "{{summary}}" | "{{report}}" => {
-                        let whole = marker == "{{report}}";
-                        if whole && rest.is_none() {
-                            out.write_all(b"null")?;
-                        } else {
-                            Escaped(out).write_all(head.as_bytes())?;
-                            out.write_all(&self.first)?;
-                            if let Some(rest) = rest.as_mut().filter(|_| whole) {
-                                std::io::copy(rest.file.get_mut(), out)?;
-                            }
-                            out.write_all(end)?;
-                            Escaped(out).write_all(tail.as_bytes())?;
+                    "{{report}}" if !large => out.write_all(b"null")?,
+                    _ => {
+                        // The first page before the script, the whole report after it.
+                        Escaped(out).write_all(head.as_bytes())?;
+                        if let Some(rendered) = &mut rendered {
+                            let file = rendered.file.get_mut();
+                            file.seek(std::io::SeekFrom::Start(0))?;
+                            let length = match (marker, large) {
+                                ("{{summary}}", true) => self.first_page,
+                                _ => rendered.written,
+                            };
+                            std::io::copy(&mut std::io::Read::take(&mut *file, length), out)?;
                         }
+                        out.write_all(end)?;
+                        Escaped(out).write_all(tail.as_bytes())?;
                     }
-                    _ => unreachable!("the markers are the five above"),
                 }
-                rest_of_template = after;
+                rest = after;
             }
-            out.write_all(rest_of_template.as_bytes())
+            out.write_all(rest.as_bytes())
         })
         .map_err(ReportError::io("write", &html))
     }

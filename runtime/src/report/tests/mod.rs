@@ -164,17 +164,26 @@ fn a_fold_after_one_more_line_reads_only_that_line() {
 #[test]
 fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
     let (dir, fixture, runs) = report_folder();
+    // As a run writes them (`run` before `finished_at`): the cases of the first run are older
+    // than the second's, which ran one case again.
+    let line = |run: &str, i: usize, at: &str| {
+        let mut value: serde_json::Value = serde_json::from_str(&entry_line(
+            &fixture,
+            &format!("c{i:03}</script>"),
+            at,
+            i % 3 > 0,
+        ))
+        .unwrap();
+        value["run"] = run.into();
+        let entry: crate::report::Entry = serde_json::from_value(value).unwrap();
+        serde_json::to_string(&entry).unwrap() + "\n"
+    };
     let lines: String = (0..page::FIRST_PAGE + 20)
-        .map(|i| {
-            entry_line(
-                &fixture,
-                &format!("c{i:03}</script>"),
-                "2026-01-01T00:00:00Z",
-                i % 3 > 0,
-            )
-        })
+        .map(|i| line("parent-1-1", i, "2026-01-01T00:00:00Z"))
         .collect();
     std::fs::write(journal(&runs, "parent-1-1"), lines).unwrap();
+    let again = line("parent-2-2", 7, "2026-01-02T00:00:00Z");
+    std::fs::write(journal(&runs, "parent-2-2"), again).unwrap();
     fold(dir.path()).unwrap();
     let json = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -195,6 +204,8 @@ fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
         serde_json::Value::Array(report["cases"].as_array().unwrap()[..page::FIRST_PAGE].to_vec());
     assert_eq!(embedded("report-summary"), first);
     assert_eq!(report["cases"][0]["case"], "c000</script>");
+    assert_eq!(report["cases"][0]["older"], true);
+    assert_eq!(report["cases"][7]["older"], serde_json::Value::Null);
     // The cases past the first page, rendered into a file beside the page, are in it: the
     // file is gone.
     let left: Vec<String> = std::fs::read_dir(dir.path())
