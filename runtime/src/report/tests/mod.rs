@@ -171,7 +171,7 @@ fn a_folded_report_of_more_than_a_page_is_embedded_first_page_first() {
             &fixture,
             &format!("c{i:03}</script>"),
             at,
-            i % 3 > 0,
+            !i.is_multiple_of(3),
         ))
         .unwrap();
         value["run"] = run.into();
