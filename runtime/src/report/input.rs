@@ -223,8 +223,14 @@ pub(super) fn parts_text(bytes: &[u8], with_output: bool) -> Result<Parts, Missi
     }
     // A UTF-8 byte order mark, which some editors write, is not part of the JSON.
     let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    // Without its output, the input is read up to its end only.
-    let fixture = match leading_input(text).filter(|_| !with_output) {
+    // Without its output, the input is read up to its end only; with it, the file is read
+    // once, whole.
+    let leading = if with_output {
+        None
+    } else {
+        leading_input(text)
+    };
+    let fixture = match leading {
         Some(raw) => Fixture {
             input: Some(raw),
             expected: None,
