@@ -416,22 +416,17 @@ pub(super) fn write(
             }
         }
         let header = header(&report)?;
+        let (head, tail) = around_cases(&header)
+            .ok_or_else(|| ReportError::new(&report_path, "the report header has no cases key"))?;
         put(&report_path, |w| {
-            write_json(w, &header, &lines_path, &kept.older)
+            write_json(w, (&head, &tail), &lines_path, &kept.older)
         })?;
         let html = dir.join("report.html");
         let cases = renderer
             .join()
             .map_err(|_| ReportError::new(&html, "the page's cases could not be rendered"))?
             .map_err(ReportError::io("write", &html))?;
-        let (before, after) = header
-            .rsplit_once(EMPTY_CASES)
-            .ok_or_else(|| ReportError::new(&report_path, "the report header has no cases key"))?;
-        cases.write(
-            None,
-            &format!("{before}\"cases\": ["),
-            &format!("]{after}\n"),
-        )?;
+        cases.write(None, &head, &tail)?;
         report.cases = std::mem::take(&mut kept.cases);
         Ok((report, std::mem::take(&mut kept.journals)))
     });
@@ -574,23 +569,26 @@ fn unchanged_time(path: &Path, report: &Report) -> Option<DateTime<Utc>> {
         .then_some(same.generated_at)
 }
 
-/// Writes `report.json`: the header as serde writes it, and in place of its empty cases the
-/// lines of `results.jsonl` (`lines`), one a line, those of another run than the latest marked
-/// older (`older`, one flag per line).
+/// What `report.json` holds around its cases, from its header (the report as serde writes it
+/// with no cases): up to and with `"cases": [`, and from the `]` that closes them. The file (and
+/// the page, [`page::Cases::write`]) is the first, each case after `\n    ` (`,\n    ` after the
+/// first), `\n  ` when there is one, and the second.
+fn around_cases(header: &str) -> Option<(String, String)> {
+    let (before, after) = header.rsplit_once(EMPTY_CASES)?;
+    Some((format!("{before}\"cases\": ["), format!("]{after}\n")))
+}
+
+/// Writes `report.json` ([`around_cases`]): in place of the header's empty cases the lines of
+/// `results.jsonl` (`lines`), one a line, those of another run than the latest marked older
+/// (`older`, one flag per line).
 fn write_json(
     w: &mut dyn std::io::Write,
-    header: &str,
+    (head, tail): (&str, &str),
     lines: &Path,
     older: &[bool],
 ) -> std::io::Result<()> {
-    let at = header
-        .rfind(EMPTY_CASES)
-        .ok_or_else(|| std::io::Error::other("the report header has no cases key"))?;
-    w.write_all(&header.as_bytes()[..at])?;
-    if older.is_empty() {
-        w.write_all(EMPTY_CASES.as_bytes())?;
-    } else {
-        w.write_all(b"\"cases\": [\n    ")?;
+    w.write_all(head.as_bytes())?;
+    if !older.is_empty() {
         let mut reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(lines)?);
         let mut line = Vec::new();
         for (i, older) in older.iter().enumerate() {
@@ -603,17 +601,14 @@ fn write_json(
                     i + 1
                 )));
             };
-            if i > 0 {
-                w.write_all(b",\n    ")?;
-            }
+            w.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
             // The line as written; marked: `{"older":true,` and the rest of the object.
             w.write_all(if *older { b"{\"older\":true," } else { b"{" })?;
             w.write_all(body)?;
         }
-        w.write_all(b"\n  ]")?;
+        w.write_all(b"\n  ")?;
     }
-    w.write_all(&header.as_bytes()[at + EMPTY_CASES.len()..])?;
-    w.write_all(b"\n")
+    w.write_all(tail.as_bytes())
 }
 
 /// Writes `path` with what `write` writes, unless the file already holds exactly that; returns
