@@ -229,6 +229,14 @@ impl Drop for Busy<'_> {
     }
 }
 
+/// The forwarding clients of this process, by (loopback upstream, timeout): the cases share
+/// one, and with it its idle connections. A case of its own client opened its own connections
+/// and kept up to three idle until it ended; with cases waiting on each other's upstream (a
+/// server with a pool of threads, each held by an open connection), those idle ones could take
+/// every thread and stall a new connection until `timeout_s`. Shared, a connection (and its
+/// TLS handshake) also serves the next case.
+static AGENTS: Mutex<Vec<(bool, Duration, ureq::Agent)>> = Mutex::new(Vec::new());
+
 /// The forwarding client: no redirects followed and no status turned into an error (the
 /// client under test gets what the upstream said), no compression asked for (the body is read
 /// as JSON), and the environment's proxy settings except for a loopback upstream. `timeout`
@@ -239,6 +247,13 @@ fn agent_for(upstream: Option<&UpstreamUrl>, timeout: Duration) -> ureq::Agent {
         let host = u.as_str().split("://").nth(1).unwrap_or("");
         host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")
     });
+    let mut agents = AGENTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((.., agent)) = agents
+        .iter()
+        .find(|(l, t, _)| (*l, *t) == (loopback, timeout))
+    {
+        return agent.clone();
+    }
     let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -248,7 +263,9 @@ fn agent_for(upstream: Option<&UpstreamUrl>, timeout: Duration) -> ureq::Agent {
     if loopback {
         config = config.proxy(None);
     }
-    config.build().into()
+    let agent: ureq::Agent = config.build().into();
+    agents.push((loopback, timeout, agent.clone()));
+    agent
 }
 
 /// Headers that belong to one connection, not to the request: the forwarding client sets its
@@ -954,10 +971,12 @@ mod tests {
     const KEY: &str = "sk-proj-test0123456789abcdefghij";
 
     /// An OpenAI-compatible stand-in on loopback: answers chat completions (streamed when the
-    /// request asks), refuses a request without the key, counts the calls it answered.
+    /// request asks), refuses a request without the key, counts the calls it answered and the
+    /// connections (client addresses) they came on.
     struct Upstream {
         url: String,
         calls: Arc<AtomicUsize>,
+        peers: Arc<Mutex<Vec<std::net::SocketAddr>>>,
         server: Arc<tiny_http::Server>,
         thread: Option<JoinHandle<()>>,
     }
@@ -970,10 +989,17 @@ mod tests {
                 server.server_addr().to_ip().unwrap().port()
             );
             let calls = Arc::new(AtomicUsize::new(0));
+            let peers = Arc::new(Mutex::new(Vec::new()));
             let thread = {
-                let (server, calls) = (server.clone(), calls.clone());
+                let (server, calls, peers) = (server.clone(), calls.clone(), peers.clone());
                 std::thread::spawn(move || {
                     while let Ok(mut request) = server.recv() {
+                        let peer = request.remote_addr().copied();
+                        let mut seen: std::sync::MutexGuard<Vec<_>> = peers.lock().unwrap();
+                        if let Some(peer) = peer.filter(|p| !seen.contains(p)) {
+                            seen.push(peer);
+                        }
+                        drop(seen);
                         let authorized = request.headers().iter().any(|h| {
                             h.field.equiv("Authorization")
                                 && h.value.as_str() == format!("Bearer {KEY}")
@@ -1025,6 +1051,7 @@ mod tests {
             Upstream {
                 url,
                 calls,
+                peers,
                 server,
                 thread: Some(thread),
             }
@@ -1167,6 +1194,20 @@ mod tests {
 
     /// One server serves every case, each under its own URL: two cases replaying at once each
     /// get their own answers, and a URL of a case that has ended is refused.
+    #[test]
+    fn cases_recorded_one_after_another_forward_on_one_connection() {
+        let upstream = Upstream::start();
+        for said in ["first", "second", "third"] {
+            let recorded = record(&upstream, |base| {
+                chat(base, said, false);
+            });
+            assert_eq!(recorded.len(), 1);
+        }
+        let peers = upstream.peers.lock().unwrap().clone();
+        assert_eq!(upstream.stop(), 3);
+        assert_eq!(peers.len(), 1, "connections to the upstream: {peers:?}");
+    }
+
     #[test]
     fn each_case_is_served_its_own_calls_under_its_own_url() {
         let upstream = Upstream::start();
