@@ -95,6 +95,9 @@
 //! `docs/` folder.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
+// Without `__internal` (a user's build) the code only the CLI reaches is not exported, so it is
+// not compiled into the test binary; the warnings for it are for builds that have the feature.
+#![cfg_attr(not(feature = "__internal"), allow(dead_code, unused_imports))]
 
 mod case_result;
 mod code_judge;
@@ -176,8 +179,10 @@ pub mod config {
 pub use front::macro_support as __macro_support;
 
 /// Not part of the API (no documentation, no semver promise): the door through which
-/// `cargo proposal-eval` and this repository's own tests reach the shell's internals.
+/// `cargo proposal-eval` and this repository's own tests reach the shell's internals. Only with
+/// the feature `__internal`, which a user's crate does not name.
 #[doc(hidden)]
+#[cfg(feature = "__internal")]
 pub mod __internal {
     #![allow(missing_docs)]
     // Each group names who uses it; an item no one in this repository uses is not listed.
