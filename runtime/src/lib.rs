@@ -111,6 +111,8 @@ pub mod openai;
 mod panics;
 mod process;
 mod recording;
+// `cargo proposal-eval status` and `review`: not in a user's build.
+#[cfg(feature = "__internal")]
 mod recordings;
 mod repeat;
 mod report;

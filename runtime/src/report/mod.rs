@@ -29,6 +29,8 @@ mod error;
 mod fold;
 mod input;
 mod journal;
+// `cargo proposal-eval report --merge`: not in a user's build.
+#[cfg(feature = "__internal")]
 pub mod merge;
 pub mod page;
 mod run_end;
