@@ -1118,6 +1118,12 @@ fn bad_fixtures() -> Result<(), Failed> {
         "{\n  \"input\": { \"message\": \"Where is A-1001?\", \"orders\": {} },\n  \"expected_trajectory\": { \"steps\": [{ \"tool\": \"lookup_order\" }, { \"tool\": \"\" }] }\n}\n",
     )
     .unwrap();
+    // Saved as Latin-1 by an editor: `ù` is the one byte 0xF9.
+    std::fs::write(
+        suite.dir.join("latin1.json"),
+        b"{\n  \"input\": { \"message\": \"O\xF9 est A-1001 ?\", \"orders\": {} },\n  \"expected\": []\n}\n",
+    )
+    .unwrap();
     let upstream = FakeOpenAi::start(Duration::ZERO);
     let run = suite.record(&upstream, &[], 1);
     let seen = upstream.stop();
@@ -1134,9 +1140,10 @@ fn bad_fixtures() -> Result<(), Failed> {
                 "bad_input::array",
                 "bad_input::empty_tool",
                 "bad_input::expected_yes",
+                "bad_input::latin1",
             ]
             && run.verdicts["bad_input::bom"] == "ok",
-        "the BOM fixture passes, the four bad ones fail",
+        "the BOM fixture passes, the five bad ones fail",
         &run,
     )?;
     // The files are named by their path from the crate root (where the suite's copy is depends
@@ -1146,6 +1153,7 @@ fn bad_fixtures() -> Result<(), Failed> {
         "/bad_input/expected_yes.json: `expected` is a string, which the suite's evaluators (strict, field_accuracy) cannot compare: write the proposals the code should produce as a list (`[{...}]`) or one object (`{...}`); only a code_judge alone takes any JSON",
         "/bad_input/args_string.json:4:1: expected_trajectory step 1: `args` is a string \"order=A-1001\": a step's arguments are an object of argument names and values (`\"args\": {\"category\": \"laptop\"}`), or left out to match any",
         "/bad_input/empty_tool.json:4:1: expected_trajectory step 2: `tool` is \"\": name the tool the call must be of (`\"tool\": \"inventory_lookup\"`), or a glob (`\"search_*\"`)",
+        "/bad_input/latin1.json:2:27: byte 0xF9 is not UTF-8 text: a fixture is UTF-8 JSON; save the file as UTF-8 (an editor's \"encoding\" setting), or write the character as \\uXXXX",
     ] {
         check(run.text.contains(needle), &format!("the failure says `{needle}`"), &run)?;
     }
