@@ -142,7 +142,7 @@ impl Proxies {
         let context = Arc::new(Context {
             name: name.map(str::to_string),
             // Replay forwards nothing: no client is built for it.
-            agent: upstream.as_ref().map(|u| agent_for(Some(u), timeout)),
+            agent: upstream.as_ref().map(|u| agent_for(u, timeout)),
             upstream,
             core: core.clone(),
             timeout,
@@ -242,11 +242,11 @@ static AGENTS: Mutex<Vec<(bool, Duration, ureq::Agent)>> = Mutex::new(Vec::new()
 /// as JSON), and the environment's proxy settings except for a loopback upstream. `timeout`
 /// (`[http] timeout_s`) bounds connecting and each wait on the upstream, each read of its
 /// answer included, not the whole answer: a stream lasts as long as it keeps sending.
-fn agent_for(upstream: Option<&UpstreamUrl>, timeout: Duration) -> ureq::Agent {
-    let loopback = upstream.is_some_and(|u| {
-        let host = u.as_str().split("://").nth(1).unwrap_or("");
-        host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")
-    });
+fn agent_for(upstream: &UpstreamUrl, timeout: Duration) -> ureq::Agent {
+    let host = upstream.as_str().split("://").nth(1).unwrap_or("");
+    let loopback = ["127.", "localhost", "[::1]"]
+        .iter()
+        .any(|h| host.starts_with(h));
     let mut agents = AGENTS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((.., agent)) = agents
         .iter()
