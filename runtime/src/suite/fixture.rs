@@ -140,18 +140,12 @@ impl FixtureFile {
     }
 }
 
-/// The first byte that is not UTF-8, named where it is (line and column in bytes, as serde_json
-/// counts them).
+/// The first byte that is not UTF-8, named where it is.
 fn not_utf8(bytes: &[u8], error: std::str::Utf8Error, file: &Path) -> FixtureError {
     let at = error.valid_up_to();
-    let before = &bytes[..at];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = at
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1)
-        + 1;
+    // Everything before it is UTF-8.
+    let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+    let (line, column) = crate::files::line_column(before, at);
     FixtureError {
         file: file.to_path_buf(),
         line,
