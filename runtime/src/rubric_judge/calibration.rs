@@ -312,7 +312,17 @@ mod tests {
         let at = "2025-01-15T10:00:00Z".parse().unwrap();
         let judgement = |verdicts: &[(&str, bool)]| Judgement {
             key_sha256: "1".repeat(64),
-            parts: KeyParts::for_tests('2', "judge-1"),
+            // What `KeyParts::for_tests('2', "judge-1")` gives in the recording crate's tests.
+            parts: KeyParts {
+                rubric_sha256: "1".repeat(64),
+                output_sha256: "2".repeat(64),
+                input_sha256: "3".repeat(64),
+                trajectory_sha256: None,
+                prompt_sha256: "4".repeat(64),
+                model: "judge-1".into(),
+                temperature: 0.0,
+                samples: 1,
+            },
             recorded_at: at,
             calls: Vec::new(),
             verdicts: verdicts

@@ -57,22 +57,8 @@ pub(crate) fn panic_hint(message: &str) -> Option<&'static str> {
     )
 }
 
-/// Runs `f` (a live model call, or building the model) where a blocking client may run: on a
-/// thread of its own when the caller is inside a tokio runtime, since a blocking client built on
-/// tokio (`reqwest::blocking`) panics there; on the caller's thread otherwise. A panic in `f`
-/// reaches the caller as if `f` had run there.
-pub(crate) fn outside_async<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    #[cfg(feature = "tokio")]
-    {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return std::thread::scope(|scope| match scope.spawn(f).join() {
-                Ok(value) => value,
-                Err(payload) => std::panic::resume_unwind(payload),
-            });
-        }
-    }
-    f()
-}
+#[cfg(test)]
+use proposal_eval_recording::sys::outside_async;
 
 #[cfg(test)]
 mod tests {

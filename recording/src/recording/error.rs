@@ -23,7 +23,7 @@ pub enum RecordingErrorKind {
 /// A recording file that cannot be used, with the place in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordingError {
-    pub(crate) at: Located,
+    pub at: Located,
     pub(super) kind: RecordingErrorKind,
 }
 

@@ -38,19 +38,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a finished live call (or one attempt of it) says about the upstream's rate limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Outcome {
+pub struct Outcome {
     /// Refused for its rate (429, 503, 529).
-    pub(crate) refused: bool,
+    pub refused: bool,
     /// The wait asked for (`Retry-After`), or the time until a window with nothing left resets.
-    pub(crate) wait: Option<Duration>,
+    pub wait: Option<Duration>,
     /// From the rate-limit headers: the time between call starts that makes what is left last
     /// until the reset. `None`: the answer has no such headers.
-    pub(crate) pace: Option<Duration>,
+    pub pace: Option<Duration>,
 }
 
 impl Outcome {
     /// Answered, and nothing said about the rate.
-    pub(crate) const FINE: Outcome = Outcome {
+    pub const FINE: Outcome = Outcome {
         refused: false,
         wait: None,
         pace: None,
@@ -62,26 +62,26 @@ impl Outcome {
 const LONGEST_WAIT: Duration = Duration::from_secs(120);
 
 /// How often the limit may try the ceiling it found.
-pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(60);
+pub const PROBE_EVERY: Duration = Duration::from_secs(60);
 
 /// The shared state (times in milliseconds since the Unix epoch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct State {
+pub struct State {
     /// Live calls allowed at once.
-    pub(crate) limit: usize,
+    pub limit: usize,
     /// Successes since it last changed.
     streak: usize,
     /// Calls in flight at the last refusal (0: none yet); the limit stays under it until
     /// `probe_at_ms`.
-    pub(crate) ceiling: usize,
+    pub ceiling: usize,
     /// The most calls in flight when one was answered: what the upstream was seen to serve at
     /// once (0: nothing answered yet).
-    pub(crate) served: usize,
+    pub served: usize,
     probe_at_ms: u64,
     /// No call starts before this (a `Retry-After`, a window with nothing left).
-    pub(crate) resume_at_ms: u64,
+    pub resume_at_ms: u64,
     /// Between two call starts, from the rate-limit headers (0: no pacing).
-    pub(crate) pace_ms: u64,
+    pub pace_ms: u64,
     /// When the next call may start under the pacing.
     next_start_ms: u64,
 }
@@ -102,13 +102,7 @@ impl State {
 
     /// The state after a call that had `in_flight` calls of the run in flight (itself included)
     /// when it was answered with `outcome`, at `now_ms`.
-    pub(crate) fn after(
-        mut self,
-        outcome: Outcome,
-        in_flight: usize,
-        max: usize,
-        now_ms: u64,
-    ) -> State {
+    pub fn after(mut self, outcome: Outcome, in_flight: usize, max: usize, now_ms: u64) -> State {
         let max = max.max(1);
         self.limit = self.limit.min(max);
         if outcome.wait.is_some() && !self.refused_for_calls_at_once(outcome, in_flight) {
@@ -146,14 +140,14 @@ impl State {
     /// Whether `outcome` refused a call for the number of calls at once (more in flight,
     /// `in_flight`, than the upstream was seen to serve, and no rate-limit headers), not for the
     /// rate over time: its wait is the refused call's alone.
-    pub(crate) fn refused_for_calls_at_once(&self, outcome: Outcome, in_flight: usize) -> bool {
+    pub fn refused_for_calls_at_once(&self, outcome: Outcome, in_flight: usize) -> bool {
         outcome.refused && outcome.pace.is_none() && in_flight > 1 && in_flight > self.served
     }
 
     /// The wait a call refused with `outcome`, `in_flight` calls in flight, takes alone before
     /// it is sent again: its `Retry-After` when it was refused for the calls at once; zero
     /// otherwise (a wait for the rate holds every call, [`State::after`]).
-    pub(crate) fn wait_alone(&self, outcome: Outcome, in_flight: usize) -> Duration {
+    pub fn wait_alone(&self, outcome: Outcome, in_flight: usize) -> Duration {
         match outcome.wait {
             Some(wait) if self.refused_for_calls_at_once(outcome, in_flight) => {
                 wait.min(LONGEST_WAIT)
@@ -224,7 +218,7 @@ impl State {
 static PROCESS: Mutex<Option<State>> = Mutex::new(None);
 
 /// The state now (the limit no more than `max`).
-pub(crate) fn current(max: usize) -> State {
+pub fn current(max: usize) -> State {
     let state = match shared() {
         Some(file) => file.read(),
         None => *PROCESS.lock().unwrap_or_else(|p| p.into_inner()),
@@ -237,7 +231,7 @@ pub(crate) fn current(max: usize) -> State {
 /// Counts a finished live call (or a refused attempt) that had `in_flight()` calls of the run in
 /// flight, itself included (every process's: asked only when the state needs it). The wait the
 /// refused call takes alone before it is sent again ([`State::wait_alone`]).
-pub(crate) fn report(outcome: Outcome, in_flight: impl FnOnce() -> usize, max: usize) -> Duration {
+pub fn report(outcome: Outcome, in_flight: impl FnOnce() -> usize, max: usize) -> Duration {
     // A plain success at the most allowed, once the upstream was seen to serve the most
     // allowed at once, changes nothing that is read: no write. (Until then, a success with more
     // in flight than served so far is written, at most `max` times in a run.)
@@ -262,7 +256,7 @@ pub(crate) fn report(outcome: Outcome, in_flight: impl FnOnce() -> usize, max: u
 }
 
 /// A live call may start: waits out a `Retry-After` and the pacing's turn; the time waited.
-pub(crate) fn wait_turn(state: &State, max: usize) -> Duration {
+pub fn wait_turn(state: &State, max: usize) -> Duration {
     let now = now_ms();
     let at = if state.pace_ms == 0 {
         now.max(state.resume_at_ms)
@@ -290,7 +284,7 @@ fn update<T>(max: usize, f: impl Fn(State) -> (State, T)) -> T {
     t
 }
 
-pub(crate) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -303,20 +297,17 @@ fn shared() -> Option<&'static StateFile> {
 }
 
 /// One run's state: `<run>.state` and `<run>.lock`.
-pub(crate) struct StateFile(crate::files::RunFile);
+pub struct StateFile(crate::files::RunFile);
 
 impl StateFile {
     /// The state; `None` before the first call's outcome.
-    pub(crate) fn read(&self) -> Option<State> {
+    pub fn read(&self) -> Option<State> {
         State::parse(&self.0.read()?)
     }
 
     /// Replaces the state with what `f` makes of it, under the lock; returns what `f` returns
     /// beside it.
-    pub(crate) fn update<T>(
-        &self,
-        f: impl FnOnce(Option<State>) -> (State, T),
-    ) -> std::io::Result<T> {
+    pub fn update<T>(&self, f: impl FnOnce(Option<State>) -> (State, T)) -> std::io::Result<T> {
         self.0.update(|text| {
             let (state, made) = f(text.as_deref().and_then(State::parse));
             (state.text(), made)
@@ -327,7 +318,7 @@ impl StateFile {
 /// What an upstream's answer says about its rate limit: a refusal for its rate (429, 503, 529)
 /// with the wait it asks for, and the pace its rate-limit headers allow.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn outcome_of(status: u16, header: &dyn Fn(&str) -> Option<String>) -> Outcome {
+pub fn outcome_of(status: u16, header: &dyn Fn(&str) -> Option<String>) -> Outcome {
     let (pace, exhausted) = pace_of(header, tokens_per_call(), chrono::Utc::now());
     let wait = match (retry_after(header), exhausted) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -385,7 +376,7 @@ const WINDOWS: &[(&str, &str, Counts)] = &[
 /// window last until its reset (`None`: no such headers), and the wait until the reset of a
 /// window with nothing left (`None`: none is empty). A token window is counted in calls of
 /// `tokens_per_call` (the average so far; unknown before the first answer with a usage).
-pub(crate) fn pace_of(
+pub fn pace_of(
     header: &dyn Fn(&str) -> Option<String>,
     tokens_per_call: Option<u64>,
     now: chrono::DateTime<chrono::Utc>,
@@ -456,7 +447,7 @@ std::thread_local! {
 
 /// Runs a live model's call, and returns with its answer what the model told of the rate limit
 /// on the way ([`observe`]), on this thread.
-pub(crate) fn observing<T>(call: impl FnOnce() -> T) -> (T, Option<Outcome>) {
+pub fn observing<T>(call: impl FnOnce() -> T) -> (T, Option<Outcome>) {
     OBSERVED.with(|o| o.set(None));
     let answer = call();
     (answer, OBSERVED.with(|o| o.take()))
@@ -465,7 +456,7 @@ pub(crate) fn observing<T>(call: impl FnOnce() -> T) -> (T, Option<Outcome>) {
 /// A model of this crate ([`crate::openai::ChatCompletions`]) tells what its HTTP answer said
 /// of the rate limit (an answered call's headers; a refusal travels in its error).
 #[cfg_attr(not(feature = "openai"), allow(dead_code))]
-pub(crate) fn observe(outcome: Outcome) {
+pub fn observe(outcome: Outcome) {
     OBSERVED.with(|o| o.set(Some(outcome)));
 }
 
@@ -473,7 +464,7 @@ pub(crate) fn observe(outcome: Outcome) {
 static TOKENS_PER_CALL: AtomicU64 = AtomicU64::new(0);
 
 /// A live call's answer took `tokens` (input and output).
-pub(crate) fn note_tokens(tokens: u64) {
+pub fn note_tokens(tokens: u64) {
     let before = TOKENS_PER_CALL.load(Relaxed);
     let average = if before == 0 {
         tokens
@@ -489,7 +480,7 @@ fn tokens_per_call() -> Option<u64> {
 
 /// `retry-after-ms` (milliseconds), else `Retry-After` (seconds, or an HTTP date).
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn retry_after(header: &dyn Fn(&str) -> Option<String>) -> Option<Duration> {
+pub fn retry_after(header: &dyn Fn(&str) -> Option<String>) -> Option<Duration> {
     let seconds = |v: &str| {
         v.trim()
             .parse::<f64>()

@@ -7,7 +7,7 @@ use std::process::Child;
 /// Runs `hook` when the process exits normally (after `main` returns, or `exit` is called): the
 /// end of a libtest binary, whose `main` is not ours. `hook` must not panic across the boundary;
 /// the caller catches its panics.
-pub(crate) fn at_exit(hook: extern "C" fn()) {
+pub fn at_exit(hook: extern "C" fn()) {
     #[cfg(unix)]
     // SAFETY: registers a plain function pointer; `atexit` reads nothing else.
     unsafe {
@@ -19,7 +19,7 @@ pub(crate) fn at_exit(hook: extern "C" fn()) {
 
 /// Whether the child has exited, without reaping it (unix), so its process group id stays ours
 /// until [`kill_group`] has run.
-pub(crate) fn exited(child: &mut Child) -> bool {
+pub fn exited(child: &mut Child) -> bool {
     #[cfg(unix)]
     {
         // SAFETY: `waitid` writes only into the zeroed `siginfo_t` we own; WNOWAIT leaves the
@@ -47,7 +47,7 @@ pub(crate) fn exited(child: &mut Child) -> bool {
 
 /// Kills the child's whole process group (unix; the child was spawned with `process_group(0)`),
 /// so grandchildren that hold its pipes die too; elsewhere, the child.
-pub(crate) fn kill_group(child: &mut Child) {
+pub fn kill_group(child: &mut Child) {
     #[cfg(unix)]
     // SAFETY: plain syscall; the child leads its own group and is not yet reaped, so the id is
     // still ours.
@@ -95,13 +95,13 @@ pub fn no_delay(listener: &std::net::TcpListener) -> bool {
 /// before its first test, most of them in a few folders). Linux and Android, whose `stat` has
 /// the nanosecond fields read here; elsewhere discovery stats the whole path.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) struct Folder(std::fs::File);
+pub struct Folder(std::fs::File);
 
 /// What a `stat` says of a file: size, modification and change times (nanoseconds since the
 /// epoch) and inode, as `std::fs::metadata` reads them.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileStat {
+pub struct FileStat {
     pub size: u64,
     pub mtime: i128,
     pub ctime: i128,
@@ -110,13 +110,13 @@ pub(crate) struct FileStat {
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 impl Folder {
-    pub(crate) fn open(dir: &std::path::Path) -> Option<Folder> {
+    pub fn open(dir: &std::path::Path) -> Option<Folder> {
         std::fs::File::open(dir).ok().map(Folder)
     }
 
     /// The stat of the file `name` in this folder, links followed (as `std::fs::metadata`);
     /// `None` when it has none, or a name no file can have here (a NUL, over 255 bytes).
-    pub(crate) fn stat(&self, name: &std::ffi::OsStr) -> Option<FileStat> {
+    pub fn stat(&self, name: &std::ffi::OsStr) -> Option<FileStat> {
         use std::os::fd::AsRawFd;
         use std::os::unix::ffi::OsStrExt;
         let bytes = name.as_bytes();
@@ -152,7 +152,7 @@ impl Folder {
 }
 
 /// How many columns wide the terminal on standard error is, where it says.
-pub(crate) fn stderr_columns() -> Option<usize> {
+pub fn stderr_columns() -> Option<usize> {
     #[cfg(unix)]
     {
         let mut size = libc::winsize {
@@ -173,14 +173,14 @@ pub(crate) fn stderr_columns() -> Option<usize> {
 /// This process's standard output turned into a pipe: the returned reader gets what is written
 /// to it (by std, libtest, any code), and [`StdoutPipe::restore`] puts the former output back,
 /// which ends the reader's stream. `None` where the platform or the moment does not allow it.
-pub(crate) struct StdoutPipe {
+pub struct StdoutPipe {
     #[cfg(unix)]
     saved: std::os::fd::OwnedFd,
 }
 
 impl StdoutPipe {
     /// Redirects standard output into a new pipe: the pipe's reading end, and what restores.
-    pub(crate) fn start() -> Option<(std::fs::File, std::fs::File, StdoutPipe)> {
+    pub fn start() -> Option<(std::fs::File, std::fs::File, StdoutPipe)> {
         #[cfg(unix)]
         {
             use std::io::Write;
@@ -221,7 +221,7 @@ impl StdoutPipe {
 
     /// Puts the former standard output back (what was written before is flushed into the pipe
     /// first); the pipe's reader then reads to its end once no child process holds it.
-    pub(crate) fn restore(self) {
+    pub fn restore(self) {
         #[cfg(unix)]
         {
             use std::io::Write;
@@ -234,6 +234,23 @@ impl StdoutPipe {
             }
         }
     }
+}
+
+/// Runs `f` (a live model call, or building the model) where a blocking client may run: on a
+/// thread of its own when the caller is inside a tokio runtime, since a blocking client built on
+/// tokio (`reqwest::blocking`) panics there; on the caller's thread otherwise. A panic in `f`
+/// reaches the caller as if `f` had run there.
+pub fn outside_async<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    #[cfg(feature = "tokio")]
+    {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| match scope.spawn(f).join() {
+                Ok(value) => value,
+                Err(payload) => std::panic::resume_unwind(payload),
+            });
+        }
+    }
+    f()
 }
 
 #[cfg(test)]

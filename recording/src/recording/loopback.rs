@@ -27,32 +27,32 @@ const MAX_HEADERS: usize = 128;
 const CHUNK: usize = 16 * 1024;
 
 /// What the server does with each request; it answers it, at once or from another thread.
-pub(crate) type Handler = Arc<dyn Fn(Request) + Send + Sync>;
+pub type Handler = Arc<dyn Fn(Request) + Send + Sync>;
 
 /// A request read whole (head and body). Answered with [`Request::respond`]; one dropped
 /// unanswered is answered 500, so its client is never left waiting.
-pub(crate) struct Request {
+pub struct Request {
     /// `GET`, `POST`, ... as sent.
-    pub(crate) method: String,
+    pub method: String,
     /// The request target: path and query, as sent.
-    pub(crate) url: String,
+    pub url: String,
     /// The headers, names as sent, in order.
-    pub(crate) headers: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
     /// The body, chunked encoding undone; empty when none was sent.
-    pub(crate) body: Vec<u8>,
+    pub body: Vec<u8>,
     answer: Option<Answer>,
 }
 
 /// An answer: status, headers (those of one connection, such as `Content-Length`, are the
 /// server's own and left out) and body.
-pub(crate) struct Response {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Body,
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
 }
 
 /// A body whole, or read and sent as it comes.
-pub(crate) enum Body {
+pub enum Body {
     Bytes(Vec<u8>),
     Stream(Box<dyn Read + Send>),
 }
@@ -71,7 +71,7 @@ struct Answer {
 }
 
 /// Serves `listener` on a thread of its own, for as long as the process lives.
-pub(crate) fn serve(listener: TcpListener, handler: Handler) -> io::Result<()> {
+pub fn serve(listener: TcpListener, handler: Handler) -> io::Result<()> {
     std::thread::Builder::new()
         .name("proposal-eval-http".into())
         .spawn(move || {
@@ -355,7 +355,7 @@ fn read_line(reader: &mut BufReader<TcpStream>, line: &mut Vec<u8>) -> Result<()
 impl Request {
     /// Writes the answer; the connection then takes the client's next request, unless it asked
     /// to close or the answer could not be written whole.
-    pub(crate) fn respond(mut self, response: Response) -> io::Result<()> {
+    pub fn respond(mut self, response: Response) -> io::Result<()> {
         match self.answer.take() {
             Some(answer) => answer.send(response),
             None => Ok(()),

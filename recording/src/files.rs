@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// A place in a user's file and what is wrong there: the body of each concern's error type.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Located {
+pub struct Located {
     pub file: PathBuf,
     pub line: usize,
     pub column: usize,
@@ -33,7 +33,7 @@ impl fmt::Display for Located {
 }
 
 /// `file:line:column: message`, as compilers print it; `file: message` without a line.
-pub(crate) fn write_located(
+pub fn write_located(
     f: &mut fmt::Formatter<'_>,
     file: &Path,
     line: usize,
@@ -48,7 +48,9 @@ pub(crate) fn write_located(
 }
 
 /// Defines a public error type of one concern (fixture, config, recording) with the place in
-/// the file where it applies.
+/// the file where it applies (exported for the runtime's error types).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! located_error {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -66,28 +68,23 @@ macro_rules! located_error {
 
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                crate::files::write_located(f, &self.file, self.line, self.column, &self.message)
+                $crate::files::write_located(f, &self.file, self.line, self.column, &self.message)
             }
         }
 
         impl std::error::Error for $name {}
 
-        impl From<crate::files::Located> for $name {
-            fn from(l: crate::files::Located) -> Self {
+        impl From<$crate::files::Located> for $name {
+            fn from(l: $crate::files::Located) -> Self {
                 $name { file: l.file, line: l.line, column: l.column, message: l.message }
             }
         }
     };
 }
-pub(crate) use located_error;
+pub use crate::located_error;
 
 /// Turns a serde_json error into one that names the file, line and column and says what to do.
-pub(crate) fn json_error(
-    file: &Path,
-    bytes: &[u8],
-    error: &serde_json::Error,
-    what: &str,
-) -> Located {
+pub fn json_error(file: &Path, bytes: &[u8], error: &serde_json::Error, what: &str) -> Located {
     let text = String::from_utf8_lossy(bytes);
     let mut message = error.to_string();
     // serde_json appends " at line L column C"; we print those in front, as compilers do.
@@ -148,7 +145,7 @@ fn key_start_column(text: &str, line: usize, column: usize) -> usize {
 }
 
 /// The 1-based line of the first merge-conflict marker, if any.
-pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
+pub fn conflict_marker_line(text: &str) -> Option<usize> {
     text.lines()
         .position(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
         .map(|n| n + 1)
@@ -156,7 +153,7 @@ pub(crate) fn conflict_marker_line(text: &str) -> Option<usize> {
 
 /// `path` relative to `root`, `/`-separated whatever the platform: the form of every path the
 /// product prints or stores. A path outside `root` is given whole.
-pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
+pub fn relative_slash(root: &Path, path: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
     // Most paths are in that form already (relative, no empty or `.` part): taken as they are
     // rather than rebuilt a part at a time (a few per case, 2 % of a no-model run's time).
@@ -174,7 +171,7 @@ pub(crate) fn relative_slash(root: &Path, path: &Path) -> String {
 }
 
 /// 1-based line and column of a byte offset in `text`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
@@ -185,7 +182,7 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// Reads a whole file whose size was just taken (by a `stat` of the caller's), without the
 /// `statx` that `std::fs::read` makes to size its buffer: one read fills a buffer of that size
 /// and a second finds the end. A file that changed size since is still read whole.
-pub(crate) fn read_sized(file: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+pub fn read_sized(file: &Path, size: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut handle = std::fs::File::open(file)?;
     // One byte more than the size, so that finding the end needs no growing.
@@ -209,17 +206,17 @@ pub(crate) fn read_sized(file: &Path, size: u64) -> std::io::Result<Vec<u8>> {
 /// A small value the processes of one run share (the live-call limit, the dollars spent):
 /// `<run>.<ext>` beside `<run>.lock`, whose OS lock (released by the kernel when its holder dies)
 /// keeps read-modify-write updates apart.
-pub(crate) struct RunFile {
+pub struct RunFile {
     /// The value's file.
-    pub(crate) value: PathBuf,
+    pub value: PathBuf,
     /// The file whose lock is taken.
-    pub(crate) lock: PathBuf,
+    pub lock: PathBuf,
 }
 
 impl RunFile {
     /// The file `name.ext` in `dir` (a run's folder), and its lock `name.lock`; `name` is a
     /// plain file name (`budget`, `rate-limit`).
-    pub(crate) fn new(dir: &Path, name: &str, ext: &str) -> RunFile {
+    pub fn new(dir: &Path, name: &str, ext: &str) -> RunFile {
         RunFile {
             value: dir.join(format!("{name}.{ext}")),
             lock: dir.join(format!("{name}.lock")),
@@ -227,16 +224,13 @@ impl RunFile {
     }
 
     /// The value's text; `None` before the first update.
-    pub(crate) fn read(&self) -> Option<String> {
+    pub fn read(&self) -> Option<String> {
         std::fs::read_to_string(&self.value).ok()
     }
 
     /// Replaces the value with the text `f` makes of the current one, under the lock; returns
     /// what `f` returns beside the text.
-    pub(crate) fn update<T>(
-        &self,
-        f: impl FnOnce(Option<String>) -> (String, T),
-    ) -> std::io::Result<T> {
+    pub fn update<T>(&self, f: impl FnOnce(Option<String>) -> (String, T)) -> std::io::Result<T> {
         if let Some(dir) = self.lock.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -261,13 +255,13 @@ pub fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Replaces `file` through a temp file and a rename; `durable` also syncs the data to disk
 /// before the rename (recordings are; derived files such as reports need not be).
-pub(crate) fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+pub fn replace_file(file: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     replace_file_with(file, durable, |f| f.write_all(bytes))
 }
 
 /// Replaces `file` as [`replace_file`] does, with what `write` writes (through a buffer) to the
 /// temp file: for contents built piece by piece, never held whole in memory.
-pub(crate) fn replace_file_with(
+pub fn replace_file_with(
     file: &Path,
     durable: bool,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -277,7 +271,7 @@ pub(crate) fn replace_file_with(
 
 /// Replaces `file`, a derived file (a report), as [`replace_file_with`] does, but puts the new
 /// file in place with [`rename_derived`].
-pub(crate) fn replace_derived_with(
+pub fn replace_derived_with(
     file: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
@@ -287,7 +281,7 @@ pub(crate) fn replace_derived_with(
 /// Replaces `file`, a derived file, as [`replace_derived_with`] does, unless it already holds
 /// exactly what `write` wrote: then the new file is removed and the old one left as it was (its
 /// time too). Returns whether `file` was replaced. The two are compared a buffer at a time.
-pub(crate) fn replace_derived_if_changed(
+pub fn replace_derived_if_changed(
     file: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<bool> {
@@ -348,7 +342,7 @@ fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
 /// find no file between the two calls, never a half-written one. What is given up is ext4's
 /// guard for a rename over a file after a power loss (the new file's data was not synced): these
 /// are a run's derived files, which the next run writes again.
-pub(crate) fn rename_derived(from: &Path, to: &Path) -> std::io::Result<()> {
+pub fn rename_derived(from: &Path, to: &Path) -> std::io::Result<()> {
     // Nothing to put in its place: the old file stays.
     std::fs::symlink_metadata(from)?;
     match std::fs::remove_file(to) {

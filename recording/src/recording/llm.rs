@@ -67,7 +67,8 @@ impl Llm {
     /// A replay of `recorded`; each request is compared with the recorded one without the
     /// `ignore_request_paths`, and in its redacted form (`redactor`, the rules the recording was
     /// written with).
-    pub(crate) fn replay(
+    #[doc(hidden)]
+    pub fn replay(
         recorded: Vec<Interaction>,
         ignore_request_paths: Vec<Pattern>,
         redactor: Redactor,
@@ -79,12 +80,14 @@ impl Llm {
 
     /// A replay of a sample whose recorded requests are held as digests (their interactions'
     /// requests are `null`).
-    pub(crate) fn with_digests(self, digests: crate::recording::calls::SampleDigests) -> Llm {
+    #[doc(hidden)]
+    pub fn with_digests(self, digests: crate::recording::calls::SampleDigests) -> Llm {
         lock(&self.core).set_digests(digests);
         self
     }
 
-    pub(crate) fn record(factory: Option<ModelFactory>) -> Llm {
+    #[doc(hidden)]
+    pub fn record(factory: Option<ModelFactory>) -> Llm {
         Llm::new(
             Mode::Record {
                 factory,
@@ -94,13 +97,15 @@ impl Llm {
         )
     }
 
-    pub(crate) fn missing(record_command: String) -> Llm {
+    #[doc(hidden)]
+    pub fn missing(record_command: String) -> Llm {
         Llm::new(Mode::Missing { record_command }, Vec::new())
     }
 
     /// The suite's `[http]` upstreams and `[pricing]`, for calls through `llm.base_url()` and
     /// for costs.
-    pub(crate) fn with_suite(self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) -> Llm {
+    #[doc(hidden)]
+    pub fn with_suite(self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) -> Llm {
         lock(&self.core).set_suite(http, pricing);
         self
     }
@@ -211,52 +216,61 @@ impl Llm {
 
     /// After the case returned: stops serving the case's URLs of `llm.base_url()`, waiting for the
     /// calls they are answering.
-    pub(crate) fn close(&mut self) {
+    #[doc(hidden)]
+    pub fn close(&mut self) {
         #[cfg(feature = "http")]
         self.proxies.close();
     }
 
     /// After the case returned: the first replay failure, or the calls the recording has that
     /// were not made.
-    pub(crate) fn finish_failure(&self) -> Option<String> {
+    #[doc(hidden)]
+    pub fn finish_failure(&self) -> Option<String> {
         lock(&self.core).finish_failure()
     }
 
     /// After the case returned, in replay: whether the code's calls no longer match the
     /// recording (a request differs, or there are more or fewer calls), which `RECORD=stale`
     /// treats as a stale recording.
-    pub(crate) fn replay_mismatched(&self) -> bool {
+    #[doc(hidden)]
+    pub fn replay_mismatched(&self) -> bool {
         lock(&self.core).replay_mismatched()
     }
 
     /// While recording: what the upstream answered with an error status, in words.
-    pub(crate) fn upstream_errors(&self) -> Option<String> {
+    #[doc(hidden)]
+    pub fn upstream_errors(&self) -> Option<String> {
         lock(&self.core).upstream_errors()
     }
 
     /// While recording: the suite's redaction rules, for what its upstream errors tell.
-    pub(crate) fn redacting(self, redactor: Redactor) -> Llm {
+    #[doc(hidden)]
+    pub fn redacting(self, redactor: Redactor) -> Llm {
         lock(&self.core).set_redactor(redactor);
         self
     }
 
     /// While recording: the first live call's failure, if one failed.
-    pub(crate) fn model_failure(&self) -> Option<String> {
+    #[doc(hidden)]
+    pub fn model_failure(&self) -> Option<String> {
         lock(&self.core).model_failed()
     }
 
     /// The calls made so far: tokens, recorded latency, estimated cost.
-    pub(crate) fn usage(&self) -> UsageTotals {
+    #[doc(hidden)]
+    pub fn usage(&self) -> UsageTotals {
         lock(&self.core).usage()
     }
 
     /// The calls that got their answer so far, in order: kind, model, tokens, latency, cost.
-    pub(crate) fn call_log(&self) -> Vec<crate::recording::usage::CallEntry> {
+    #[doc(hidden)]
+    pub fn call_log(&self) -> Vec<crate::recording::usage::CallEntry> {
         lock(&self.core).call_log().to_vec()
     }
 
     /// While recording: the interactions to write, unless a live call failed.
-    pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
+    #[doc(hidden)]
+    pub fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
         lock(&self.core).take_recorded()
     }
 }
@@ -281,7 +295,7 @@ fn live_call(model: &dyn Model, request: &Value) -> (Result<Completion, ModelErr
         waited += permit.waited;
         let started = std::time::Instant::now();
         let (answer, told) = catch(|| {
-            crate::run::executor::outside_async(|| {
+            crate::sys::outside_async(|| {
                 rate_limit::observing(|| model.complete_with_usage(request))
             })
         })

@@ -246,7 +246,7 @@ impl Settings {
 
 /// The crate root at run time: `CARGO_MANIFEST_DIR` (set by cargo and nextest when they run a
 /// test), else the working directory.
-pub(crate) fn crate_root() -> std::path::PathBuf {
+pub fn crate_root() -> std::path::PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(Into::into)
         .or_else(|| std::env::current_dir().ok())
@@ -258,14 +258,14 @@ pub(crate) fn crate_root() -> std::path::PathBuf {
 static SUITE_CRATE_ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// Notes the crate root of a suite; the first one noted names the package outside cargo.
-pub(crate) fn note_crate_root(root: &std::path::Path) {
+pub fn note_crate_root(root: &std::path::Path) {
     let _ = SUITE_CRATE_ROOT.set(root.to_path_buf());
 }
 
 /// The package of the running test, read once: `CARGO_PKG_NAME`, set by cargo and nextest; for
 /// a test binary started by hand, `[package] name` in the `Cargo.toml` of its suite's crate
 /// root (else of [`crate_root`]), so its results are filed under its package, not "unknown".
-pub(crate) fn package_name() -> Option<&'static str> {
+pub fn package_name() -> Option<&'static str> {
     static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {
         std::env::var("CARGO_PKG_NAME")
@@ -297,7 +297,7 @@ fn manifest_package(manifest: &str) -> Option<String> {
 
 /// The running test binary's target name (`evals` for `tests/evals.rs`), without cargo's hash
 /// suffix; read once.
-pub(crate) fn test_binary() -> Option<&'static str> {
+pub fn test_binary() -> Option<&'static str> {
     static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {
         let exe = std::env::current_exe().ok()?;
@@ -318,7 +318,7 @@ pub(crate) fn test_binary() -> Option<&'static str> {
 /// the parent process (the `cargo test` that runs every test binary of one invocation, one after
 /// another) with its start time where the system tells it, so a reused process id is another
 /// run. `None` where neither is known.
-pub(crate) fn run_id() -> Option<&'static str> {
+pub fn run_id() -> Option<&'static str> {
     static RUN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     RUN.get_or_init(|| {
         if let Some(id) = std::env::var("NEXTEST_RUN_ID")
@@ -350,7 +350,7 @@ pub(crate) fn run_id() -> Option<&'static str> {
 
 /// `PROPOSAL_EVAL_WAIT_NOTE_S`: how long a live call waits for a place before the note that
 /// says who holds them (default 30 s; a value that is no number of seconds is the default).
-pub(crate) fn wait_note_after() -> std::time::Duration {
+pub fn wait_note_after() -> std::time::Duration {
     static AFTER: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
     *AFTER.get_or_init(|| {
         std::env::var("PROPOSAL_EVAL_WAIT_NOTE_S")
@@ -365,7 +365,7 @@ pub(crate) fn wait_note_after() -> std::time::Duration {
 }
 
 /// The settings read from the environment, once per process.
-pub(crate) fn settings() -> Result<&'static Settings, EnvError> {
+pub fn settings() -> Result<&'static Settings, EnvError> {
     static SETTINGS: std::sync::OnceLock<Result<Settings, EnvError>> = std::sync::OnceLock::new();
     SETTINGS
         .get_or_init(Settings::from_env)

@@ -74,7 +74,8 @@ pub struct ModelError {
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     /// What the HTTP answer said about the rate limit, when the model told it.
-    pub(crate) rate: Option<crate::recording::rate_limit::Outcome>,
+    #[doc(hidden)]
+    pub rate: Option<crate::recording::rate_limit::Outcome>,
 }
 
 impl ModelError {
@@ -102,7 +103,8 @@ impl ModelError {
     }
 
     /// The same failure, its message followed by `note` (its source and rate kept).
-    pub(crate) fn noted(mut self, note: &str) -> ModelError {
+    #[doc(hidden)]
+    pub fn noted(mut self, note: &str) -> ModelError {
         self.message.push_str(note);
         self
     }
@@ -145,4 +147,4 @@ impl std::error::Error for ModelError {
 }
 
 /// Builds the live model; called at most once per case, and only when the case records.
-pub(crate) type ModelFactory = std::sync::Arc<dyn Fn() -> Box<dyn Model> + Send + Sync>;
+pub type ModelFactory = std::sync::Arc<dyn Fn() -> Box<dyn Model> + Send + Sync>;

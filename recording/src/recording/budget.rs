@@ -18,7 +18,7 @@ static PROCESS: Mutex<f64> = Mutex::new(0.0);
 
 /// The estimated cost of this run's live calls so far (of this process's, when that is more:
 /// a ledger that could not be written).
-pub(crate) fn spent() -> f64 {
+pub fn spent() -> f64 {
     let mine = *PROCESS.lock().unwrap_or_else(|p| p.into_inner());
     match ledger().and_then(Ledger::read) {
         Some(shared) => shared.max(mine),
@@ -28,7 +28,7 @@ pub(crate) fn spent() -> f64 {
 
 /// Counts a live call's cost; in the run's ledger too when `shared` (a budget is set: without
 /// one nothing reads it, and no file is written).
-pub(crate) fn add(cost: f64, shared: bool) {
+pub fn add(cost: f64, shared: bool) {
     *PROCESS.lock().unwrap_or_else(|p| p.into_inner()) += cost;
     if shared {
         if let Some(ledger) = ledger() {
@@ -67,20 +67,20 @@ fn started_by_cargo() -> bool {
 }
 
 /// One run's ledger: `<name>.usd`, the dollars spent as a decimal number, and `<name>.lock`.
-pub(crate) struct Ledger(crate::files::RunFile);
+pub struct Ledger(crate::files::RunFile);
 
 impl Ledger {
-    pub(crate) fn new(dir: &Path, name: &str) -> Ledger {
+    pub fn new(dir: &Path, name: &str) -> Ledger {
         Ledger(crate::files::RunFile::new(dir, name, "usd"))
     }
 
     /// The dollars spent; `None` before the first addition.
-    pub(crate) fn read(&self) -> Option<f64> {
+    pub fn read(&self) -> Option<f64> {
         parse(&self.0.read()?)
     }
 
     /// Adds `cost` under the lock; the new total.
-    pub(crate) fn add(&self, cost: f64) -> std::io::Result<f64> {
+    pub fn add(&self, cost: f64) -> std::io::Result<f64> {
         self.0.update(|text| {
             let total = text.as_deref().and_then(parse).unwrap_or(0.0) + cost;
             // `{}` of an f64 reads back as the same f64.

@@ -205,7 +205,7 @@ impl UpstreamName {
 }
 
 /// `anthropic-eu` is `ANTHROPIC_EU` in an environment variable's name.
-pub(crate) fn env_suffix(name: &str) -> String {
+pub fn env_suffix(name: &str) -> String {
     name.to_ascii_uppercase().replace('-', "_")
 }
 
@@ -309,7 +309,7 @@ fn named_upstreams<'de, D: serde::Deserializer<'de>>(
 /// Where one upstream's URL comes from, to say so in messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) enum Resolved {
+pub enum Resolved {
     /// The URL, and where it was set.
     Url(UpstreamUrl, &'static str),
     /// Not set anywhere.
@@ -323,7 +323,8 @@ impl HttpConfig {
     /// `env_default` is `PROPOSAL_EVAL_UPSTREAM`, `env_named` the `PROPOSAL_EVAL_UPSTREAM_<NAME>`
     /// variables by upper-cased name.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn resolve(
+    #[doc(hidden)]
+    pub fn resolve(
         &self,
         name: Option<&str>,
         env_default: Option<&UpstreamUrl>,

@@ -20,19 +20,19 @@ use toml::Spanned;
 /// Why a TOML text did not read as the type: serde's (or the TOML parser's) message, and the
 /// bytes of the text it is about when known.
 #[derive(Debug)]
-pub(crate) struct Error {
+pub struct Error {
     message: String,
     span: Option<Range<usize>>,
 }
 
 impl Error {
     /// The message, without a place.
-    pub(crate) fn message(&self) -> &str {
+    pub fn message(&self) -> &str {
         &self.message
     }
 
     /// The bytes of the text the message is about.
-    pub(crate) fn span(&self) -> Option<Range<usize>> {
+    pub fn span(&self) -> Option<Range<usize>> {
         self.span.clone()
     }
 
@@ -62,12 +62,12 @@ impl de::Error for Error {
 }
 
 /// `text` read as a `T`.
-pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
     from_table(table(text)?)
 }
 
 /// `text` parsed as a TOML document, to read (or merge) later.
-pub(crate) fn table(text: &str) -> Result<DeTable<'_>, Error> {
+pub fn table(text: &str) -> Result<DeTable<'_>, Error> {
     DeTable::parse(text)
         .map(Spanned::into_inner)
         .map_err(|e| Error {
@@ -77,7 +77,7 @@ pub(crate) fn table(text: &str) -> Result<DeTable<'_>, Error> {
 }
 
 /// A parsed document read as a `T`.
-pub(crate) fn from_table<T: DeserializeOwned>(table: DeTable<'_>) -> Result<T, Error> {
+pub fn from_table<T: DeserializeOwned>(table: DeTable<'_>) -> Result<T, Error> {
     T::deserialize(Value {
         value: DeValue::Table(table),
         span: 0..0,
@@ -86,7 +86,7 @@ pub(crate) fn from_table<T: DeserializeOwned>(table: DeTable<'_>) -> Result<T, E
 
 /// Puts `over` over `base`, key by key: a table over a table is merged the same way, any other
 /// value (a list, a list of tables, a string) replaces what was there.
-pub(crate) fn merge<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
+pub fn merge<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
     for (key, value) in over {
         let span = value.span();
         match (base.get_mut(key.get_ref().as_ref()), value.into_inner()) {

@@ -362,7 +362,7 @@ impl CallEntry {
 }
 
 /// Milliseconds, kept to the microsecond (a recording stays readable and exact).
-pub(crate) fn millis(elapsed: std::time::Duration) -> f64 {
+pub fn millis(elapsed: std::time::Duration) -> f64 {
     elapsed.as_micros() as f64 / 1000.0
 }
 

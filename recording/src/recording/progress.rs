@@ -11,7 +11,7 @@ use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How often the summary line is printed where stderr is no terminal.
-pub(crate) const EVERY: Duration = Duration::from_secs(15);
+pub const EVERY: Duration = Duration::from_secs(15);
 
 static TOTAL: AtomicUsize = AtomicUsize::new(0);
 static DONE: AtomicUsize = AtomicUsize::new(0);
@@ -27,10 +27,10 @@ static JUDGE_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static JUDGE_ATTEMPT: AtomicU64 = AtomicU64::new(0);
 
 /// A rubric judge call in flight, on its `attempt` of `max`: counted apart until dropped.
-pub(crate) struct JudgeCall(());
+pub struct JudgeCall(());
 
 /// A judge call starts its `attempt` (from 1) of `max`.
-pub(crate) fn judge_call(attempt: u32, max: u32) -> JudgeCall {
+pub fn judge_call(attempt: u32, max: u32) -> JudgeCall {
     JUDGE_IN_FLIGHT.fetch_add(1, Relaxed);
     JUDGE_ATTEMPT.store(u64::from(attempt) << 32 | u64::from(max), Relaxed);
     JudgeCall(())
@@ -43,17 +43,17 @@ impl Drop for JudgeCall {
 }
 
 /// The harness: how many cases this run selected (the macro front end cannot know).
-pub(crate) fn cases_planned(total: usize) {
+pub fn cases_planned(total: usize) {
     TOTAL.store(total, Relaxed);
 }
 
 /// A case has ended (replayed, recorded or failed).
-pub(crate) fn case_done() {
+pub fn case_done() {
     DONE.fetch_add(1, Relaxed);
 }
 
 /// A live call starts: on the first, the status line or the periodic summary starts too.
-pub(crate) fn call_started() {
+pub fn call_started() {
     IN_FLIGHT.fetch_add(1, Relaxed);
     static REPORTER: Once = Once::new();
     REPORTER.call_once(|| {
@@ -65,12 +65,12 @@ pub(crate) fn call_started() {
 }
 
 /// A live call has ended (answered or not).
-pub(crate) fn call_ended() {
+pub fn call_ended() {
     IN_FLIGHT.fetch_sub(1, Relaxed);
 }
 
 /// A live call's answer: its tokens and estimated cost, when known.
-pub(crate) fn call_answered(usage: Option<&crate::recording::usage::Usage>, cost: Option<f64>) {
+pub fn call_answered(usage: Option<&crate::recording::usage::Usage>, cost: Option<f64>) {
     if let Some(usage) = usage {
         TOKENS.fetch_add(usage.input_tokens + usage.output_tokens, Relaxed);
     }
@@ -82,17 +82,17 @@ pub(crate) fn call_answered(usage: Option<&crate::recording::usage::Usage>, cost
 
 /// The counts at one moment.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Snapshot {
-    pub(crate) done: usize,
+pub struct Snapshot {
+    pub done: usize,
     /// `None` where the number of cases is not known (the macro front end).
-    pub(crate) total: Option<usize>,
-    pub(crate) in_flight: usize,
+    pub total: Option<usize>,
+    pub in_flight: usize,
     /// Of `in_flight`, the rubric judge's, with the latest one's attempt and max attempts.
-    pub(crate) judge: Option<(usize, u32, u32)>,
-    pub(crate) tokens: u64,
+    pub judge: Option<(usize, u32, u32)>,
+    pub tokens: u64,
     /// `None` while no call had a price (`[pricing]`).
-    pub(crate) cost_usd: Option<f64>,
-    pub(crate) elapsed: Duration,
+    pub cost_usd: Option<f64>,
+    pub elapsed: Duration,
 }
 
 impl Snapshot {
@@ -115,7 +115,7 @@ impl Snapshot {
     }
 
     /// `recording: 12/40 cases, 8 calls in flight, 15234 tokens, ~$0.0123, about 1m 20s left`.
-    pub(crate) fn line(&self) -> String {
+    pub fn line(&self) -> String {
         let cases = match self.total {
             Some(total) => format!("{}/{total} cases", self.done),
             None => format!("{} cases done", self.done),
@@ -311,7 +311,7 @@ impl Passing {
 
 /// Runs the harness's libtest-mimic run beside the status line ([`Passing`]); elsewhere (a
 /// pipe, CI, a platform without the redirection) `run` as it is.
-pub(crate) fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
+pub fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
     let passing = Passing::start();
     let result = run();
     if let Some(passing) = passing {
@@ -323,7 +323,7 @@ pub(crate) fn beside_libtest<T>(run: impl FnOnce() -> T) -> T {
 /// The macro front end, whose libtest run is not ours to wrap: standard output is passed on
 /// beside the status line ([`Passing`]) from the first case that records until the process
 /// exits.
-pub(crate) fn beside_libtest_until_exit() {
+pub fn beside_libtest_until_exit() {
     static PASSING: std::sync::Mutex<Option<Passing>> = std::sync::Mutex::new(None);
     static STARTED: Once = Once::new();
     extern "C" fn at_exit() {

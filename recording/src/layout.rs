@@ -8,19 +8,19 @@
 use std::path::{Path, PathBuf};
 
 /// The folder of the runs' folders, below the report folder.
-pub(crate) const RUNS: &str = "runs";
+pub const RUNS: &str = "runs";
 
 /// A run's journal in its folder: one report entry per line.
-pub(crate) const JOURNAL: &str = "journal.jsonl";
+pub const JOURNAL: &str = "journal.jsonl";
 
 /// `runs/<run>/` in the report folder `dir`: the folder of run `run`'s files.
-pub(crate) fn run_dir(dir: &Path, run: &str) -> PathBuf {
+pub fn run_dir(dir: &Path, run: &str) -> PathBuf {
     dir.join(RUNS).join(safe(run))
 }
 
 /// The run this process belongs to ([`crate::env::run_id`]), or the process itself where no
 /// run is known.
-pub(crate) fn this_run() -> String {
+pub fn this_run() -> String {
     match crate::env::run_id() {
         Some(run) => run.to_string(),
         None => format!("process-{}", std::process::id()),
@@ -30,7 +30,7 @@ pub(crate) fn this_run() -> String {
 /// This run's folder for per-run state (a file per concern, named by its module), removed with
 /// the run's journal by the report's retention; `None` outside a test binary, so a user's own
 /// program leaves no run folder behind.
-pub(crate) fn run_state_dir() -> Option<PathBuf> {
+pub fn run_state_dir() -> Option<PathBuf> {
     Some(run_dir(
         &report_dir_of_test_binary()?,
         crate::env::run_id()?,
@@ -38,7 +38,7 @@ pub(crate) fn run_state_dir() -> Option<PathBuf> {
 }
 
 /// `target/proposal-eval`, found from the running test binary (`target/<profile>/deps/…`).
-pub(crate) fn report_dir() -> PathBuf {
+pub fn report_dir() -> PathBuf {
     report_dir_of_test_binary().unwrap_or_else(|| {
         crate::env::crate_root()
             .join("target")
@@ -49,7 +49,7 @@ pub(crate) fn report_dir() -> PathBuf {
 /// `target/proposal-eval` when the running program is a test binary that cargo built
 /// (`target/<profile>/deps/…`); `None` for any other program.
 /// Found once (a test process asks several times: its entries, its report, its discovery cache).
-pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
+pub fn report_dir_of_test_binary() -> Option<PathBuf> {
     static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().ok()?;
@@ -64,7 +64,7 @@ pub(crate) fn report_dir_of_test_binary() -> Option<PathBuf> {
 
 /// `target/proposal-eval/live-calls`, the lock files that bound live model calls across test
 /// processes; `None` outside a test binary, so a user's own program leaves no lock files behind.
-pub(crate) fn live_calls_dir() -> Option<PathBuf> {
+pub fn live_calls_dir() -> Option<PathBuf> {
     report_dir_of_test_binary().map(|d| d.join("live-calls"))
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn live_calls_dir() -> Option<PathBuf> {
 /// shared rate limit of the running test binary's run ([`crate::env::run_id`]), in the run's
 /// folder so the report's retention removes it with the run; `None` outside a test binary or a
 /// known run.
-pub(crate) fn rate_limit_file() -> Option<crate::files::RunFile> {
+pub fn rate_limit_file() -> Option<crate::files::RunFile> {
     Some(crate::files::RunFile::new(
         &run_state_dir()?,
         "rate-limit",
@@ -82,7 +82,7 @@ pub(crate) fn rate_limit_file() -> Option<crate::files::RunFile> {
 
 /// `target/proposal-eval/discovery/<package>/<binary>/`: one discovery cache folder per test
 /// binary, so binaries never share (or fight over) one.
-pub(crate) fn discovery_dir() -> PathBuf {
+pub fn discovery_dir() -> PathBuf {
     report_dir()
         .join("discovery")
         .join(safe(crate::env::package_name().unwrap_or("unknown")))
@@ -90,7 +90,7 @@ pub(crate) fn discovery_dir() -> PathBuf {
 }
 
 /// A path component that stays inside its folder.
-pub(crate) fn safe(part: &str) -> String {
+pub fn safe(part: &str) -> String {
     let cleaned: String = part
         .chars()
         .map(|c| {

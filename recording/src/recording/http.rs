@@ -94,7 +94,7 @@ fn route(request: Request) {
 
 /// The base URLs of one case, one per upstream used, registered on first use.
 #[derive(Default)]
-pub(crate) struct Proxies {
+pub struct Proxies {
     running: Mutex<Vec<Registered>>,
 }
 
@@ -107,11 +107,7 @@ struct Registered {
 
 impl Proxies {
     /// The base URL for upstream `name` (`None`: the default one).
-    pub(crate) fn url(
-        &self,
-        core: &Arc<Mutex<Core>>,
-        name: Option<&str>,
-    ) -> Result<String, LlmError> {
+    pub fn url(&self, core: &Arc<Mutex<Core>>, name: Option<&str>) -> Result<String, LlmError> {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(known) = running.iter().find(|r| r.context.name.as_deref() == name) {
             return Ok(known.url.clone());
@@ -165,7 +161,7 @@ impl Proxies {
     }
 
     /// Stops serving the case, after the calls its URLs are answering.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         let stopped: Vec<Registered> =
             std::mem::take(&mut *self.running.lock().unwrap_or_else(|p| p.into_inner()));
         if stopped.is_empty() {
@@ -798,12 +794,12 @@ impl<R> Drop for StreamTee<R> {
 /// Server-sent events (`text/event-stream`): read from the bytes of a stream as they come, and
 /// written back. An event is recorded as `{"event"?, "id"?, "retry"?, "data": JSON}` when its
 /// data is JSON, else with `"text"` (OpenAI's final `[DONE]`).
-pub(crate) mod sse {
+pub mod sse {
     use serde_json::{Map, Value};
 
     /// Reads events from a stream fed in pieces of any size.
     #[derive(Default)]
-    pub(crate) struct Parser {
+    pub struct Parser {
         line: Vec<u8>,
         event: Option<String>,
         id: Option<String>,
@@ -813,7 +809,7 @@ pub(crate) mod sse {
     }
 
     impl Parser {
-        pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        pub fn feed(&mut self, bytes: &[u8]) {
             for &b in bytes {
                 if b == b'\n' {
                     let mut line = std::mem::take(&mut self.line);
@@ -828,7 +824,7 @@ pub(crate) mod sse {
         }
 
         /// The events, the last one included even without its closing blank line.
-        pub(crate) fn finish(mut self) -> Vec<Value> {
+        pub fn finish(mut self) -> Vec<Value> {
             if !self.line.is_empty() {
                 let line = std::mem::take(&mut self.line);
                 self.line_done(&String::from_utf8_lossy(&line));
@@ -886,7 +882,7 @@ pub(crate) mod sse {
     /// `data: [DONE]`, OpenAI Responses with `response.completed` (or `response.failed`,
     /// `response.incomplete`), Anthropic messages with `message_stop` (or `error`). A stream of
     /// another API has no marker to miss.
-    pub(crate) fn missing_end(events: &[Value]) -> Option<&'static str> {
+    pub fn missing_end(events: &[Value]) -> Option<&'static str> {
         let data_type = |e: &Value| e["data"]["type"].as_str().map(str::to_string);
         let has = |names: &[&str]| {
             events.iter().any(|e| {
@@ -921,7 +917,7 @@ pub(crate) mod sse {
     }
 
     /// The events as a stream's bytes.
-    pub(crate) fn write(events: &Value) -> Vec<u8> {
+    pub fn write(events: &Value) -> Vec<u8> {
         let mut out = Vec::new();
         for event in events.as_array().into_iter().flatten() {
             for key in ["event", "id"] {

@@ -9,9 +9,9 @@
 //! ([`Recording::redact`], the rules of `proposal_eval_engine::redact`), and [`credentials`] is
 //! the check on the files that `status --check` makes.
 
-pub(crate) mod budget;
-pub(crate) mod calls;
-pub(crate) mod canonical;
+pub mod budget;
+pub mod calls;
+pub mod canonical;
 pub mod credentials;
 mod error;
 mod glob;
@@ -20,11 +20,11 @@ pub mod http;
 pub mod judgement;
 pub mod llm;
 #[cfg(feature = "http")]
-pub(crate) mod loopback;
-pub(crate) mod model;
+pub mod loopback;
+pub mod model;
 pub mod pending;
-pub(crate) mod progress;
-pub(crate) mod rate_limit;
+pub mod progress;
+pub mod rate_limit;
 mod read;
 pub mod sources;
 pub mod upstream;
@@ -35,7 +35,7 @@ use chrono::{DateTime, Utc};
 pub use error::{RecordingError, RecordingErrorKind};
 pub use proposal_eval_engine::json::canonical_pretty;
 use proposal_eval_engine::redact::{Redactor, ValuePattern};
-pub(crate) use read::RequestDigests;
+pub use read::RequestDigests;
 pub use read::Skipped;
 #[cfg(test)]
 use read::{ForReplay, LEAN_READ_OVER};
@@ -179,7 +179,7 @@ impl std::error::Error for WriteError {
 
 /// Writes a recording or pending file's document atomically, unless it holds what looks like
 /// a credential.
-pub(crate) fn write_checked(value: Value, file: &Path) -> Result<(), WriteError> {
+pub fn write_checked(value: Value, file: &Path) -> Result<(), WriteError> {
     let found = credentials::scan_recording(&value);
     if !found.is_empty() {
         return Err(WriteError::Credentials(found));
@@ -358,7 +358,7 @@ pub struct Recording<Q = Value> {
     schemars(deny_unknown_fields, rename = "Recording")
 )]
 #[derive(Serialize)]
-pub(crate) struct Written<'a> {
+pub struct Written<'a> {
     format: u32,
     case: &'a str,
     recorded_at: DateTime<Utc>,
@@ -428,7 +428,7 @@ pub fn input_digest(input: &Value) -> (String, u64) {
     hasher.finish()
 }
 
-pub(crate) fn is_sha256(text: &str) -> bool {
+pub fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -530,7 +530,7 @@ impl Recording {
     }
 
     /// Takes the judge part on sample `k`'s output out of the recording.
-    pub(crate) fn take_judgement(&mut self, k: usize) -> Option<judgement::Judgement> {
+    pub fn take_judgement(&mut self, k: usize) -> Option<judgement::Judgement> {
         match self.samples.len() {
             1 if k == 0 => self.judge.take(),
             _ => self.samples.get_mut(k)?.judge.take(),
@@ -539,7 +539,7 @@ impl Recording {
 
     /// Leaves each judge call's request out (its hash stays), on every judge part: what a
     /// committed recording keeps ([`judgement::Judgement::without_requests`]).
-    pub(crate) fn drop_judge_requests(&mut self) {
+    pub fn drop_judge_requests(&mut self) {
         let judges =
             std::iter::once(&mut self.judge).chain(self.samples.iter_mut().map(|s| &mut s.judge));
         for judge in judges {
@@ -554,7 +554,7 @@ impl Recording {
 
     /// Whether `migrate` rewrites this recording ([`Recording::migrated`]): format 1, or a judge
     /// part in format 4 (whose calls keep their whole requests).
-    pub(crate) fn is_older_format(&self) -> bool {
+    pub fn is_older_format(&self) -> bool {
         self.format < FORMAT || (self.judged() && self.format < JUDGE_CALLS_FORMAT)
     }
 
@@ -609,7 +609,7 @@ impl Recording {
     }
 
     /// The file's document as JSON: the recording's keys, and `review` for a pending file.
-    pub(crate) fn document(&self, review: Option<&pending::Review>) -> Value {
+    pub fn document(&self, review: Option<&pending::Review>) -> Value {
         serde_json::to_value(self.written(review)).unwrap_or(Value::Null)
     }
 
@@ -632,13 +632,13 @@ impl Recording {
 
     /// The recording as JSON (what `serde_json::to_value` gives), its requests and responses
     /// moved in rather than copied ([`Recording::into_document`]).
-    pub(crate) fn into_value(self) -> Value {
+    pub fn into_value(self) -> Value {
         self.into_document(None)
     }
 
     /// [`Recording::document`], its requests and responses moved in rather than copied: they
     /// are taken out, the rest is serialized, and they are put back in their places.
-    pub(crate) fn into_document(mut self, review: Option<&pending::Review>) -> Value {
+    pub fn into_document(mut self, review: Option<&pending::Review>) -> Value {
         let mut taken = Vec::new();
         for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
             taken.push((

@@ -14,7 +14,7 @@ use std::io::Write;
 /// Writes `value` as canonical compact JSON to `out`, through a buffer (serde_json writes a
 /// token at a time). `out` is a `dyn Write`, called once per buffer: one copy of the
 /// serialization code for every hasher it feeds (`bench/cold-build`).
-pub(crate) fn write_compact(value: &Value, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write_compact(value: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(8 * 1024, out);
     serde_json::to_writer(&mut out, &Sorted(value)).map_err(std::io::Error::from)?;
     out.flush()
@@ -22,7 +22,7 @@ pub(crate) fn write_compact(value: &Value, out: &mut dyn Write) -> std::io::Resu
 
 /// Writes `value` as the engine's `canonical_pretty` does (pretty, keys sorted, a final newline)
 /// to `out`.
-pub(crate) fn write_pretty(value: &Value, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write_pretty(value: &Value, out: &mut impl Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, &Sorted(value)).map_err(std::io::Error::from)?;
     out.write_all(b"\n")
 }
@@ -30,7 +30,7 @@ pub(crate) fn write_pretty(value: &Value, out: &mut impl Write) -> std::io::Resu
 /// The SHA-256 of a request's canonical compact JSON: what a replay of a large recording keeps
 /// of each recorded request, in place of the request (see [`super::Recording::read_for_replay`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RequestDigest([u8; 32]);
+pub struct RequestDigest([u8; 32]);
 
 /// A writer into a SHA-256.
 #[derive(Default)]
@@ -59,7 +59,7 @@ impl Hasher {
 }
 
 /// The digest of `request` as it is now.
-pub(crate) fn request_digest(request: &Value) -> RequestDigest {
+pub fn request_digest(request: &Value) -> RequestDigest {
     let mut hasher = Hasher::default();
     let _ = write_compact(request, &mut hasher);
     hasher.digest()

@@ -30,7 +30,7 @@ pub fn hash_content(content: &[u8]) -> (String, u64) {
 /// what is hashed is never built whole in memory: a CR that ends one piece is held until the
 /// next one shows whether an LF follows it.
 #[derive(Default)]
-pub(crate) struct ContentHasher {
+pub struct ContentHasher {
     sha: Sha256,
     length: u64,
     /// The last piece ended with a CR, not hashed yet.
@@ -38,7 +38,7 @@ pub(crate) struct ContentHasher {
 }
 
 impl ContentHasher {
-    pub(crate) fn update(&mut self, piece: &[u8]) {
+    pub fn update(&mut self, piece: &[u8]) {
         let Some((&last, body)) = piece.split_last() else {
             return;
         };
@@ -71,7 +71,7 @@ impl ContentHasher {
     }
 
     /// The lowercase hex SHA-256 and the length of what was given.
-    pub(crate) fn finish(mut self) -> (String, u64) {
+    pub fn finish(mut self) -> (String, u64) {
         if self.held_cr {
             self.hash(b"\r");
         }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// How a read holds a recording's requests: whole (`Value`), hashed as they are parsed
 /// ([`RequestDigest`]), or skipped ([`Skipped`]).
-pub(crate) trait Requests: DeserializeOwned {
+pub trait Requests: DeserializeOwned {
     /// What the read keeps of a part below the head (the input, the calls, the judge part, the
     /// review): the part itself, or [`Skipped`].
     type Kept<T: DeserializeOwned>: DeserializeOwned;
@@ -250,20 +250,20 @@ struct FormatOnly {
 
 /// A recording file larger than this is read for replay with its requests hashed, not built
 /// (see [`Recording::read_for_replay`]).
-pub(crate) const LEAN_READ_OVER: u64 = 8 << 20;
+pub const LEAN_READ_OVER: u64 = 8 << 20;
 
 /// The recorded requests of a recording read by [`Recording::read_for_replay`] from a large
 /// file: their digests, per sample and per interaction, and the file, read again whole only to
 /// show how a request differs.
 #[derive(Debug)]
-pub(crate) struct RequestDigests {
+pub struct RequestDigests {
     pub file: PathBuf,
     pub samples: Vec<Vec<RequestDigest>>,
 }
 
 /// A recording as [`Recording::read_for_replay`] reads it.
 #[derive(Debug)]
-pub(crate) struct ForReplay {
+pub struct ForReplay {
     /// The recording, its judge parts taken out (they are in `judges`).
     pub recording: Recording,
     /// The digests of its requests when it was read from a large file.
@@ -324,7 +324,7 @@ impl Recording {
     /// interaction, for the replay to compare requests with (see [`RequestDigest`]). A large
     /// document the code under test sends is then in memory once, in its own request. A file
     /// that does not read so is read whole, for the error [`Recording::read`] gives.
-    pub(crate) fn read_for_replay(file: &Path) -> Result<Option<ForReplay>, RecordingError> {
+    pub fn read_for_replay(file: &Path) -> Result<Option<ForReplay>, RecordingError> {
         Recording::read_for_replay_over(file, LEAN_READ_OVER)
     }
 

@@ -17,7 +17,7 @@ use std::fmt;
 /// A parsed pattern: one or more alternatives (after `{a,b}` expansion), each a list of
 /// segments.
 #[derive(Debug)]
-pub(crate) struct Glob {
+pub struct Glob {
     alternatives: Vec<Vec<Segment>>,
 }
 
@@ -44,7 +44,7 @@ enum Token {
 
 /// Why a pattern is not a glob.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct GlobError(&'static str);
+pub struct GlobError(&'static str);
 
 impl fmt::Display for GlobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,7 +56,7 @@ impl fmt::Display for GlobError {
 const MAX_ALTERNATIVES: usize = 256;
 
 impl Glob {
-    pub(crate) fn parse(pattern: &str) -> Result<Glob, GlobError> {
+    pub fn parse(pattern: &str) -> Result<Glob, GlobError> {
         let chars: Vec<char> = pattern.chars().collect();
         let alternatives = expand(&chars)?
             .iter()
@@ -66,7 +66,7 @@ impl Glob {
     }
 
     /// Whether `path` (`/`-separated, relative) matches.
-    pub(crate) fn is_match(&self, path: &str) -> bool {
+    pub fn is_match(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').collect();
         self.alternatives
             .iter()

@@ -154,7 +154,7 @@ pub struct KeyParts {
 impl KeyParts {
     /// Parts for tests: each hash one digit repeated (the output's `output`), one sample at
     /// temperature 0 with `model`.
-    pub(crate) fn for_tests(output: char, model: &str) -> KeyParts {
+    pub fn for_tests(output: char, model: &str) -> KeyParts {
         KeyParts {
             rubric_sha256: "1".repeat(64),
             output_sha256: output.to_string().repeat(64),
@@ -188,7 +188,7 @@ impl KeyParts {
 
 /// A key's parts as texts, borrowed: what [`KeyParts::key_sha256`] hashes, also made by a replay
 /// from the parts' digests without a `KeyParts` of its own.
-pub(crate) struct KeyText<'a> {
+pub struct KeyText<'a> {
     pub input_sha256: &'a str,
     pub model: &'a str,
     pub output_sha256: &'a str,
@@ -201,7 +201,7 @@ pub(crate) struct KeyText<'a> {
 
 impl KeyText<'_> {
     /// The parts, owned.
-    pub(crate) fn to_parts(&self) -> KeyParts {
+    pub fn to_parts(&self) -> KeyParts {
         KeyParts {
             rubric_sha256: self.rubric_sha256.to_string(),
             output_sha256: self.output_sha256.to_string(),
@@ -216,7 +216,7 @@ impl KeyText<'_> {
 
     /// The SHA-256 (hex) of the parts' canonical JSON, written by hand from the fields in the
     /// sorted order of their names: `{"input_sha256":"…","model":"…",…,"temperature":0.0}`.
-    pub(crate) fn sha256(&self) -> String {
+    pub fn sha256(&self) -> String {
         use proposal_eval_engine::json::write_json_str;
         let mut text = Vec::with_capacity(512);
         fn field(text: &mut Vec<u8>, name: &str, first: bool) {
@@ -250,11 +250,11 @@ impl KeyText<'_> {
 
 /// A SHA-256 digest's lowercase hex, kept on the stack.
 #[derive(Clone)]
-pub(crate) struct HexDigest([u8; 64]);
+pub struct HexDigest([u8; 64]);
 
 impl HexDigest {
     /// The hex of a 32-byte digest.
-    pub(crate) fn of(digest: impl AsRef<[u8]>) -> HexDigest {
+    pub fn of(digest: impl AsRef<[u8]>) -> HexDigest {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = [b'0'; 64];
         for (pair, &b) in out.chunks_exact_mut(2).zip(digest.as_ref()) {
@@ -264,14 +264,14 @@ impl HexDigest {
         HexDigest(out)
     }
 
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         // Hex digits only: ASCII.
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 
 /// Lowercase hex of a SHA-256 digest, without a `format!` per byte.
-pub(crate) fn hex(digest: impl AsRef<[u8]>) -> String {
+pub fn hex(digest: impl AsRef<[u8]>) -> String {
     HexDigest::of(digest).as_str().to_string()
 }
 
@@ -279,7 +279,7 @@ pub(crate) fn hex(digest: impl AsRef<[u8]>) -> String {
 /// [`ReadJudgement::checked`] once the recording's format is known.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ReadJudgement {
+pub struct ReadJudgement {
     key_sha256: String,
     parts: KeyParts,
     recorded_at: DateTime<Utc>,
@@ -312,7 +312,7 @@ impl ReadJudgement {
     /// format 5's (a format-4 key that does not agree with its own parts, which only a hand edit
     /// makes, is not compared).
     /// `place` is where the file keeps it (`judge`, `samples[k].judge`), for the message.
-    pub(crate) fn checked(self, format: u32, place: &str) -> Result<Judgement, String> {
+    pub fn checked(self, format: u32, place: &str) -> Result<Judgement, String> {
         let calls = self
             .calls
             .into_iter()
@@ -370,7 +370,7 @@ impl ReadCall {
 /// read leaves in place ([`crate::recording::Recording::judgement`]), whose key is the one this
 /// version makes, whatever the format it was read from.
 #[derive(Debug)]
-pub(crate) struct ReplayedJudgement {
+pub struct ReplayedJudgement {
     /// Says how its key was made: [`crate::recording::JUDGE_CALLS_FORMAT`], as a read leaves it.
     pub format: u32,
     pub key_sha256: String,
@@ -380,7 +380,7 @@ pub(crate) struct ReplayedJudgement {
 
 /// A verdict as a replay uses it.
 #[derive(Debug)]
-pub(crate) struct ReplayedVerdict {
+pub struct ReplayedVerdict {
     id: usize,
     holds: bool,
     reason: String,
@@ -398,7 +398,7 @@ impl From<ReplayedVerdict> for proposal_eval_engine::rubric::Verdict {
 
 /// A judge call as a replay uses it.
 #[derive(Debug)]
-pub(crate) struct ReplayedCall {
+pub struct ReplayedCall {
     pub response: Box<serde_json::value::RawValue>,
     pub latency_ms: Option<f64>,
     pub usage: Option<Usage>,

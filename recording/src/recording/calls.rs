@@ -138,12 +138,12 @@ impl fmt::Display for LlmError {
 impl std::error::Error for LlmError {}
 
 /// Runs `f`, turning a panic into its message.
-pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .map_err(|payload| crate::panics::message(&*payload))
 }
 
-pub(crate) enum Mode {
+pub enum Mode {
     Replay {
         recorded: Vec<Interaction>,
     },
@@ -157,7 +157,7 @@ pub(crate) enum Mode {
 }
 
 /// One call as the code under test made it: what a recorded interaction is matched against.
-pub(crate) enum Call<'a> {
+pub enum Call<'a> {
     /// `llm.complete(request)`.
     Complete(&'a Value),
     /// A request to `llm.base_url()`'s server: its upstream, method, path and JSON body.
@@ -171,7 +171,7 @@ pub(crate) enum Call<'a> {
 }
 
 /// What the recording says for a call, or that the call is to be made live.
-pub(crate) enum Turn {
+pub enum Turn {
     /// Replay: the recorded interaction (its response handed out once).
     Replayed(Box<Interaction>),
     /// Recording: the call's place in the recording, and the live model when the call needs
@@ -185,19 +185,19 @@ pub(crate) enum Turn {
 /// What costs are weighed against while recording: the suite's `[pricing]` and
 /// `PROPOSAL_EVAL_BUDGET_USD`.
 #[derive(Clone, Default)]
-pub(crate) struct Costs {
-    pub(crate) pricing: Arc<BTreeMap<String, Pricing>>,
-    pub(crate) budget_usd: Option<f64>,
+pub struct Costs {
+    pub pricing: Arc<BTreeMap<String, Pricing>>,
+    pub budget_usd: Option<f64>,
 }
 
 /// The state of one case's model calls, shared by [`Llm::complete`] and the threads of
 /// `llm.base_url()`'s loopback server, which answer the same calls from the same recording.
-pub(crate) struct Core {
+pub struct Core {
     mode: Mode,
     ignore_request_paths: Vec<Pattern>,
     /// The suite's redaction rules: replay compares requests in their redacted form; a
     /// recording's upstream errors are told redacted.
-    pub(crate) redactor: Redactor,
+    pub redactor: Redactor,
     /// Replay of a large recording: the digests of the recorded requests, which are not held.
     digests: Option<SampleDigests>,
     calls: usize,
@@ -218,17 +218,13 @@ pub(crate) struct Core {
     /// The tool calls of the responses handed to the code so far, and the ones it noted, in the
     /// order they came.
     trajectory: Vec<ToolCall>,
-    pub(crate) costs: Costs,
-    pub(crate) http: HttpConfig,
+    pub costs: Costs,
+    pub http: HttpConfig,
 }
 
 impl Core {
     /// A case's calls in `mode`, requests compared without `ignore_request_paths`.
-    pub(crate) fn new(
-        mode: Mode,
-        ignore_request_paths: Vec<Pattern>,
-        budget_usd: Option<f64>,
-    ) -> Core {
+    pub fn new(mode: Mode, ignore_request_paths: Vec<Pattern>, budget_usd: Option<f64>) -> Core {
         Core {
             mode,
             ignore_request_paths,
@@ -254,30 +250,30 @@ impl Core {
 
     /// Replay compares requests in their redacted form, with the rules the recording was
     /// written with.
-    pub(crate) fn set_redactor(&mut self, redactor: Redactor) {
+    pub fn set_redactor(&mut self, redactor: Redactor) {
         self.redactor = redactor;
     }
 
     /// Replay of a recording read with its requests hashed: their digests (the interactions'
     /// requests are `null`).
-    pub(crate) fn set_digests(&mut self, digests: SampleDigests) {
+    pub fn set_digests(&mut self, digests: SampleDigests) {
         self.digests = Some(digests);
     }
 
     /// The suite's `[http]` upstreams and `[pricing]`.
-    pub(crate) fn set_suite(&mut self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) {
+    pub fn set_suite(&mut self, http: HttpConfig, pricing: BTreeMap<String, Pricing>) {
         self.http = http;
         self.costs.pricing = Arc::new(pricing);
     }
 
     /// How many calls the code under test made.
-    pub(crate) fn calls(&self) -> usize {
+    pub fn calls(&self) -> usize {
         self.calls
     }
 
     /// After the case returned: the first replay failure, or the calls the recording has that
     /// were not made.
-    pub(crate) fn finish_failure(&self) -> Option<String> {
+    pub fn finish_failure(&self) -> Option<String> {
         if let Some(failure) = &self.failure {
             return Some(failure.clone());
         }
@@ -294,22 +290,22 @@ impl Core {
     }
 
     /// In replay: whether the code's calls no longer match the recording.
-    pub(crate) fn replay_mismatched(&self) -> bool {
+    pub fn replay_mismatched(&self) -> bool {
         matches!(self.mode, Mode::Replay { .. }) && self.finish_failure().is_some()
     }
 
     /// While recording: the first live call's failure, if one failed.
-    pub(crate) fn model_failed(&self) -> Option<String> {
+    pub fn model_failed(&self) -> Option<String> {
         self.model_failed.clone()
     }
 
     /// The calls made so far: tokens, recorded latency, estimated cost.
-    pub(crate) fn usage(&self) -> UsageTotals {
+    pub fn usage(&self) -> UsageTotals {
         self.totals.clone()
     }
 
     /// While recording: the interactions to write, unless a live call failed.
-    pub(crate) fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
+    pub fn take_recorded(&mut self) -> Option<Vec<Interaction>> {
         match self.mode {
             Mode::Record { .. } if self.model_failed.is_none() => {
                 let slots = std::mem::take(&mut self.slots);
@@ -330,7 +326,7 @@ impl Core {
     /// Takes the next call's turn: the recorded answer (replay), or its place for a live call
     /// (recording). A failure (no recording, a request that differs, the budget spent) is kept
     /// so that it fails the case even when the code under test swallows it.
-    pub(crate) fn begin(&mut self, call: &Call<'_>) -> Result<Turn, LlmError> {
+    pub fn begin(&mut self, call: &Call<'_>) -> Result<Turn, LlmError> {
         let index = self.calls;
         self.calls += 1;
         let turn = match &mut self.mode {
@@ -344,7 +340,7 @@ impl Core {
                 // caught here and named so.
                 if needs_model && model.is_none() {
                     if let Some(make) = factory {
-                        match catch(|| crate::run::executor::outside_async(|| make())) {
+                        match catch(|| crate::sys::outside_async(|| make())) {
                             Ok(m) => *model = Some(Arc::from(m)),
                             Err(m) => {
                                 let e = ModelError::new(format!(
@@ -468,7 +464,7 @@ impl Core {
 
     /// A live call's answer came whole: it takes its place in the recording, and its cost
     /// counts against the budget.
-    pub(crate) fn finish_live(&mut self, index: usize, mut interaction: Interaction) {
+    pub fn finish_live(&mut self, index: usize, mut interaction: Interaction) {
         if let (Some(usage), Some(model)) = (
             &mut interaction.usage,
             &interaction.request["model"].as_str(),
@@ -515,7 +511,7 @@ impl Core {
     }
 
     /// The calls that got their answer so far, in order.
-    pub(crate) fn call_log(&self) -> &[crate::recording::usage::CallEntry] {
+    pub fn call_log(&self) -> &[crate::recording::usage::CallEntry] {
         &self.call_log
     }
 
@@ -531,19 +527,19 @@ impl Core {
     }
 
     /// A step the code under test took on its own decision (`llm.note_tool_call`).
-    pub(crate) fn note_tool_call(&mut self, call: ToolCall) {
+    pub fn note_tool_call(&mut self, call: ToolCall) {
         self.trajectory.push(call);
     }
 
     /// The trajectory so far.
-    pub(crate) fn trajectory(&self) -> &[ToolCall] {
+    pub fn trajectory(&self) -> &[ToolCall] {
         &self.trajectory
     }
 
     /// A live call was answered with an error status (`said` in words): the case's failure
     /// tells it, should the case fail.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn upstream_answered(&mut self, said: String) {
+    pub fn upstream_answered(&mut self, said: String) {
         let (kept, all) = &mut self.upstream_errors;
         if kept.len() < UPSTREAM_ERRORS_KEPT {
             kept.push(said);
@@ -552,7 +548,7 @@ impl Core {
     }
 
     /// What the upstream answered with an error status, one per line (and how many more).
-    pub(crate) fn upstream_errors(&self) -> Option<String> {
+    pub fn upstream_errors(&self) -> Option<String> {
         let (kept, all) = &self.upstream_errors;
         if kept.is_empty() {
             return None;
@@ -568,13 +564,13 @@ impl Core {
     }
 
     /// A live call failed: nothing of this case is recorded.
-    pub(crate) fn live_failed(&mut self, message: String) {
+    pub fn live_failed(&mut self, message: String) {
         self.model_failed.get_or_insert(message);
     }
 
     /// Whether the case records (its calls go live).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn is_recording(&self) -> bool {
+    pub fn is_recording(&self) -> bool {
         matches!(self.mode, Mode::Record { .. })
     }
 }
@@ -583,7 +579,7 @@ impl Core {
 const UPSTREAM_ERRORS_KEPT: usize = 3;
 
 /// Locks a case's state; a panic elsewhere while it was held does not lose it.
-pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+pub fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
     core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -602,13 +598,13 @@ static LIVE_CALL_DONE: Condvar = Condvar::new();
 
 /// Holds one of the `PROPOSAL_EVAL_MAX_CONCURRENCY` live-call places until dropped: one of this
 /// process's, and one shared by every test process of the target folder.
-pub(crate) struct LivePermit {
+pub struct LivePermit {
     shared: Option<SharedSlot>,
     /// Whether the place is still held (a refused attempt gives it back at once).
     holding: bool,
     max: usize,
     /// How long the call waited, after it had its place, for a `Retry-After` or the pacing.
-    pub(crate) waited: std::time::Duration,
+    pub waited: std::time::Duration,
     /// When it was sent.
     sent_at: std::time::Instant,
 }
@@ -634,7 +630,7 @@ impl LivePermit {
     /// Waits for a place among the live calls: at most `max` (`PROPOSAL_EVAL_MAX_CONCURRENCY`),
     /// fewer while the upstream limits the rate, and not before a `Retry-After` it asked for or
     /// the turn its rate-limit headers pace. The call is sent as soon as this returns.
-    pub(crate) fn acquire(max: usize) -> LivePermit {
+    pub fn acquire(max: usize) -> LivePermit {
         let max = max.max(1);
         let mut live = LIVE_CALLS.lock().unwrap_or_else(|p| p.into_inner());
         // The limit can grow in another process: look again now and then.
@@ -670,7 +666,7 @@ impl LivePermit {
     /// ([`answered_at_once`]), and the calls other processes of the run have in flight. A refusal gives the place back at once: the resend takes a new
     /// one, so refused calls waiting to be sent again are never counted in flight. Returns the wait the refused call takes
     /// alone before it is sent again ([`rate_limit::report`]).
-    pub(crate) fn report(&mut self, outcome: rate_limit::Outcome) -> std::time::Duration {
+    pub fn report(&mut self, outcome: rate_limit::Outcome) -> std::time::Duration {
         let max = self.max;
         let elsewhere = || {
             crate::layout::live_calls_dir()
@@ -904,10 +900,10 @@ fn write_holder(mut file: &std::fs::File) {
 
 /// One sample's recorded requests as a replay of a large recording holds them: their digests
 /// (see [`crate::recording::Recording::read_for_replay`]).
-pub(crate) struct SampleDigests {
-    pub(crate) file: std::path::PathBuf,
-    pub(crate) sample: usize,
-    pub(crate) digests: Vec<RequestDigest>,
+pub struct SampleDigests {
+    pub file: std::path::PathBuf,
+    pub sample: usize,
+    pub digests: Vec<RequestDigest>,
 }
 
 /// A replay of a large recording held only the digests of its requests, and no digest fits a
