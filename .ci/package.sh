@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `cargo package --workspace`, with verification, for the crates that are published (engine,
-# naming, macros, runtime, cli). cargo packages every member it is given, `publish = false` or
+# `cargo package --workspace`, with verification, for the crates that are published (naming,
+# engine, recording, macros, runtime, cli). cargo packages every member it is given, `publish = false` or
 # not, so the members marked `publish = false` (examples, benches, the fixture corpus) are read
 # from `cargo metadata` and excluded: a new example needs only its `publish = false`.
 # Extra arguments go to cargo (`.ci/package.sh --allow-dirty` on a working tree with changes).
@@ -40,5 +40,12 @@ for p in json.load(sys.stdin)["packages"]:
 if bad:
     sys.exit("\n".join(bad))
 '
+
+# Verification unpacks each package into $CARGO_HOME/registry/src/<a hash of the temporary
+# registry's path>/ and reuses a folder that is already there: a second run from the same clone
+# (a developer's, or CI's on a machine that ran it before) would build the first run's sources,
+# whatever changed since (it did, when the runtime's files moved to recording/). The crates are
+# not on crates.io, so every unpacked copy of them is such a leftover.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/{proposal-eval,proposal-eval-*,cargo-proposal-eval}-[0-9]*
 
 cargo package --workspace "${excludes[@]}" "$@"
