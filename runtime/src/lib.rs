@@ -100,6 +100,8 @@
 // not compiled into the test binary; the warnings for it are for builds that have the feature.
 #![cfg_attr(not(feature = "__internal"), allow(dead_code, unused_imports))]
 
+#[cfg(test)]
+mod bad_input;
 mod case_result;
 mod code_judge;
 mod front;
@@ -107,8 +109,6 @@ mod front;
 pub mod openai;
 mod process;
 // `cargo proposal-eval status` and `review`: not in a user's build.
-#[cfg(test)]
-mod bad_input;
 #[cfg(feature = "__internal")]
 mod recordings;
 mod repeat;

@@ -58,11 +58,10 @@ pub(crate) fn panic_hint(message: &str) -> Option<&'static str> {
 }
 
 #[cfg(test)]
-use proposal_eval_recording::sys::outside_async;
-
-#[cfg(test)]
 mod tests {
     use super::*;
+    // In the recording crate, which runs model calls; its tokio feature is this crate's.
+    use proposal_eval_recording::sys::outside_async;
 
     #[test]
     fn the_local_executor_waits_for_a_wake_from_another_thread() {
